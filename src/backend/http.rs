@@ -1,0 +1,85 @@
+//! The HTTP backend: the arguments are the JSON body; 2xx is success, 4xx is the model's to fix, 5xx transient.
+
+use super::{BackendError, Invocation, Output, structured_of};
+use crate::registry::HttpBackend;
+use reqwest::{Method, StatusCode};
+use std::time::Duration;
+
+/// How much of an error body the message quotes.
+const ERROR_BODY_CHARS: usize = 500;
+
+pub struct HttpClient {
+    client: reqwest::Client,
+    max_result_bytes: usize,
+}
+
+impl HttpClient {
+    pub fn new(connect_timeout: Duration, max_result_bytes: usize) -> Self {
+        // rustls needs a process-wide crypto provider; ring keeps the build free of C toolchains beyond cc.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(connect_timeout)
+            .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .expect("the HTTP client configuration is static and valid");
+        Self { client, max_result_bytes }
+    }
+
+    pub async fn invoke(&self, spec: &HttpBackend, call: Invocation<'_>) -> Result<Output, BackendError> {
+        let method = if spec.method.is_empty() {
+            Method::POST
+        } else {
+            spec.method.to_ascii_uppercase().parse().unwrap_or(Method::POST)
+        };
+        let mut request = self
+            .client
+            .request(method, &spec.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header("x-toolgate-call-id", call.call_id)
+            .header("x-toolgate-tool", call.tool)
+            .body(call.arguments.to_owned());
+        for (name, value) in &spec.headers {
+            request = request.header(name, value);
+        }
+        let mut response = request.send().await.map_err(|e| BackendError::Unavailable(describe(&e)))?;
+        let status = response.status();
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| BackendError::Unavailable(describe(&e)))? {
+            if body.len() + chunk.len() > self.max_result_bytes {
+                return Err(BackendError::Unavailable(format!(
+                    "the result is over the limit of {} bytes",
+                    self.max_result_bytes
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8_lossy(&body).into_owned();
+        if status.is_success() {
+            let structured = structured_of(&text);
+            return Ok(Output { content: text, structured });
+        }
+        Err(status_error(status, &text))
+    }
+}
+
+fn status_error(status: StatusCode, body: &str) -> BackendError {
+    let quoted: String = body.chars().take(ERROR_BODY_CHARS).collect();
+    let message =
+        if quoted.trim().is_empty() { format!("HTTP {status}") } else { format!("HTTP {status}: {}", quoted.trim()) };
+    BackendError::Tool {
+        message,
+        retryable: status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS,
+        model_fixable: status.is_client_error() && status != StatusCode::TOO_MANY_REQUESTS,
+    }
+}
+
+/// reqwest's own text hides the cause; walk the chain so "connection refused" reaches the operator.
+fn describe(err: &reqwest::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        text += &format!(": {cause}");
+        source = cause.source();
+    }
+    text
+}

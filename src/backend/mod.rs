@@ -1,0 +1,70 @@
+//! Tool backends: where a prepared call actually runs. The only place, with `registry` stores, that calls out.
+
+mod grpc;
+mod http;
+
+use crate::pipeline::CallContext;
+use crate::registry::Backend;
+use std::time::Duration;
+
+/// What a backend is asked to run.
+#[derive(Debug, Clone, Copy)]
+pub struct Invocation<'a> {
+    pub call_id: &'a str,
+    pub tool: &'a str,
+    /// JSON text of the arguments.
+    pub arguments: &'a str,
+    pub context: &'a CallContext,
+}
+
+/// A backend's successful answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    pub content: String,
+    /// JSON text, when the result is structured.
+    pub structured: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BackendError {
+    /// The tool ran and reported a failure.
+    #[error("{message}")]
+    Tool { message: String, retryable: bool, model_fixable: bool },
+    /// The backend could not be reached, or answered with something that is not an answer.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// Connections to every backend, shared by all calls: one HTTP client pool, one gRPC channel per target.
+pub struct Backends {
+    http: http::HttpClient,
+    grpc: grpc::GrpcChannels,
+}
+
+impl Backends {
+    /// `max_result_bytes` bounds what a backend may answer.
+    pub fn new(connect_timeout: Duration, max_result_bytes: usize) -> Self {
+        Self {
+            http: http::HttpClient::new(connect_timeout, max_result_bytes),
+            grpc: grpc::GrpcChannels::new(connect_timeout, max_result_bytes),
+        }
+    }
+
+    /// Runs one invocation. The caller bounds it in time.
+    pub async fn invoke(&self, backend: &Backend, call: Invocation<'_>) -> Result<Output, BackendError> {
+        match backend {
+            Backend::Grpc { target } => self.grpc.invoke(target, call).await,
+            Backend::Http(spec) => self.http.invoke(spec, call).await,
+            Backend::Mcp { .. } | Backend::Worker {} => {
+                Err(BackendError::Unavailable(format!("{} backends are not available in this version", backend.kind())))
+            }
+        }
+    }
+}
+
+/// Whether a text is JSON worth passing on as a structured result.
+fn structured_of(text: &str) -> Option<String> {
+    let trimmed = text.trim_start();
+    let looks_structured = trimmed.starts_with('{') || trimmed.starts_with('[');
+    (looks_structured && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()).then(|| text.to_owned())
+}

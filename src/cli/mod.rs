@@ -1,0 +1,79 @@
+//! The command line: `serve`, and the client and offline commands, one file each.
+
+mod call;
+mod definitions;
+mod repair;
+mod serve;
+mod tools;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(name = "toolgate", version, about = "Resolve, repair, validate and run the tool calls of LLM agents")]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the gateway.
+    Serve(serve::ServeArgs),
+    /// Register, list, show and delete tools.
+    Tools(tools::ToolsArgs),
+    /// Run one tool call through the gateway and print the ToolMessage as JSON.
+    Call(call::CallArgs),
+    /// Print the tool definitions a model should be bound to.
+    Definitions(definitions::DefinitionsArgs),
+    /// Offline, no server: run JSON-lines tool calls (fields id, tools, call) from stdin through the pipeline.
+    Repair(repair::RepairArgs),
+}
+
+/// Where client commands find the gateway.
+#[derive(Debug, Clone, clap::Args)]
+struct ServerArg {
+    /// The gateway's address.
+    #[arg(long, env = "TOOLGATE_SERVER", default_value = "http://127.0.0.1:50051")]
+    server: String,
+}
+
+impl ServerArg {
+    async fn channel(&self) -> Result<tonic::transport::Channel, String> {
+        let uri = if self.server.contains("://") { self.server.clone() } else { format!("http://{}", self.server) };
+        let endpoint =
+            tonic::transport::Endpoint::from_shared(uri.clone()).map_err(|e| format!("bad --server {uri:?}: {e}"))?;
+        endpoint.connect().await.map_err(|e| format!("cannot reach the gateway at {uri}: {e}"))
+    }
+}
+
+/// Runs the command; errors are printed to stderr with exit code 1.
+pub fn main(cli: Cli) -> ExitCode {
+    init_logging();
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => serve::run(args).await,
+            Command::Tools(args) => tools::run(args).await,
+            Command::Call(args) => call::run(args).await,
+            Command::Definitions(args) => definitions::run(args).await,
+            Command::Repair(args) => repair::run(args),
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+fn status_text(status: tonic::Status) -> String {
+    format!("{:?}: {}", status.code(), status.message())
+}

@@ -1,0 +1,94 @@
+//! `toolgate repair`: offline, no server. Runs JSON-lines calls through the pure pipeline and reports each.
+
+use crate::pipeline::{self, CallContext, CallError, ParseLimits, ToolCall};
+use crate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+#[derive(Debug, clap::Args)]
+pub struct RepairArgs {}
+
+#[derive(Deserialize)]
+struct Record {
+    id: Value,
+    tools: Vec<RecordTool>,
+    call: RecordCall,
+}
+
+#[derive(Deserialize)]
+struct RecordTool {
+    name: String,
+    #[serde(default)]
+    description: String,
+    input_schema: Value,
+}
+
+#[derive(Deserialize)]
+struct RecordCall {
+    name: String,
+    #[serde(default)]
+    arguments: String,
+}
+
+pub fn run(_args: RepairArgs) -> Result<(), String> {
+    let stdin = std::io::stdin().lock();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for (n, line) in stdin.lines().enumerate() {
+        let line = line.map_err(|e| format!("reading stdin: {e}"))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer = match serde_json::from_str::<Record>(&line) {
+            Ok(record) => repair_record(&record),
+            Err(e) => json!({"id": null, "status": "invalid", "errors": [format!("line {}: {e}", n + 1)]}),
+        };
+        writeln!(out, "{answer}").map_err(|e| format!("writing stdout: {e}"))?;
+    }
+    out.flush().map_err(|e| format!("writing stdout: {e}"))
+}
+
+/// What the pipeline says of one record, in the format of `score_repair.py`.
+fn repair_record(record: &Record) -> Value {
+    let catalog = match catalog_of(&record.tools) {
+        Ok(c) => c,
+        Err(e) => return json!({"id": record.id, "status": "invalid", "tool": null, "errors": [e]}),
+    };
+    let call = ToolCall { id: String::new(), name: record.call.name.clone(), arguments: record.call.arguments.clone() };
+    match pipeline::prepare(&catalog, &call, &CallContext::default(), ParseLimits::default()) {
+        Ok(p) => json!({
+            "id": record.id,
+            "status": if p.repairs.is_empty() { "valid" } else { "repaired" },
+            "tool": p.tool.spec.name,
+            "arguments": p.arguments,
+            "repairs": p.repairs,
+            "errors": [],
+            "suggestions": [],
+        }),
+        Err(rejected) => {
+            let tool = rejected.tool.as_ref().map(|t| t.spec.name.clone());
+            let (status, errors, suggestions) = match rejected.error {
+                CallError::NotFound { suggestions } => {
+                    ("unknown_tool", vec![format!("tool {:?} not found", call.name)], suggestions)
+                }
+                CallError::Invalid(violations) => (
+                    "invalid",
+                    violations.into_iter().map(|v| format!("{}: {}", v.instance_path, v.message)).collect(),
+                    vec![],
+                ),
+                other => ("invalid", vec![other.to_string()], vec![]),
+            };
+            json!({"id": record.id, "status": status, "tool": tool, "repairs": rejected.repairs, "errors": errors, "suggestions": suggestions})
+        }
+    }
+}
+
+fn catalog_of(tools: &[RecordTool]) -> Result<Catalog, String> {
+    let documents = SchemaDocuments::default();
+    let compiled = tools.iter().map(|t| {
+        let spec = ToolSpec::offline(&t.name, &t.description, t.input_schema.clone());
+        CompiledTool::compile(spec, &documents).map(Arc::new).map_err(|e| format!("tool {:?}: {e}", t.name))
+    });
+    Ok(Catalog::new(compiled.collect::<Result<_, _>>()?))
+}

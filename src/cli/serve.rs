@@ -1,0 +1,45 @@
+//! `toolgate serve`: load the config, bind, run until Ctrl-C or SIGTERM.
+
+use crate::config::{Config, Overrides};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on [default: 127.0.0.1:50051].
+    #[arg(long, env = "TOOLGATE_LISTEN")]
+    listen: Option<String>,
+    /// Where registrations persist [default: ./toolgate-data].
+    #[arg(long, env = "TOOLGATE_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// A TOML config file.
+    #[arg(long, env = "TOOLGATE_CONFIG")]
+    config: Option<PathBuf>,
+}
+
+pub async fn run(args: ServeArgs) -> Result<(), String> {
+    let overrides = Overrides { listen: args.listen, data_dir: args.data_dir };
+    let config = Config::load(args.config.as_deref(), overrides).map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    crate::run(listener, config, shutdown_signal()).await.map_err(|e| e.to_string())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutting down");
+}

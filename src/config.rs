@@ -1,0 +1,187 @@
+//! Configuration: the TOML file (`RawConfig`, unknown fields refused) layered under flags and environment,
+//! validated into `Config`.
+
+use crate::pipeline::{Messages, ParseLimits};
+use crate::registry::{SchemaDocuments, ToolSpec};
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:50051";
+pub const DEFAULT_DATA_DIR: &str = "./toolgate-data";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config file {path}: {reason}")]
+    File { path: String, reason: String },
+    #[error("config: {0}")]
+    Invalid(String),
+}
+
+/// The file as written. Every field is optional; defaults live in `Config::from_raw`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    pub listen: Option<String>,
+    pub data_dir: Option<PathBuf>,
+    #[serde(default)]
+    pub limits: RawLimits,
+    /// Templates of the model-facing error text.
+    #[serde(default)]
+    pub messages: Messages,
+    /// Schema documents a `$ref` may point at, by URI: `"https://schemas.example/money.json" = "money.json"`.
+    /// Relative paths are read from the config file's folder. Nothing else remote ever resolves.
+    #[serde(default)]
+    pub schema_documents: BTreeMap<String, PathBuf>,
+    /// Tools declared statically; registered at start.
+    #[serde(default)]
+    pub tools: Vec<ToolSpec>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    pub max_request_bytes: Option<usize>,
+    pub max_argument_bytes: Option<usize>,
+    pub max_depth: Option<usize>,
+    pub max_result_bytes: Option<usize>,
+    pub max_batch_calls: Option<usize>,
+    pub batch_concurrency: Option<usize>,
+    pub default_timeout_ms: Option<u64>,
+    pub connect_timeout_ms: Option<u64>,
+}
+
+/// Flags and environment variables, which win over the file.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub listen: Option<String>,
+    pub data_dir: Option<PathBuf>,
+}
+
+/// The validated configuration the server runs on.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    /// Bounds a whole gRPC request; larger ones are refused before decoding.
+    pub max_request_bytes: usize,
+    pub parse_limits: ParseLimits,
+    pub max_result_bytes: usize,
+    pub max_batch_calls: usize,
+    pub batch_concurrency: usize,
+    pub default_timeout: Duration,
+    pub connect_timeout: Duration,
+    pub messages: Messages,
+    pub documents: SchemaDocuments,
+    pub tools: Vec<ToolSpec>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::from_raw(RawConfig::default(), Overrides::default(), Path::new(".")).expect("the defaults are valid")
+    }
+}
+
+impl Config {
+    /// Reads `file` if given, then applies the overrides.
+    pub fn load(file: Option<&Path>, overrides: Overrides) -> Result<Self, ConfigError> {
+        let Some(path) = file else {
+            return Config::from_raw(RawConfig::default(), overrides, Path::new("."));
+        };
+        let file_error = |reason: String| ConfigError::File { path: path.display().to_string(), reason };
+        let text = std::fs::read_to_string(path).map_err(|e| file_error(e.to_string()))?;
+        let raw: RawConfig = toml::from_str(&text).map_err(|e| file_error(e.to_string()))?;
+        Config::from_raw(raw, overrides, path.parent().unwrap_or(Path::new(".")))
+    }
+
+    pub fn from_raw(raw: RawConfig, overrides: Overrides, base: &Path) -> Result<Self, ConfigError> {
+        let listen_text = overrides.listen.or(raw.listen).unwrap_or_else(|| DEFAULT_LISTEN.into());
+        let listen = listen_text.parse().map_err(|e| {
+            ConfigError::Invalid(format!("listen {listen_text:?} is not an address like 127.0.0.1:50051: {e}"))
+        })?;
+        let l = raw.limits;
+        let parse_limits = ParseLimits {
+            max_bytes: l.max_argument_bytes.unwrap_or(ParseLimits::default().max_bytes),
+            max_depth: l.max_depth.unwrap_or(ParseLimits::default().max_depth),
+        };
+        let config = Config {
+            listen,
+            data_dir: overrides.data_dir.or(raw.data_dir).unwrap_or_else(|| DEFAULT_DATA_DIR.into()),
+            max_request_bytes: l.max_request_bytes.unwrap_or(8 * 1024 * 1024),
+            parse_limits,
+            max_result_bytes: l.max_result_bytes.unwrap_or(4 * 1024 * 1024),
+            max_batch_calls: l.max_batch_calls.unwrap_or(128),
+            batch_concurrency: l.batch_concurrency.unwrap_or(16),
+            default_timeout: Duration::from_millis(l.default_timeout_ms.unwrap_or(30_000)),
+            connect_timeout: Duration::from_millis(l.connect_timeout_ms.unwrap_or(5_000)),
+            messages: raw.messages,
+            documents: load_documents(&raw.schema_documents, base)?,
+            tools: raw.tools,
+        };
+        config.check()?;
+        Ok(config)
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        let positive = [
+            ("limits.max_request_bytes", self.max_request_bytes),
+            ("limits.max_argument_bytes", self.parse_limits.max_bytes),
+            ("limits.max_depth", self.parse_limits.max_depth),
+            ("limits.max_result_bytes", self.max_result_bytes),
+            ("limits.max_batch_calls", self.max_batch_calls),
+            ("limits.batch_concurrency", self.batch_concurrency),
+        ];
+        if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
+            return Err(ConfigError::Invalid(format!("{name} must be greater than 0")));
+        }
+        if self.default_timeout.is_zero() {
+            return Err(ConfigError::Invalid("limits.default_timeout_ms must be greater than 0".into()));
+        }
+        Ok(())
+    }
+}
+
+fn load_documents(entries: &BTreeMap<String, PathBuf>, base: &Path) -> Result<SchemaDocuments, ConfigError> {
+    let mut docs = HashMap::new();
+    for (uri, path) in entries {
+        let path = base.join(path);
+        let invalid =
+            |reason: String| ConfigError::Invalid(format!("schema_documents {uri:?} ({}): {reason}", path.display()));
+        let text = std::fs::read_to_string(&path).map_err(|e| invalid(e.to_string()))?;
+        let value = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        docs.insert(uri.clone(), value);
+    }
+    Ok(SchemaDocuments::new(docs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_over_the_file_and_unknown_fields_are_refused() {
+        let raw: RawConfig = toml::from_str("listen = \"127.0.0.1:1\"\n[limits]\nmax_depth = 8\n").unwrap();
+        let overrides = Overrides { listen: Some("127.0.0.1:2".into()), data_dir: None };
+        let config = Config::from_raw(raw, overrides, Path::new(".")).unwrap();
+        assert_eq!(config.listen.port(), 2);
+        assert_eq!(config.parse_limits.max_depth, 8);
+        let err = toml::from_str::<RawConfig>("lisen = \"x\"").unwrap_err().to_string();
+        assert!(err.contains("unknown field `lisen`"), "{err}");
+    }
+
+    #[test]
+    fn static_tools_parse() {
+        let raw: RawConfig = toml::from_str(
+            r#"
+            [[tools]]
+            name = "get_weather"
+            input_schema = { type = "object", properties = { city = { type = "string" } } }
+            backend = { http = { url = "http://127.0.0.1:8080/weather" } }
+            "#,
+        )
+        .unwrap();
+        assert_eq!(raw.tools[0].name, "get_weather");
+    }
+}

@@ -1,0 +1,193 @@
+//! Answer: the `ToolMessage` for a call, with model-facing error text from configurable templates.
+
+use super::CallError;
+use super::message::{Repair, Status, ToolCall, ToolError, ToolMessage, Violation};
+use serde::Deserialize;
+
+/// The templates of model-facing error text. `{name}` is the tool, `{suggestions}` the names offered.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Messages {
+    pub tool_not_found: String,
+    pub did_you_mean: String,
+    pub malformed_arguments: String,
+    pub invalid_arguments: String,
+    /// Appended to errors the model can fix. LangGraph's ToolNode uses the same words.
+    pub fix_suffix: String,
+}
+
+impl Default for Messages {
+    fn default() -> Self {
+        Self {
+            tool_not_found: "Error: {name} is not a valid tool.".into(),
+            did_you_mean: " Did you mean {suggestions}?".into(),
+            malformed_arguments: "Error: the arguments for {name} could not be read: {reason}.".into(),
+            invalid_arguments: "Error: invalid arguments for {name}:".into(),
+            fix_suffix: " Please fix your mistakes.".into(),
+        }
+    }
+}
+
+/// Longest violation message shown to the model: messages quote the offending value, which may be huge.
+const MAX_VIOLATION_CHARS: usize = 240;
+/// Most violation lines shown to the model; `error.violations` keeps them all.
+const MAX_VIOLATION_LINES: usize = 20;
+
+/// The message for a call the backend answered.
+pub fn success_message(call: &ToolCall, name: &str, content: String, structured: Option<String>) -> ToolMessage {
+    ToolMessage {
+        tool_call_id: call.id.clone(),
+        name: name.to_owned(),
+        status: Status::Success,
+        content,
+        structured,
+        error: None,
+        repairs: Vec::new(),
+        effective_arguments: String::new(),
+        attempts: 1,
+        duration_us: 0,
+    }
+}
+
+/// The message for a call that failed. `name` is the resolved tool, or the name as called.
+pub fn error_message(
+    call: &ToolCall,
+    name: &str,
+    error: CallError,
+    repairs: Vec<Repair>,
+    messages: &Messages,
+) -> ToolMessage {
+    let content = model_text(name, &error, messages);
+    let (model_fixable, retryable) = match &error {
+        CallError::NotFound { .. } | CallError::Malformed(_) | CallError::Invalid(_) => (true, false),
+        CallError::Tool { model_fixable, retryable, .. } => (*model_fixable, *retryable),
+        CallError::Timeout { .. } | CallError::Unavailable(_) => (false, true),
+        CallError::Internal(_) => (false, false),
+    };
+    let kind = error.kind();
+    let (violations, suggestions) = match error.clone() {
+        CallError::Invalid(v) => (v, Vec::new()),
+        CallError::NotFound { suggestions } => (Vec::new(), suggestions),
+        _ => (Vec::new(), Vec::new()),
+    };
+    let message = match &error {
+        CallError::NotFound { .. } => format!("tool {name:?} not found"),
+        other => other.to_string(),
+    };
+    ToolMessage {
+        tool_call_id: call.id.clone(),
+        name: name.to_owned(),
+        status: Status::Error,
+        content,
+        structured: None,
+        error: Some(ToolError {
+            kind,
+            message,
+            model_fixable,
+            retryable,
+            retry_after_ms: 0,
+            violations,
+            suggestions,
+            original_arguments: call.arguments.clone(),
+        }),
+        repairs,
+        effective_arguments: String::new(),
+        attempts: 0,
+        duration_us: 0,
+    }
+}
+
+fn model_text(name: &str, error: &CallError, m: &Messages) -> String {
+    let fill = |template: &str| template.replace("{name}", name);
+    match error {
+        CallError::NotFound { suggestions } => {
+            let mut text = fill(&m.tool_not_found);
+            if !suggestions.is_empty() {
+                text += &m.did_you_mean.replace("{suggestions}", &suggestions.join(" or "));
+            }
+            text
+        }
+        CallError::Malformed(reason) => fill(&m.malformed_arguments).replace("{reason}", reason) + &m.fix_suffix,
+        CallError::Invalid(violations) => fill(&m.invalid_arguments) + &violation_lines(violations) + &m.fix_suffix,
+        CallError::Tool { message, model_fixable, .. } => {
+            let suffix = if *model_fixable { m.fix_suffix.as_str() } else { "" };
+            format!("Error: {name} failed: {message}{suffix}")
+        }
+        CallError::Timeout { after_ms } => {
+            format!("Error: {name} did not answer within {after_ms} ms. You may try again later.")
+        }
+        CallError::Unavailable(_) => format!("Error: {name} is unavailable right now. You may try again later."),
+        CallError::Internal(_) => format!("Error: {name} could not be run because of an internal error."),
+    }
+}
+
+/// One line per violation, naming the parameter; the message says what was expected and what was given.
+fn violation_lines(violations: &[Violation]) -> String {
+    let mut text = String::new();
+    for v in violations.iter().take(MAX_VIOLATION_LINES) {
+        text += &format!("\n- {}: {}", parameter_name(&v.instance_path), truncate(&v.message));
+    }
+    if violations.len() > MAX_VIOLATION_LINES {
+        text += &format!("\n- and {} more", violations.len() - MAX_VIOLATION_LINES);
+    }
+    text + "\n"
+}
+
+/// `/a/0/b` → `a[0].b`; the root is `arguments`.
+fn parameter_name(pointer: &str) -> String {
+    if pointer.is_empty() {
+        return "arguments".into();
+    }
+    let mut name = String::new();
+    for segment in pointer.split('/').skip(1) {
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        if segment.bytes().all(|b| b.is_ascii_digit()) && !name.is_empty() {
+            name += &format!("[{segment}]");
+        } else {
+            if !name.is_empty() {
+                name.push('.');
+            }
+            name += &segment;
+        }
+    }
+    name
+}
+
+fn truncate(text: &str) -> String {
+    match text.char_indices().nth(MAX_VIOLATION_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call() -> ToolCall {
+        ToolCall { id: "c1".into(), name: "get_weathr".into(), arguments: "{\"x\":1}".into() }
+    }
+
+    #[test]
+    fn not_found_suggests() {
+        let err = CallError::NotFound { suggestions: vec!["get_weather".into()] };
+        let msg = error_message(&call(), "get_weathr", err, vec![], &Messages::default());
+        assert_eq!(msg.content, "Error: get_weathr is not a valid tool. Did you mean get_weather?");
+        let e = msg.error.unwrap();
+        assert_eq!((e.model_fixable, e.retryable, e.original_arguments.as_str()), (true, false, "{\"x\":1}"));
+    }
+
+    #[test]
+    fn invalid_lists_each_violation_and_ends_with_the_suffix() {
+        let v = |p: &str, m: &str| Violation { instance_path: p.into(), schema_path: String::new(), message: m.into() };
+        let err = CallError::Invalid(vec![
+            v("", "\"city\" is a required property"),
+            v("/days/0", "\"5\" is not of type \"integer\""),
+        ]);
+        let msg = error_message(&call(), "get_weather", err, vec![], &Messages::default());
+        assert_eq!(
+            msg.content,
+            "Error: invalid arguments for get_weather:\n- arguments: \"city\" is a required property\n- days[0]: \"5\" is not of type \"integer\"\n Please fix your mistakes."
+        );
+    }
+}

@@ -1,0 +1,92 @@
+//! The domain form of what a call produces: `ToolMessage`, `ToolError`, `Repair`, `Violation`.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One tool call as the model wrote it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// Raw JSON text, possibly broken.
+    pub arguments: String,
+}
+
+/// Who is calling. The model never writes any of this.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallContext {
+    pub tenant: String,
+    pub user_id: String,
+    pub session_id: String,
+    pub values: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Status {
+    Success,
+    Error,
+    PendingReview,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorKind {
+    ToolNotFound,
+    MalformedArguments,
+    InvalidArguments,
+    ToolError,
+    Timeout,
+    RateLimited,
+    Unavailable,
+    Rejected,
+    PermissionDenied,
+    BudgetExceeded,
+    Internal,
+}
+
+/// One schema violation; paths are JSON pointers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Violation {
+    pub instance_path: String,
+    pub schema_path: String,
+    pub message: String,
+}
+
+/// One recorded change to a call; `before` and `after` are JSON text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Repair {
+    pub rule: String,
+    pub path: String,
+    pub before: String,
+    pub after: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolError {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub model_fixable: bool,
+    pub retryable: bool,
+    pub retry_after_ms: u64,
+    pub violations: Vec<Violation>,
+    pub suggestions: Vec<String>,
+    pub original_arguments: String,
+}
+
+/// The one answer to a call, success or error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolMessage {
+    pub tool_call_id: String,
+    pub name: String,
+    pub status: Status,
+    pub content: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+    pub repairs: Vec<Repair>,
+    pub effective_arguments: String,
+    pub attempts: u32,
+    pub duration_us: u64,
+}

@@ -1,0 +1,111 @@
+//! Resolve: a called name to a visible tool; exact, provider-safe, then normalized; else the closest names.
+
+use super::CallError;
+use super::message::Repair;
+use crate::registry::{Catalog, CompiledTool, normalize_name};
+use std::sync::Arc;
+
+/// How many names a TOOL_NOT_FOUND suggests at most.
+const MAX_SUGGESTIONS: usize = 3;
+
+/// A resolved tool, with the repair recorded when the name had to be normalized.
+#[derive(Debug)]
+pub struct Resolved {
+    pub tool: Arc<CompiledTool>,
+    pub repair: Option<Repair>,
+}
+
+/// Finds the tool `name` means for a caller of `tenant`. Tools of other tenants do not exist here.
+pub fn resolve_tool(catalog: &Catalog, tenant: &str, name: &str) -> Result<Resolved, CallError> {
+    if let [tool] = catalog.by_name(tenant, name)[..] {
+        return Ok(Resolved { tool: Arc::clone(tool), repair: None });
+    }
+    // The provider-safe names are the ones we handed out in definitions: not a model mistake.
+    if let [tool] = catalog.by_safe_name(tenant, name)[..] {
+        return Ok(Resolved { tool: Arc::clone(tool), repair: None });
+    }
+    let variants = catalog.by_normalized(tenant, name);
+    if let [tool] = variants[..] {
+        let repair = Repair {
+            rule: "tool_name_normalized".into(),
+            path: String::new(),
+            before: json_string(name),
+            after: json_string(&tool.spec.name),
+        };
+        return Ok(Resolved { tool: Arc::clone(tool), repair: Some(repair) });
+    }
+    let suggestions = if variants.is_empty() {
+        closest_names(catalog, tenant, name)
+    } else {
+        variants.iter().take(MAX_SUGGESTIONS).map(|t| t.spec.name.clone()).collect()
+    };
+    Err(CallError::NotFound { suggestions })
+}
+
+/// Up to three visible names within a plausible edit distance, closest first.
+fn closest_names(catalog: &Catalog, tenant: &str, name: &str) -> Vec<String> {
+    let wanted = normalize_name(name);
+    let limit = (wanted.chars().count() / 2).max(2);
+    let mut scored: Vec<(usize, &str)> = catalog
+        .visible(tenant)
+        .map(|t| (strsim::levenshtein(&wanted, &normalize_name(&t.spec.name)), t.spec.name.as_str()))
+        .filter(|(d, _)| *d <= limit)
+        .collect();
+    scored.sort();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(MAX_SUGGESTIONS).map(|(_, n)| n.to_owned()).collect()
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::Value::String(s.to_owned()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::{SchemaDocuments, ToolSpec};
+    use serde_json::json;
+
+    fn catalog(tools: &[(&str, &str)]) -> Catalog {
+        let compiled = tools.iter().map(|(tenant, name)| {
+            let mut spec = ToolSpec::offline(name, "", json!({"type": "object"}));
+            spec.tenant = (*tenant).to_owned();
+            Arc::new(CompiledTool::compile(spec, &SchemaDocuments::default()).unwrap())
+        });
+        Catalog::new(compiled.collect())
+    }
+
+    fn check(cat: &Catalog, tenant: &str, name: &str, expected: Result<(&str, bool), Vec<&str>>) {
+        let got = resolve_tool(cat, tenant, name).map(|r| (r.tool.spec.name.clone(), r.repair.is_some())).map_err(
+            |e| match e {
+                CallError::NotFound { suggestions } => suggestions,
+                other => panic!("{other:?}"),
+            },
+        );
+        let expected = expected.map(|(n, r)| (n.to_owned(), r)).map_err(|s| s.iter().map(|x| x.to_string()).collect());
+        assert_eq!(got, expected, "resolving {name:?} for tenant {tenant:?}");
+    }
+
+    #[test]
+    fn table() {
+        let cat = catalog(&[
+            ("", "get_weather"),
+            ("", "weather.get"),
+            ("", "get_time"),
+            ("acme", "secret_tool"),
+            ("", "a.b"),
+            ("", "a_b"),
+        ]);
+        check(&cat, "", "get_weather", Ok(("get_weather", false)));
+        check(&cat, "", "weather_get", Ok(("weather.get", false)));
+        check(&cat, "", "Get-Weather", Ok(("get_weather", true)));
+        check(&cat, "", "WEATHER.GET", Ok(("weather.get", true)));
+        check(&cat, "", "get_weathr", Err(vec!["get_weather"]));
+        check(&cat, "", "get_tim", Err(vec!["get_time"]));
+        check(&cat, "", "launch_rocket", Err(vec![]));
+        check(&cat, "", "a-b", Err(vec!["a.b", "a_b"]));
+        check(&cat, "", "secret_tool", Err(vec![]));
+        check(&cat, "other", "secret_tol", Err(vec![]));
+        check(&cat, "acme", "secret_tool", Ok(("secret_tool", false)));
+    }
+}

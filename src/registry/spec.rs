@@ -1,0 +1,160 @@
+//! The domain `ToolSpec`: what an operator registers, in the snake_case form of spec files and the store.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A tool as registered. `version` is owned by the registry: it is ignored on input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// The arguments' JSON Schema. Spec files may also give it as a string holding JSON.
+    #[serde(deserialize_with = "schema_value")]
+    pub input_schema: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// `None` only for offline use (`toolgate repair`); the registry requires one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<Backend>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inject: Vec<Injection>,
+    #[serde(default)]
+    pub repair: RepairPolicy,
+    #[serde(default)]
+    pub limits: Limits,
+    #[serde(default)]
+    pub review: Review,
+    /// Empty means shared by every tenant.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tenant: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub version: u64,
+}
+
+impl ToolSpec {
+    /// A spec with only a name and schema, for offline pipelines that never dispatch.
+    pub fn offline(name: &str, description: &str, input_schema: Value) -> Self {
+        Self {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            input_schema,
+            output_schema: None,
+            backend: None,
+            inject: Vec::new(),
+            repair: RepairPolicy::default(),
+            limits: Limits::default(),
+            review: Review::default(),
+            tenant: String::new(),
+            labels: BTreeMap::new(),
+            version: 0,
+        }
+    }
+
+    /// Equal in everything an operator controls, ignoring the registry-owned version.
+    pub fn same_definition(&self, other: &ToolSpec) -> bool {
+        let mut a = self.clone();
+        a.version = other.version;
+        &a == other
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Backend {
+    Grpc { target: String },
+    Http(HttpBackend),
+    Mcp { server: String, tool: String },
+    Worker {},
+}
+
+impl Backend {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Backend::Grpc { .. } => "grpc",
+            Backend::Http(_) => "http",
+            Backend::Mcp { .. } => "mcp",
+            Backend::Worker {} => "worker",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpBackend {
+    pub url: String,
+    /// Empty means POST.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub method: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Injection {
+    pub param: String,
+    pub from: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepairPolicy {
+    /// `None` means the gateway default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub aliases: BTreeMap<String, String>,
+    #[serde(default)]
+    pub drop_unknown: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum LimitKey {
+    #[default]
+    Tool,
+    Tenant,
+    User,
+    Session,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub rate: String,
+    #[serde(default)]
+    pub burst: u32,
+    #[serde(default)]
+    pub key: LimitKey,
+    #[serde(default)]
+    pub max_concurrency: u32,
+    /// 0 means the gateway default.
+    #[serde(default)]
+    pub timeout_ms: u64,
+    #[serde(default)]
+    pub retries: u32,
+    #[serde(default)]
+    pub idempotent: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Review {
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// Accepts the schema as a JSON value or as a string holding JSON.
+fn schema_value<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Value, D::Error> {
+    match Value::deserialize(de)? {
+        Value::String(text) => serde_json::from_str(&text)
+            .map_err(|e| serde::de::Error::custom(format!("input_schema is not valid JSON: {e}"))),
+        other => Ok(other),
+    }
+}

@@ -1,0 +1,90 @@
+//! Where registrations persist: the `ToolStore` trait and its embedded redb implementation.
+
+use super::spec::ToolSpec;
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use std::path::Path;
+
+/// Key: `tenant` + NUL + `name`; value: the spec as JSON, with its version.
+const TOOLS: TableDefinition<&str, &[u8]> = TableDefinition::new("tools");
+const DB_FILE: &str = "registry.redb";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store: {0}")]
+    Db(#[from] redb::Error),
+    #[error("store: record {key:?} is unreadable: {source}")]
+    Corrupt { key: String, source: serde_json::Error },
+    #[error("store: cannot create data directory {path}: {source}")]
+    Dir { path: String, source: std::io::Error },
+}
+
+/// Durable storage of specs. Every write is atomic: a crash leaves the previous version intact.
+pub trait ToolStore: Send + Sync + 'static {
+    fn load(&self) -> Result<Vec<ToolSpec>, StoreError>;
+    fn put(&self, spec: &ToolSpec) -> Result<(), StoreError>;
+    fn delete(&self, tenant: &str, name: &str) -> Result<(), StoreError>;
+}
+
+/// redb: pure Rust, ACID with copy-on-write pages, so a killed process never leaves a torn write.
+pub struct RedbStore {
+    db: Database,
+}
+
+fn key(tenant: &str, name: &str) -> String {
+    format!("{tenant}\0{name}")
+}
+
+impl RedbStore {
+    /// Opens (or creates) the store in `dir`. Fails if another process holds it.
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir { path: dir.display().to_string(), source })?;
+        let db = Database::create(dir.join(DB_FILE)).map_err(redb::Error::from)?;
+        let txn = db.begin_write().map_err(redb::Error::from)?;
+        txn.open_table(TOOLS).map_err(redb::Error::from)?;
+        txn.commit().map_err(redb::Error::from)?;
+        Ok(Self { db })
+    }
+
+    fn write(
+        &self,
+        apply: impl FnOnce(&mut redb::Table<&str, &[u8]>) -> Result<(), redb::Error>,
+    ) -> Result<(), StoreError> {
+        let txn = self.db.begin_write().map_err(redb::Error::from)?;
+        {
+            let mut table = txn.open_table(TOOLS).map_err(redb::Error::from)?;
+            apply(&mut table)?;
+        }
+        txn.commit().map_err(redb::Error::from)?;
+        Ok(())
+    }
+}
+
+impl ToolStore for RedbStore {
+    fn load(&self) -> Result<Vec<ToolSpec>, StoreError> {
+        let txn = self.db.begin_read().map_err(redb::Error::from)?;
+        let table = txn.open_table(TOOLS).map_err(redb::Error::from)?;
+        let mut specs = Vec::new();
+        for entry in table.iter().map_err(redb::Error::from)? {
+            let (k, v) = entry.map_err(redb::Error::from)?;
+            let spec = serde_json::from_slice(v.value())
+                .map_err(|source| StoreError::Corrupt { key: k.value().replace('\0', "/"), source })?;
+            specs.push(spec);
+        }
+        Ok(specs)
+    }
+
+    fn put(&self, spec: &ToolSpec) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec(spec).expect("a ToolSpec always serializes");
+        self.write(|t| {
+            t.insert(key(&spec.tenant, &spec.name).as_str(), bytes.as_slice())?;
+            Ok(())
+        })
+    }
+
+    fn delete(&self, tenant: &str, name: &str) -> Result<(), StoreError> {
+        self.write(|t| {
+            t.remove(key(tenant, name).as_str())?;
+            Ok(())
+        })
+    }
+}

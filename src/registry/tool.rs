@@ -1,0 +1,181 @@
+//! Checking a `ToolSpec` and compiling it, once, into the `CompiledTool` every call uses.
+
+use super::schema::{SchemaDocuments, SchemaError, compile_schema};
+use super::spec::{Backend, ToolSpec};
+use jsonschema::Validator;
+use serde_json::Value;
+
+/// A registered tool with its schema compiled. Immutable: a replace builds a new one.
+#[derive(Debug)]
+pub struct CompiledTool {
+    pub spec: ToolSpec,
+    pub validator: Validator,
+    /// The name as provider formats show it: `^[A-Za-z0-9_-]{1,64}$`.
+    pub safe_name: String,
+}
+
+/// Why a spec was refused. Each names the field and the reason.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SpecError {
+    #[error("name {0:?} is invalid: it must match ^[A-Za-z0-9_.-]{{1,128}}$")]
+    Name(String),
+    #[error("input_schema {0}")]
+    InputSchema(String),
+    #[error("output_schema {0}")]
+    OutputSchema(String),
+    #[error("backend {0}")]
+    Backend(String),
+    #[error("{field} is not supported yet; remove it or leave it empty")]
+    Unsupported { field: &'static str },
+}
+
+impl CompiledTool {
+    /// Checks every field a registration may get wrong, then compiles the schemas.
+    pub fn compile(spec: ToolSpec, documents: &SchemaDocuments) -> Result<Self, SpecError> {
+        check_name(&spec.name)?;
+        check_object_schema(&spec.input_schema).map_err(SpecError::InputSchema)?;
+        let validator =
+            compile_schema(&spec.input_schema, documents).map_err(|e| SpecError::InputSchema(schema_reason(e)))?;
+        if let Some(output) = &spec.output_schema {
+            compile_schema(output, documents).map_err(|e| SpecError::OutputSchema(schema_reason(e)))?;
+        }
+        if let Some(backend) = &spec.backend {
+            check_backend(backend)?;
+        }
+        check_unsupported(&spec)?;
+        let safe_name = crate::definitions::provider_safe_name(&spec.name);
+        Ok(Self { spec, validator, safe_name })
+    }
+}
+
+fn schema_reason(err: SchemaError) -> String {
+    match err {
+        SchemaError::RemoteRef(_) => format!("has a {err}"),
+        SchemaError::Invalid(_) => format!("is invalid: {err}"),
+    }
+}
+
+pub fn check_name(name: &str) -> Result<(), SpecError> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+    if (1..=128).contains(&name.len()) && name.chars().all(ok_char) {
+        Ok(())
+    } else {
+        Err(SpecError::Name(name.to_owned()))
+    }
+}
+
+/// Tool arguments are always a JSON object, so the schema must say so at its top level.
+fn check_object_schema(schema: &Value) -> Result<(), String> {
+    let Some(obj) = schema.as_object() else {
+        return Err(format!("must be a JSON object schema, got {}", kind_of(schema)));
+    };
+    match obj.get("type") {
+        Some(Value::String(t)) if t == "object" => Ok(()),
+        Some(other) => Err(format!("must have \"type\": \"object\", got \"type\": {other}")),
+        None => Err("must have \"type\": \"object\" at its top level".to_owned()),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn check_backend(backend: &Backend) -> Result<(), SpecError> {
+    let bad = |msg: String| Err(SpecError::Backend(msg));
+    match backend {
+        Backend::Grpc { target } => match url::Url::parse(target) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(()),
+            _ => bad(format!("grpc.target {target:?} must be an http:// or https:// address with a host")),
+        },
+        Backend::Http(http) => {
+            match url::Url::parse(&http.url) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+                _ => return bad(format!("http.url {:?} must be an http:// or https:// URL", http.url)),
+            }
+            let method = http.method.to_ascii_uppercase();
+            if !matches!(method.as_str(), "" | "POST" | "PUT" | "PATCH") {
+                return bad(format!(
+                    "http.method {:?} must be POST, PUT or PATCH: the arguments are the body",
+                    http.method
+                ));
+            }
+            Ok(())
+        }
+        Backend::Mcp { .. } | Backend::Worker {} => {
+            bad(format!("{} is not available in this version: use grpc or http", backend.kind()))
+        }
+    }
+}
+
+/// Fields whose behaviour later versions add. Accepting them silently would promise what is not enforced.
+fn check_unsupported(spec: &ToolSpec) -> Result<(), SpecError> {
+    let unsupported = |field| Err(SpecError::Unsupported { field });
+    if !spec.inject.is_empty() {
+        return unsupported("inject");
+    }
+    if !spec.limits.rate.is_empty() || spec.limits.burst > 0 {
+        return unsupported("limits.rate");
+    }
+    if spec.limits.max_concurrency > 0 {
+        return unsupported("limits.max_concurrency");
+    }
+    if spec.review.required {
+        return unsupported("review.required");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn compile(spec: serde_json::Value) -> Result<CompiledTool, SpecError> {
+        CompiledTool::compile(serde_json::from_value(spec).unwrap(), &SchemaDocuments::default())
+    }
+
+    #[test]
+    fn precise_reasons() {
+        let cases = [
+            (json!({"name": "bad name", "input_schema": {"type": "object"}}), "name \"bad name\" is invalid"),
+            (json!({"name": "t", "input_schema": {"type": "string"}}), "must have \"type\": \"object\""),
+            (json!({"name": "t", "input_schema": true}), "got a boolean"),
+            (json!({"name": "t", "input_schema": {"type": "object", "properties": {"a": {"type": 5}}}}), "is invalid"),
+            (
+                json!({"name": "t", "input_schema": {"type": "object", "$ref": "http://x.test/s.json"}}),
+                "remote $ref http://x.test/s.json",
+            ),
+            (
+                json!({"name": "t", "input_schema": {"type": "object"}, "backend": {"grpc": {"target": "nope"}}}),
+                "grpc.target",
+            ),
+            (
+                json!({"name": "t", "input_schema": {"type": "object"}, "backend": {"mcp": {"server": "s", "tool": "t"}}}),
+                "mcp is not available",
+            ),
+            (
+                json!({"name": "t", "input_schema": {"type": "object"}, "inject": [{"param": "u", "from": "user_id"}]}),
+                "inject is not supported",
+            ),
+        ];
+        for (spec, want) in cases {
+            let err = compile(spec.clone()).unwrap_err().to_string();
+            assert!(err.contains(want), "{spec}: {err:?} lacks {want:?}");
+        }
+    }
+
+    #[test]
+    fn accepts_a_good_spec() {
+        let tool = compile(json!({"name": "weather.get", "input_schema": "{\"type\": \"object\"}",
+            "backend": {"http": {"url": "http://127.0.0.1:1/w"}}}))
+        .unwrap();
+        assert_eq!(tool.safe_name, "weather_get");
+    }
+}

@@ -1,0 +1,189 @@
+//! Conversions between prost types and domain types: the edge where protobuf stops.
+
+use crate::pb::v1 as pb;
+use crate::pipeline::{self as p, ErrorKind, Status};
+use crate::registry::{Backend, HttpBackend, Injection, LimitKey, Limits, RepairPolicy, Review, ToolSpec};
+use serde_json::Value;
+
+/// A proto spec carries its schemas as JSON text; a text that is not JSON is the caller's error.
+pub fn spec_from_proto(spec: pb::ToolSpec) -> Result<ToolSpec, String> {
+    let input_schema = parse_schema("input_schema", &spec.input_schema)?.ok_or("input_schema is required")?;
+    let output_schema = parse_schema("output_schema", &spec.output_schema)?;
+    let backend = spec.backend.and_then(|b| b.kind).map(|kind| match kind {
+        pb::backend::Kind::Grpc(g) => Backend::Grpc { target: g.target },
+        pb::backend::Kind::Http(h) => {
+            Backend::Http(HttpBackend { url: h.url, method: h.method, headers: h.headers.into_iter().collect() })
+        }
+        pb::backend::Kind::Mcp(m) => Backend::Mcp { server: m.server, tool: m.tool },
+        pb::backend::Kind::Worker(_) => Backend::Worker {},
+    });
+    let repair = spec.repair.unwrap_or_default();
+    let limits = spec.limits.unwrap_or_default();
+    let key = match pb::LimitKey::try_from(limits.key).unwrap_or_default() {
+        pb::LimitKey::Unspecified | pb::LimitKey::Tool => LimitKey::Tool,
+        pb::LimitKey::Tenant => LimitKey::Tenant,
+        pb::LimitKey::User => LimitKey::User,
+        pb::LimitKey::Session => LimitKey::Session,
+    };
+    Ok(ToolSpec {
+        name: spec.name,
+        description: spec.description,
+        input_schema,
+        output_schema,
+        backend,
+        inject: spec.inject.into_iter().map(|i| Injection { param: i.param, from: i.from }).collect(),
+        repair: RepairPolicy {
+            enabled: repair.enabled,
+            aliases: repair.aliases.into_iter().collect(),
+            drop_unknown: repair.drop_unknown,
+        },
+        limits: Limits {
+            rate: limits.rate,
+            burst: limits.burst,
+            key,
+            max_concurrency: limits.max_concurrency,
+            timeout_ms: limits.timeout_ms,
+            retries: limits.retries,
+            idempotent: limits.idempotent,
+        },
+        review: Review { required: spec.review.is_some_and(|r| r.required) },
+        tenant: spec.tenant,
+        labels: spec.labels.into_iter().collect(),
+        version: 0,
+    })
+}
+
+fn parse_schema(field: &str, text: &str) -> Result<Option<Value>, String> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    serde_json::from_str(text).map(Some).map_err(|e| format!("{field} is not valid JSON: {e}"))
+}
+
+pub fn spec_to_proto(spec: &ToolSpec) -> pb::ToolSpec {
+    let kind = spec.backend.as_ref().map(|b| match b {
+        Backend::Grpc { target } => pb::backend::Kind::Grpc(pb::GrpcBackend { target: target.clone() }),
+        Backend::Http(h) => pb::backend::Kind::Http(pb::HttpBackend {
+            url: h.url.clone(),
+            method: h.method.clone(),
+            headers: h.headers.clone().into_iter().collect(),
+        }),
+        Backend::Mcp { server, tool } => {
+            pb::backend::Kind::Mcp(pb::McpBackend { server: server.clone(), tool: tool.clone() })
+        }
+        Backend::Worker {} => pb::backend::Kind::Worker(pb::WorkerBackend {}),
+    });
+    let key = match spec.limits.key {
+        LimitKey::Tool => pb::LimitKey::Tool,
+        LimitKey::Tenant => pb::LimitKey::Tenant,
+        LimitKey::User => pb::LimitKey::User,
+        LimitKey::Session => pb::LimitKey::Session,
+    };
+    let l = &spec.limits;
+    pb::ToolSpec {
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        input_schema: spec.input_schema.to_string(),
+        output_schema: spec.output_schema.as_ref().map(Value::to_string).unwrap_or_default(),
+        backend: Some(pb::Backend { kind }),
+        inject: spec.inject.iter().map(|i| pb::Injection { param: i.param.clone(), from: i.from.clone() }).collect(),
+        repair: Some(pb::RepairPolicy {
+            enabled: spec.repair.enabled,
+            aliases: spec.repair.aliases.clone().into_iter().collect(),
+            drop_unknown: spec.repair.drop_unknown,
+        }),
+        limits: Some(pb::Limits {
+            rate: l.rate.clone(),
+            burst: l.burst,
+            key: key.into(),
+            max_concurrency: l.max_concurrency,
+            timeout_ms: l.timeout_ms,
+            retries: l.retries,
+            idempotent: l.idempotent,
+        }),
+        review: Some(pb::Review { required: spec.review.required }),
+        tenant: spec.tenant.clone(),
+        labels: spec.labels.clone().into_iter().collect(),
+        version: spec.version,
+    }
+}
+
+pub fn call_from_proto(call: pb::ToolCall) -> p::ToolCall {
+    p::ToolCall { id: call.id, name: call.name, arguments: call.arguments }
+}
+
+pub fn context_from_proto(ctx: Option<pb::CallContext>) -> p::CallContext {
+    let ctx = ctx.unwrap_or_default();
+    p::CallContext {
+        tenant: ctx.tenant,
+        user_id: ctx.user_id,
+        session_id: ctx.session_id,
+        values: ctx.values.into_iter().collect(),
+    }
+}
+
+pub fn context_to_proto(ctx: &p::CallContext) -> pb::CallContext {
+    pb::CallContext {
+        tenant: ctx.tenant.clone(),
+        user_id: ctx.user_id.clone(),
+        session_id: ctx.session_id.clone(),
+        values: ctx.values.clone().into_iter().collect(),
+    }
+}
+
+pub fn message_to_proto(m: p::ToolMessage) -> pb::ToolMessage {
+    let status = match m.status {
+        Status::Success => pb::ToolStatus::Success,
+        Status::Error => pb::ToolStatus::Error,
+        Status::PendingReview => pb::ToolStatus::PendingReview,
+    };
+    pb::ToolMessage {
+        tool_call_id: m.tool_call_id,
+        name: m.name,
+        status: status.into(),
+        content: m.content,
+        structured: m.structured.unwrap_or_default(),
+        error: m.error.map(|e| pb::ToolError {
+            kind: kind_to_proto(e.kind).into(),
+            message: e.message,
+            model_fixable: e.model_fixable,
+            retryable: e.retryable,
+            retry_after_ms: e.retry_after_ms,
+            violations: e
+                .violations
+                .into_iter()
+                .map(|v| pb::Violation {
+                    instance_path: v.instance_path,
+                    schema_path: v.schema_path,
+                    message: v.message,
+                })
+                .collect(),
+            suggestions: e.suggestions,
+            original_arguments: e.original_arguments,
+        }),
+        repairs: m
+            .repairs
+            .into_iter()
+            .map(|r| pb::Repair { rule: r.rule, path: r.path, before: r.before, after: r.after })
+            .collect(),
+        effective_arguments: m.effective_arguments,
+        attempts: m.attempts,
+        duration_us: m.duration_us,
+    }
+}
+
+fn kind_to_proto(kind: ErrorKind) -> pb::ErrorKind {
+    match kind {
+        ErrorKind::ToolNotFound => pb::ErrorKind::ToolNotFound,
+        ErrorKind::MalformedArguments => pb::ErrorKind::MalformedArguments,
+        ErrorKind::InvalidArguments => pb::ErrorKind::InvalidArguments,
+        ErrorKind::ToolError => pb::ErrorKind::ToolError,
+        ErrorKind::Timeout => pb::ErrorKind::Timeout,
+        ErrorKind::RateLimited => pb::ErrorKind::RateLimited,
+        ErrorKind::Unavailable => pb::ErrorKind::Unavailable,
+        ErrorKind::Rejected => pb::ErrorKind::Rejected,
+        ErrorKind::PermissionDenied => pb::ErrorKind::PermissionDenied,
+        ErrorKind::BudgetExceeded => pb::ErrorKind::BudgetExceeded,
+        ErrorKind::Internal => pb::ErrorKind::Internal,
+    }
+}

@@ -1,0 +1,95 @@
+//! `toolgate.v1.ToolGateway`: the data plane. Every call answers with a `ToolMessage`, never a gRPC error.
+
+use super::convert::{call_from_proto, context_from_proto, message_to_proto};
+use super::status::ServiceError;
+use crate::definitions::{self, DefinitionFormat};
+use crate::executor::Executor;
+use crate::pb::v1::{self as pb, tool_gateway_server::ToolGateway};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+use tonic::metadata::MetadataMap;
+use tonic::{Request, Response, Status};
+
+pub struct GatewayService {
+    executor: Arc<Executor>,
+    max_batch_calls: usize,
+}
+
+impl GatewayService {
+    pub fn new(executor: Arc<Executor>, max_batch_calls: usize) -> Self {
+        Self { executor, max_batch_calls }
+    }
+}
+
+#[tonic::async_trait]
+impl ToolGateway for GatewayService {
+    async fn execute(&self, request: Request<pb::ExecuteRequest>) -> Result<Response<pb::ExecuteResponse>, Status> {
+        let deadline = deadline_of(request.metadata());
+        let req = request.into_inner();
+        let call = call_from_proto(req.call.ok_or_else(|| ServiceError::BadRequest("call is required".into()))?);
+        let ctx = context_from_proto(req.context);
+        let message = self.executor.execute(&call, &ctx, deadline).await;
+        Ok(Response::new(pb::ExecuteResponse { message: Some(message_to_proto(message)) }))
+    }
+
+    async fn execute_batch(
+        &self,
+        request: Request<pb::ExecuteBatchRequest>,
+    ) -> Result<Response<pb::ExecuteBatchResponse>, Status> {
+        let deadline = deadline_of(request.metadata());
+        let req = request.into_inner();
+        if req.calls.len() > self.max_batch_calls {
+            let reason = format!("a batch holds at most {} calls, got {}", self.max_batch_calls, req.calls.len());
+            return Err(ServiceError::BadRequest(reason).into());
+        }
+        let calls: Vec<_> = req.calls.into_iter().map(call_from_proto).collect();
+        let ctx = context_from_proto(req.context);
+        let messages = self.executor.execute_batch(&calls, &ctx, deadline).await;
+        Ok(Response::new(pb::ExecuteBatchResponse { messages: messages.into_iter().map(message_to_proto).collect() }))
+    }
+
+    async fn list_tool_definitions(
+        &self,
+        request: Request<pb::ListToolDefinitionsRequest>,
+    ) -> Result<Response<pb::ListToolDefinitionsResponse>, Status> {
+        let req = request.into_inner();
+        let format = match pb::DefinitionFormat::try_from(req.format) {
+            Ok(pb::DefinitionFormat::Openai) => DefinitionFormat::OpenAi,
+            Ok(pb::DefinitionFormat::Anthropic) => DefinitionFormat::Anthropic,
+            Ok(pb::DefinitionFormat::Mcp) => DefinitionFormat::Mcp,
+            Ok(pb::DefinitionFormat::JsonSchema) => DefinitionFormat::JsonSchema,
+            Ok(pb::DefinitionFormat::Unspecified) | Err(_) => {
+                return Err(ServiceError::BadRequest(
+                    "format is required: OPENAI, ANTHROPIC, MCP or JSON_SCHEMA".into(),
+                )
+                .into());
+            }
+        };
+        let ctx = context_from_proto(req.context);
+        let catalog = self.executor.registry().catalog();
+        let definitions = catalog
+            .visible(&ctx.tenant)
+            .map(|tool| definitions::render(tool, format))
+            .map(|d| pb::ToolDefinition { name: d.name, tool: d.tool, definition: d.definition.to_string() })
+            .collect();
+        Ok(Response::new(pb::ListToolDefinitionsResponse { definitions }))
+    }
+}
+
+/// The caller's deadline, from the `grpc-timeout` header (`<digits><unit>`, unit one of H M S m u n).
+fn deadline_of(metadata: &MetadataMap) -> Option<Instant> {
+    let text = metadata.get("grpc-timeout")?.to_str().ok()?;
+    let (digits, unit) = text.split_at(text.len().checked_sub(1)?);
+    let n: u64 = digits.parse().ok()?;
+    let timeout = match unit {
+        "H" => Duration::from_secs(n.saturating_mul(3600)),
+        "M" => Duration::from_secs(n.saturating_mul(60)),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    };
+    Instant::now().checked_add(timeout)
+}

@@ -1,0 +1,72 @@
+//! The gRPC server: ToolRegistry, ToolGateway, health and reflection on one port.
+
+pub mod convert;
+mod gateway;
+mod registry;
+mod status;
+
+pub use status::ServiceError;
+
+use crate::backend::Backends;
+use crate::config::Config;
+use crate::executor::{ExecSettings, Executor};
+use crate::pb::v1::{tool_gateway_server::ToolGatewayServer, tool_registry_server::ToolRegistryServer};
+use crate::registry::{RedbStore, Registry};
+use std::future::Future;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Registry(#[from] crate::registry::RegistryError),
+    #[error("static tool {name:?} in the config: {source}")]
+    StaticTool { name: String, source: crate::registry::RegistryError },
+    #[error("reflection: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    #[error("transport: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Opens the store under `config.data_dir`, loads the static tools, then serves on `listener` until `shutdown`.
+pub async fn run(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    let store = RedbStore::open(&config.data_dir).map_err(crate::registry::RegistryError::from)?;
+    let registry = Arc::new(Registry::open(Arc::new(store), config.documents.clone())?);
+    for spec in config.tools.clone() {
+        let name = spec.name.clone();
+        registry.register_static(vec![spec]).await.map_err(|source| ServeError::StaticTool { name, source })?;
+    }
+    let settings = ExecSettings {
+        parse_limits: config.parse_limits,
+        default_timeout: config.default_timeout,
+        batch_concurrency: config.batch_concurrency,
+        messages: config.messages.clone(),
+    };
+    let backends = Backends::new(config.connect_timeout, config.max_result_bytes);
+    let executor = Arc::new(Executor::new(Arc::clone(&registry), backends, settings));
+    let max = config.max_request_bytes;
+    let gateway = ToolGatewayServer::new(gateway::GatewayService::new(executor, config.max_batch_calls))
+        .max_decoding_message_size(max);
+    let admin = ToolRegistryServer::new(registry::RegistryService::new(registry)).max_decoding_message_size(max);
+    let (health_reporter, health) = tonic_health::server::health_reporter();
+    health_reporter.set_serving::<ToolGatewayServer<gateway::GatewayService>>().await;
+    health_reporter.set_serving::<ToolRegistryServer<registry::RegistryService>>().await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    tracing::info!(addr = ?listener.local_addr().ok(), data_dir = %config.data_dir.display(), "toolgate serving");
+    tonic::transport::Server::builder()
+        .add_service(health)
+        .add_service(reflection)
+        .add_service(admin)
+        .add_service(gateway)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .await?;
+    Ok(())
+}

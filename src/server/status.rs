@@ -1,0 +1,32 @@
+//! The one place errors become `tonic::Status`: an exhaustive match, so no new variant slips through unmapped.
+
+use crate::registry::{RegistryError, StoreError};
+use tonic::{Code, Status};
+
+/// Failures of a request itself. Tool-level failures are `ToolMessage`s, never these.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error("{0}")]
+    BadRequest(String),
+}
+
+impl From<ServiceError> for Status {
+    fn from(err: ServiceError) -> Status {
+        let code = match &err {
+            ServiceError::BadRequest(_) => Code::InvalidArgument,
+            ServiceError::Registry(e) => match e {
+                RegistryError::Spec(_) => Code::InvalidArgument,
+                RegistryError::NotFound { .. } => Code::NotFound,
+                RegistryError::Store(s) => match s {
+                    StoreError::Db(_) | StoreError::Corrupt { .. } | StoreError::Dir { .. } => Code::Internal,
+                },
+            },
+        };
+        if code == Code::Internal {
+            tracing::error!(error = %err, "internal error");
+        }
+        Status::new(code, err.to_string())
+    }
+}
