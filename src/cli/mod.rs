@@ -34,7 +34,7 @@ enum Command {
 #[derive(Debug, Clone, clap::Args)]
 struct ServerArg {
     /// The gateway's address.
-    #[arg(long, env = "TOOLGATE_SERVER", default_value = "http://127.0.0.1:50051")]
+    #[arg(long, global = true, env = "TOOLGATE_SERVER", default_value = "http://127.0.0.1:50051")]
     server: String,
 }
 
@@ -71,7 +71,8 @@ pub fn main(cli: Cli) -> ExitCode {
 
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).try_init();
 }
 
 fn status_text(status: tonic::Status) -> String {

@@ -4,7 +4,7 @@ use super::{ServerArg, status_text};
 use crate::pb::v1::{self as pb, tool_registry_client::ToolRegistryClient};
 use crate::registry::{Backend, HttpBackend, ToolSpec};
 use crate::server::convert::{spec_from_proto, spec_to_proto};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -106,11 +106,7 @@ pub async fn run(args: ToolsArgs) -> Result<(), String> {
 }
 
 fn spec_json(tool: pb::ToolSpec) -> Result<Value, String> {
-    let spec = spec_from_proto(tool)?;
-    let version = spec.version;
-    let mut value = serde_json::to_value(spec).expect("a ToolSpec serializes");
-    value["version"] = json!(version);
-    Ok(value)
+    Ok(serde_json::to_value(spec_from_proto(tool)?).expect("a ToolSpec serializes"))
 }
 
 /// Reads one file: TOML by extension, JSON otherwise; a single definition or an array of them.
@@ -149,6 +145,7 @@ fn spec_of(mut item: Value) -> Result<ToolSpec, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn recognises_the_three_shapes() {

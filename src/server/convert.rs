@@ -49,7 +49,8 @@ pub fn spec_from_proto(spec: pb::ToolSpec) -> Result<ToolSpec, String> {
         review: Review { required: spec.review.is_some_and(|r| r.required) },
         tenant: spec.tenant,
         labels: spec.labels.into_iter().collect(),
-        version: 0,
+        // Output only: the registry sets it on registration.
+        version: spec.version,
     })
 }
 

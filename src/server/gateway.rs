@@ -77,6 +77,9 @@ impl ToolGateway for GatewayService {
     }
 }
 
+/// The most the gateway keeps back from a caller's deadline to send its answer.
+const DEADLINE_MARGIN: Duration = Duration::from_millis(100);
+
 /// The caller's deadline, from the `grpc-timeout` header (`<digits><unit>`, unit one of H M S m u n).
 fn deadline_of(metadata: &MetadataMap) -> Option<Instant> {
     let text = metadata.get("grpc-timeout")?.to_str().ok()?;
@@ -91,5 +94,7 @@ fn deadline_of(metadata: &MetadataMap) -> Option<Instant> {
         "n" => Duration::from_nanos(n),
         _ => return None,
     };
-    Instant::now().checked_add(timeout)
+    // Answer a little early: a message that arrives after the caller gave up is lost.
+    let margin = (timeout / 5).min(DEADLINE_MARGIN);
+    Instant::now().checked_add(timeout - margin)
 }

@@ -25,6 +25,8 @@ pub enum ServeError {
     StaticTool { name: String, source: crate::registry::RegistryError },
     #[error("reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    #[error("listener: {0}")]
+    Listener(String),
     #[error("transport: {0}")]
     Transport(#[from] tonic::transport::Error),
 }
@@ -60,7 +62,8 @@ pub async fn run(
         .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
-    tracing::info!(addr = ?listener.local_addr().ok(), data_dir = %config.data_dir.display(), "toolgate serving");
+    let addr = listener.local_addr().map_err(|e| ServeError::Listener(e.to_string()))?;
+    tracing::info!(%addr, data_dir = %config.data_dir.display(), "toolgate serving");
     tonic::transport::Server::builder()
         .add_service(health)
         .add_service(reflection)

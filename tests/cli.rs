@@ -1,0 +1,118 @@
+//! The `toolgate` binary: client commands against a real gateway, and the offline `repair` on the BFCL corpus.
+
+mod common;
+
+use common::backends::{Runtime, start_runtime};
+use common::{start_gateway, temp_config};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::process::Stdio;
+use tokio::io::AsyncWriteExt;
+
+const BIN: &str = env!("CARGO_BIN_EXE_toolgate");
+
+/// Runs the binary; returns stdout, failing the test with stderr if it exits non-zero.
+async fn toolgate(args: &[&str]) -> String {
+    let out = tokio::process::Command::new(BIN).args(args).output().await.expect("the toolgate binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "toolgate {args:?} failed: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn register_call_list_and_delete_from_the_command_line() {
+    let (dir, config) = temp_config();
+    let gw = start_gateway(config).await;
+    let server = format!("http://{}", gw.addr);
+    let target = start_runtime(Runtime::default()).await;
+    let schema = json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
+    let spec = dir.path().join("weather.json");
+    let spec_json = json!({"name": "get_weather", "description": "d", "input_schema": schema, "backend": {"grpc": {"target": target}}});
+    std::fs::write(&spec, spec_json.to_string()).unwrap();
+    let openai = dir.path().join("openai.json");
+    let openai_json = json!({"type": "function", "function": {"name": "get_time", "description": "t", "parameters": {"type": "object"}}});
+    std::fs::write(&openai, openai_json.to_string()).unwrap();
+    let toml_spec = dir.path().join("mcp.toml");
+    std::fs::write(&toml_spec, "name = \"search.docs\"\ndescription = \"s\"\ninputSchema = { type = \"object\" }\n")
+        .unwrap();
+
+    let out = toolgate(&["tools", "register", spec.to_str().unwrap(), "--server", &server]).await;
+    assert_eq!(out, "registered get_weather (version 1)\n");
+    let files = [openai.to_str().unwrap(), toml_spec.to_str().unwrap()];
+    let out = toolgate(&["tools", "register", files[0], files[1], "--grpc", &target, "--server", &server]).await;
+    assert_eq!(out, "registered get_time (version 1)\nregistered search.docs (version 1)\n");
+
+    let out = toolgate(&["call", "get_weather", r#"{"city": "Oslo"}"#, "--user", "u1", "--server", &server]).await;
+    let message: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((&message["status"], &message["content"]), (&json!("SUCCESS"), &json!(r#"{"city": "Oslo"}"#)));
+    let out = toolgate(&["call", "get_weathr", "{}", "--server", &server]).await;
+    let message: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(message["error"]["kind"], "TOOL_NOT_FOUND");
+    assert_eq!(message["error"]["suggestions"], json!(["get_weather"]));
+
+    let out = toolgate(&["definitions", "--format", "openai", "--server", &server]).await;
+    let defs: Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<_> = defs.as_array().unwrap().iter().map(|d| d["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["get_time", "get_weather", "search_docs"]);
+
+    let listed: Value = serde_json::from_str(&toolgate(&["tools", "list", "--server", &server]).await).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 3);
+    let got: Value =
+        serde_json::from_str(&toolgate(&["tools", "get", "get_weather", "--server", &server]).await).unwrap();
+    assert_eq!((&got["input_schema"], &got["version"]), (&schema, &json!(1)));
+    assert_eq!(toolgate(&["tools", "delete", "get_time", "--server", &server]).await, "deleted get_time\n");
+
+    let out = tokio::process::Command::new(BIN)
+        .args(["tools", "get", "get_time", "--server", &server])
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NotFound"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `toolgate repair` on the 3,200 real calls: every valid call passes through unchanged, and every name
+/// variant that differs only by case or separators resolves (figures as in `score_repair.py`).
+#[tokio::test]
+async fn repair_passes_every_valid_corpus_call_through_unchanged() {
+    let corpus = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bfcl/dev.jsonl")).unwrap();
+    let mut child =
+        tokio::process::Command::new(BIN).arg("repair").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = corpus.clone();
+    let writer = tokio::spawn(async move { stdin.write_all(input.as_bytes()).await });
+    let out = child.wait_with_output().await.unwrap();
+    writer.await.unwrap().unwrap();
+    assert!(out.status.success());
+    let answers: HashMap<String, Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|v| (v["id"].as_str().unwrap().to_owned(), v))
+        .collect();
+
+    let mut counts: HashMap<(String, String), usize> = HashMap::new();
+    let (mut valid, mut passed) = (0, 0);
+    for line in corpus.lines() {
+        let rec: Value = serde_json::from_str(line).unwrap();
+        let answer = &answers[rec["id"].as_str().unwrap()];
+        let kind = rec["kind"].as_str().unwrap().to_owned();
+        *counts.entry((kind.clone(), answer["status"].as_str().unwrap().to_owned())).or_default() += 1;
+        if kind == "valid" {
+            valid += 1;
+            let before: Value = serde_json::from_str(rec["call"]["arguments"].as_str().unwrap()).unwrap();
+            let same =
+                answer["status"] == "valid" && answer["tool"] == rec["expect"]["tool"] && answer["arguments"] == before;
+            passed += usize::from(same);
+        }
+    }
+    assert_eq!(answers.len(), 3200, "one answer per input line");
+    assert_eq!((valid, passed), (2126, 2126), "pass_through must be 100%");
+    let count = |kind: &str, status: &str| counts.get(&(kind.to_owned(), status.to_owned())).copied().unwrap_or(0);
+    assert_eq!(count("unknown_name", "unknown_tool"), 69, "no unknown name is guessed");
+    assert_eq!(count("invalid", "repaired") + count("invalid", "valid"), 0, "argument repair is not in this version");
+    // A dotted name called with `_` is the provider-safe name the gateway itself hands out: resolved, not repaired.
+    assert_eq!(count("name_variant", "valid"), 415, "{counts:?}");
+    assert_eq!(count("name_variant", "repaired"), 163, "{counts:?}");
+    assert_eq!(count("name_variant", "invalid"), 38, "name resolved, arguments still break the schema");
+}

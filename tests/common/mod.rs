@@ -1,0 +1,104 @@
+//! Shared test harness: the real gateway on 127.0.0.1:0, a real ToolRuntime gRPC server and a real HTTP server.
+#![allow(dead_code)]
+
+pub mod backends;
+
+use serde_json::Value;
+use std::net::SocketAddr;
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tonic::transport::Channel;
+use toolgate::Config;
+use toolgate::pb::v1::{self as pb, tool_gateway_client::ToolGatewayClient, tool_registry_client::ToolRegistryClient};
+use toolgate::registry::ToolSpec;
+use toolgate::server::convert::spec_to_proto;
+
+/// A running gateway with connected clients. Dropping it without `stop` just aborts the server.
+pub struct Gateway {
+    pub addr: SocketAddr,
+    pub gateway: ToolGatewayClient<Channel>,
+    pub registry: ToolRegistryClient<Channel>,
+    shutdown: Option<oneshot::Sender<()>>,
+    handle: JoinHandle<Result<(), toolgate::server::ServeError>>,
+}
+
+/// A fresh data directory and the default config pointing at it.
+pub fn temp_config() -> (TempDir, Config) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let config = Config { data_dir: dir.path().to_path_buf(), ..Config::default() };
+    (dir, config)
+}
+
+pub async fn start_gateway(config: Config) -> Gateway {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = oneshot::channel::<()>();
+    let handle = tokio::spawn(toolgate::run(listener, config, async {
+        let _ = rx.await;
+    }));
+    let channel = connect(addr).await;
+    Gateway {
+        addr,
+        gateway: ToolGatewayClient::new(channel.clone()),
+        registry: ToolRegistryClient::new(channel),
+        shutdown: Some(tx),
+        handle,
+    }
+}
+
+/// Connects, retrying while the server task starts (it binds before spawning, so this is quick).
+pub async fn connect(addr: SocketAddr) -> Channel {
+    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap();
+    for _ in 0..100 {
+        if let Ok(channel) = endpoint.connect().await {
+            return channel;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the gateway at {addr} never accepted a connection");
+}
+
+impl Gateway {
+    /// Shuts the server down gracefully and waits until the store is closed.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        drop(self.gateway);
+        drop(self.registry);
+        self.handle.await.expect("server task").expect("server ran cleanly");
+    }
+
+    /// Registers a spec written as JSON in the snake_case spec-file form.
+    pub async fn register(&mut self, spec: Value) -> Result<pb::ToolSpec, tonic::Status> {
+        let spec: ToolSpec = serde_json::from_value(spec).expect("a test spec parses");
+        let request = pb::RegisterToolRequest { spec: Some(spec_to_proto(&spec)) };
+        Ok(self.registry.register_tool(request).await?.into_inner().tool.expect("a registered tool"))
+    }
+
+    pub async fn call(&mut self, name: &str, arguments: &str) -> pb::ToolMessage {
+        self.call_as(name, arguments, pb::CallContext::default()).await
+    }
+
+    pub async fn call_as(&mut self, name: &str, arguments: &str, context: pb::CallContext) -> pb::ToolMessage {
+        let call = pb::ToolCall { id: format!("call-{name}"), name: name.into(), arguments: arguments.into() };
+        let request = pb::ExecuteRequest { call: Some(call), context: Some(context) };
+        let response = self.gateway.execute(request).await.expect("Execute answers with a message, never a status");
+        response.into_inner().message.expect("a message")
+    }
+}
+
+pub fn status_of(m: &pb::ToolMessage) -> pb::ToolStatus {
+    pb::ToolStatus::try_from(m.status).unwrap()
+}
+
+/// The error kind of a message, `Unspecified` for a success.
+pub fn kind_of(m: &pb::ToolMessage) -> pb::ErrorKind {
+    m.error.as_ref().map_or(pb::ErrorKind::Unspecified, |e| pb::ErrorKind::try_from(e.kind).unwrap())
+}
+
+/// A minimal object schema with one required string `city`.
+pub fn city_schema() -> Value {
+    serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": false})
+}
