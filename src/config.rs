@@ -184,4 +184,11 @@ mod tests {
         .unwrap();
         assert_eq!(raw.tools[0].name, "get_weather");
     }
+
+    #[test]
+    fn the_example_config_loads() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/toolgate.toml");
+        let config = Config::load(Some(&path), Overrides::default()).unwrap();
+        assert_eq!((config.listen.port(), config.tools.len()), (50051, 1));
+    }
 }

@@ -261,3 +261,38 @@ async fn health_and_reflection_are_served_on_the_same_port() {
         assert!(text.contains(service), "{service} is not listed: {text}");
     }
 }
+
+#[tokio::test]
+async fn a_tool_of_another_tenant_is_indistinguishable_from_a_missing_one() {
+    let (_dir, config) = temp_config();
+    let mut gw = start_gateway(config).await;
+    let target = start_runtime(Runtime::default()).await;
+    let mut private = spec("acme_billing", &target);
+    private["tenant"] = json!("acme");
+    gw.register(private).await.unwrap();
+    gw.register(spec("get_weather", &target)).await.unwrap();
+    let ctx = |tenant: &str| pb::CallContext { tenant: tenant.into(), ..Default::default() };
+
+    let own = gw.call_as("acme_billing", r#"{"city": "Oslo"}"#, ctx("acme")).await;
+    assert_eq!(status_of(&own), ToolStatus::Success, "{own:?}");
+    let shared = gw.call_as("get_weather", r#"{"city": "Oslo"}"#, ctx("acme")).await;
+    assert_eq!(status_of(&shared), ToolStatus::Success, "shared tools serve every tenant");
+
+    let other = gw.call_as("acme_billing", r#"{"city": "Oslo"}"#, ctx("globex")).await;
+    let missing = gw.call_as("acme_billinx", r#"{"city": "Oslo"}"#, ctx("globex")).await;
+    assert_eq!(kind_of(&other), K::ToolNotFound);
+    assert_eq!(other.content, "Error: acme_billing is not a valid tool.", "never suggested");
+    assert_eq!(missing.content, "Error: acme_billinx is not a valid tool.");
+    let variant = gw.call_as("ACME-BILLING", "{}", ctx("globex")).await;
+    assert_eq!(kind_of(&variant), K::ToolNotFound, "not reachable through a name variant either");
+
+    let request = |tenant: &str| pb::ListToolDefinitionsRequest {
+        context: Some(ctx(tenant)),
+        format: pb::DefinitionFormat::Mcp.into(),
+    };
+    let names = |defs: Vec<pb::ToolDefinition>| defs.into_iter().map(|d| d.tool).collect::<Vec<_>>();
+    let globex = gw.gateway.list_tool_definitions(request("globex")).await.unwrap().into_inner().definitions;
+    assert_eq!(names(globex), ["get_weather"]);
+    let acme = gw.gateway.list_tool_definitions(request("acme")).await.unwrap().into_inner().definitions;
+    assert_eq!(names(acme), ["get_weather", "acme_billing"], "shared tools first, then the tenant's own");
+}

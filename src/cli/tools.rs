@@ -161,4 +161,12 @@ mod tests {
         }
         assert!(spec_of(json!({"name": "x"})).unwrap_err().contains("not a ToolSpec"));
     }
+
+    #[test]
+    fn the_example_spec_compiles() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/tools/get_weather.json");
+        let spec = read_specs(&path).unwrap().remove(0);
+        let documents = crate::registry::SchemaDocuments::default();
+        assert!(crate::registry::CompiledTool::compile(spec, &documents).is_ok());
+    }
 }

@@ -108,4 +108,12 @@ mod tests {
         check(&cat, "other", "secret_tol", Err(vec![]));
         check(&cat, "acme", "secret_tool", Ok(("secret_tool", false)));
     }
+
+    #[test]
+    fn a_tenants_own_tool_shadows_a_shared_one() {
+        let cat = catalog(&[("", "get_time"), ("acme", "get_time")]);
+        let owner = |tenant: &str| resolve_tool(&cat, tenant, "get_time").unwrap().tool.spec.tenant.clone();
+        assert_eq!((owner("acme"), owner("other"), owner("")), ("acme".into(), String::new(), String::new()));
+        assert_eq!(cat.visible("acme").count(), 1, "listed once");
+    }
 }

@@ -36,9 +36,17 @@ impl Catalog {
         &self.tools
     }
 
-    /// The tools a caller of `tenant` may see: its own and the shared ones.
+    /// The tools a caller of `tenant` may see: its own, and the shared ones its own do not shadow.
     pub fn visible<'a>(&'a self, tenant: &'a str) -> impl Iterator<Item = &'a Arc<CompiledTool>> + 'a {
-        self.tools.iter().filter(move |t| is_visible(t, tenant))
+        self.tools.iter().filter(move |t| self.is_visible(t, tenant))
+    }
+
+    /// A tool is visible to its own tenant; a shared tool to everyone, unless the tenant has its own of that name.
+    fn is_visible(&self, tool: &CompiledTool, tenant: &str) -> bool {
+        match tool.spec.tenant.as_str() {
+            "" => tenant.is_empty() || self.get(tenant, &tool.spec.name).is_none(),
+            owner => owner == tenant,
+        }
     }
 
     /// The tool registered under exactly `name` for `tenant`, not counting shared ones.
@@ -75,15 +83,6 @@ impl Catalog {
         tenant: &str,
         key: &str,
     ) -> Vec<&'a Arc<CompiledTool>> {
-        let found: Vec<_> = self.lookup(index, key).filter(|t| is_visible(t, tenant)).collect();
-        // A tenant's own tool shadows a shared tool of the same name.
-        let own: Vec<_> = found.iter().copied().filter(|t| !t.spec.tenant.is_empty()).collect();
-        let shadowed =
-            |t: &&Arc<CompiledTool>| t.spec.tenant.is_empty() && own.iter().any(|o| o.spec.name == t.spec.name);
-        found.iter().copied().filter(|t| !shadowed(t)).collect()
+        self.lookup(index, key).filter(|t| self.is_visible(t, tenant)).collect()
     }
-}
-
-fn is_visible(tool: &CompiledTool, tenant: &str) -> bool {
-    tool.spec.tenant.is_empty() || tool.spec.tenant == tenant
 }

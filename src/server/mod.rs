@@ -15,7 +15,7 @@ use crate::registry::{RedbStore, Registry};
 use std::future::Future;
 use std::sync::Arc;
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::server::TcpIncoming;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -69,7 +69,9 @@ pub async fn run(
         .add_service(reflection)
         .add_service(admin)
         .add_service(gateway)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        // tonic applies its own TCP_NODELAY only to listeners it binds: without it, Nagle and delayed ACKs stall
+        // about a third of calls by 40 ms.
+        .serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), shutdown)
         .await?;
     Ok(())
 }

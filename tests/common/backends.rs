@@ -74,7 +74,7 @@ pub async fn start_runtime(runtime: Runtime) -> String {
     tokio::spawn(
         tonic::transport::Server::builder()
             .add_service(ToolRuntimeServer::new(runtime))
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true))),
     );
     format!("http://{addr}")
 }

@@ -1,0 +1,159 @@
+//! Micro-benchmarks of the pure call pipeline (resolve, parse, validate) and of tool compilation, on the BFCL dev corpus.
+//!
+//! Run: `cargo bench --bench pipeline -- --warm-up-time 1 --measurement-time 3`.
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::hint::black_box;
+use std::sync::Arc;
+use toolgate::pipeline::{CallContext, CallError, ParseLimits, ToolCall, prepare, resolve_tool};
+use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bfcl/dev.jsonl");
+/// A valid call whose tool has a nested object property (`budget: {min, max}`).
+const VALID_ID: &str = "claude-3-5-sonnet-20240620-FC/multiple_function_8/0";
+/// A call whose array items miss an enum (`"pet-friendly"` for `"Pet-friendly"`).
+const INVALID_ID: &str = "Nexusflow-Raven-v2/multiple_function_48/0";
+/// How many distinct tools the resolve benchmark's catalog holds.
+const RESOLVE_TOOLS: usize = 100;
+
+#[derive(Deserialize)]
+struct Line {
+    id: String,
+    kind: String,
+    tools: Vec<CorpusTool>,
+    call: CorpusCall,
+}
+
+#[derive(Deserialize, Clone)]
+struct CorpusTool {
+    name: String,
+    #[serde(default)]
+    description: String,
+    input_schema: Value,
+}
+
+#[derive(Deserialize)]
+struct CorpusCall {
+    name: String,
+    arguments: String,
+}
+
+/// One corpus line made ready for `prepare`: its own catalog and its call.
+struct Case {
+    catalog: Catalog,
+    call: ToolCall,
+}
+
+fn load_corpus() -> Vec<Line> {
+    let text = std::fs::read_to_string(CORPUS).unwrap_or_else(|e| panic!("reading {CORPUS}: {e}"));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("a corpus line does not parse: {e}")))
+        .collect()
+}
+
+fn spec_of(tool: &CorpusTool) -> ToolSpec {
+    ToolSpec::offline(&tool.name, &tool.description, tool.input_schema.clone())
+}
+
+fn compile(tool: &CorpusTool) -> Option<Arc<CompiledTool>> {
+    CompiledTool::compile(spec_of(tool), &SchemaDocuments::default()).ok().map(Arc::new)
+}
+
+/// Tools that do not compile are left out, as the registry would refuse them.
+fn case_of(line: &Line) -> Case {
+    let catalog = Catalog::new(line.tools.iter().filter_map(compile).collect());
+    let call = ToolCall { id: line.id.clone(), name: line.call.name.clone(), arguments: line.call.arguments.clone() };
+    Case { catalog, call }
+}
+
+fn line<'a>(corpus: &'a [Line], id: &str, kind: &str) -> &'a Line {
+    let found = corpus.iter().find(|l| l.id == id).unwrap_or_else(|| panic!("corpus line {id:?} is missing"));
+    assert_eq!(found.kind, kind, "corpus line {id:?} changed kind");
+    found
+}
+
+fn bench_prepare(c: &mut Criterion, corpus: &[Line]) {
+    let ctx = CallContext::default();
+    let limits = ParseLimits::default();
+    let valid = case_of(line(corpus, VALID_ID, "valid"));
+    let invalid = case_of(line(corpus, INVALID_ID, "invalid"));
+    assert!(prepare(&valid.catalog, &valid.call, &ctx, limits).is_ok(), "the valid call must prepare");
+    let rejected = prepare(&invalid.catalog, &invalid.call, &ctx, limits).expect_err("the invalid call must fail");
+    assert!(matches!(rejected.error, CallError::Invalid(_)), "the invalid call must fail validation");
+
+    let cases: Vec<Case> = corpus.iter().map(case_of).collect();
+    let accepted = cases.iter().filter(|k| prepare(&k.catalog, &k.call, &ctx, limits).is_ok()).count();
+    eprintln!("corpus: {} calls, {accepted} prepared, {} rejected", cases.len(), cases.len() - accepted);
+
+    let mut group = c.benchmark_group("prepare");
+    group.bench_function("valid_call", |b| {
+        b.iter(|| prepare(black_box(&valid.catalog), black_box(&valid.call), &ctx, limits))
+    });
+    group.bench_function("invalid_call", |b| {
+        b.iter(|| prepare(black_box(&invalid.catalog), black_box(&invalid.call), &ctx, limits))
+    });
+    // One iteration is the whole corpus: keep the sample count low so a short measurement time suffices.
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(cases.len() as u64));
+    group.bench_function(format!("corpus_{}", cases.len()), |b| {
+        b.iter(|| {
+            let ok = cases.iter().filter(|k| prepare(&k.catalog, black_box(&k.call), &ctx, limits).is_ok()).count();
+            black_box(ok)
+        })
+    });
+    group.finish();
+}
+
+/// The first `RESOLVE_TOOLS` distinct, compilable tools of the corpus.
+fn distinct_tools(corpus: &[Line]) -> Vec<Arc<CompiledTool>> {
+    let mut seen = HashSet::new();
+    let fresh = corpus.iter().flat_map(|l| &l.tools).filter(|t| seen.insert(t.name.clone()));
+    fresh.filter_map(compile).take(RESOLVE_TOOLS).collect()
+}
+
+/// A name the model might write: upper case, with `-` for `_`.
+fn variant_of(name: &str) -> String {
+    name.to_uppercase().replace('_', "-")
+}
+
+fn bench_resolve(c: &mut Criterion, corpus: &[Line]) {
+    let tools = distinct_tools(corpus);
+    assert_eq!(tools.len(), RESOLVE_TOOLS, "the corpus holds fewer distinct tools than expected");
+    let target = tools.iter().map(|t| &t.spec.name).find(|n| n.contains('_')).expect("a tool name with '_'");
+    let name = variant_of(target);
+    let catalog = Catalog::new(tools.clone());
+    let resolved = resolve_tool(&catalog, "", &name).expect("the variant resolves");
+    assert_eq!(&resolved.tool.spec.name, target);
+    assert!(resolved.repair.is_some(), "the variant must take the normalized path");
+    eprintln!("resolve: {name:?} -> {target:?} among {} tools", catalog.all().len());
+
+    c.bench_function("resolve/normalized_name", |b| b.iter(|| resolve_tool(black_box(&catalog), "", black_box(&name))));
+}
+
+fn bench_compile(c: &mut Criterion, corpus: &[Line]) {
+    let valid = line(corpus, VALID_ID, "valid");
+    let tool = valid.tools.iter().find(|t| t.name == valid.call.name).expect("the called tool");
+    let documents = SchemaDocuments::default();
+    assert!(CompiledTool::compile(spec_of(tool), &documents).is_ok(), "the tool must compile");
+    c.bench_function("compile/schema", |b| {
+        b.iter_batched(
+            || spec_of(tool),
+            |spec| CompiledTool::compile(spec, black_box(&documents)),
+            BatchSize::SmallInput,
+        )
+    });
+}
+
+fn benches(c: &mut Criterion) {
+    let corpus = load_corpus();
+    bench_prepare(c, &corpus);
+    bench_resolve(c, &corpus);
+    bench_compile(c, &corpus);
+}
+
+criterion_group!(pipeline, benches);
+criterion_main!(pipeline);
