@@ -62,11 +62,11 @@ impl Registry {
     pub async fn register(&self, mut spec: ToolSpec) -> Result<(Arc<CompiledTool>, bool), RegistryError> {
         let _writer = self.writer.lock().await;
         let previous = self.catalog().get(&spec.tenant, &spec.name).cloned();
-        if spec.backend.is_none() {
-            return Err(SpecError::Backend("is required: one of grpc, http".into()).into());
-        }
         spec.version = previous.as_ref().map_or(1, |p| p.spec.version + 1);
         let tool = Arc::new(CompiledTool::compile(spec, &self.documents)?);
+        if tool.spec.backend.is_none() {
+            return Err(SpecError::Backend("is required: one of grpc, http".into()).into());
+        }
         let store = Arc::clone(&self.store);
         let stored = tool.spec.clone();
         run_blocking(move || store.put(&stored)).await?;
