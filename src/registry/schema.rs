@@ -19,14 +19,6 @@ impl SchemaDocuments {
     pub fn new(docs: HashMap<String, Value>) -> Self {
         Self { docs: Arc::new(docs) }
     }
-
-    pub fn len(&self) -> usize {
-        self.docs.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.docs.is_empty()
-    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
