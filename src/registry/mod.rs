@@ -77,13 +77,11 @@ impl Registry {
         Ok((tool, previous.is_none()))
     }
 
-    /// Registers statically declared tools, leaving alone those already stored with the same definition.
-    pub async fn register_static(&self, specs: Vec<ToolSpec>) -> Result<(), RegistryError> {
-        for spec in specs {
-            let current = self.catalog().get(&spec.tenant, &spec.name).cloned();
-            if current.is_some_and(|c| spec.same_definition(&c.spec)) {
-                continue;
-            }
+    /// Registers a statically declared tool, unless it is already stored with the same definition,
+    /// so restarting on an unchanged config keeps every version.
+    pub async fn register_unless_unchanged(&self, spec: ToolSpec) -> Result<(), RegistryError> {
+        let current = self.catalog().get(&spec.tenant, &spec.name).cloned();
+        if !current.is_some_and(|c| spec.same_definition(&c.spec)) {
             self.register(spec).await?;
         }
         Ok(())

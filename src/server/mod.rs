@@ -41,7 +41,7 @@ pub async fn run(
     let registry = Arc::new(Registry::open(Arc::new(store), config.documents.clone())?);
     for spec in config.tools.clone() {
         let name = spec.name.clone();
-        registry.register_static(vec![spec]).await.map_err(|source| ServeError::StaticTool { name, source })?;
+        registry.register_unless_unchanged(spec).await.map_err(|source| ServeError::StaticTool { name, source })?;
     }
     let settings = ExecSettings {
         parse_limits: config.parse_limits,
