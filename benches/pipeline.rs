@@ -1,4 +1,5 @@
-//! Micro-benchmarks of the pure call pipeline (resolve, parse, validate) and of tool compilation, on the BFCL dev corpus.
+//! Micro-benchmarks of the pure call pipeline (resolve, parse, repair, validate) and of tool compilation, on the
+//! BFCL dev corpus.
 //!
 //! Run: `cargo bench --bench pipeline -- --warm-up-time 1 --measurement-time 3`.
 
@@ -8,14 +9,16 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::sync::Arc;
-use toolgate::pipeline::{CallContext, CallError, ParseLimits, ToolCall, prepare, resolve_tool};
+use toolgate::pipeline::{CallContext, CallError, PrepareOptions, RepairSettings, ToolCall, prepare, resolve_tool};
 use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bfcl/dev.jsonl");
 /// A valid call whose tool has a nested object property (`budget: {min, max}`).
 const VALID_ID: &str = "claude-3-5-sonnet-20240620-FC/multiple_function_8/0";
-/// A call whose array items miss an enum (`"pet-friendly"` for `"Pet-friendly"`).
+/// A call whose array items miss an enum (`"disabled access facilities"`): refused after a repair attempt.
 const INVALID_ID: &str = "Nexusflow-Raven-v2/multiple_function_48/0";
+/// A typical small call that repair fixes: `"include_description": "true"` for a boolean.
+const REPAIRED_ID: &str = "claude-3-5-sonnet-20240620/parallel_function_109/0";
 /// How many distinct tools the resolve benchmark's catalog holds.
 const RESOLVE_TOOLS: usize = 100;
 
@@ -77,31 +80,47 @@ fn line<'a>(corpus: &'a [Line], id: &str, kind: &str) -> &'a Line {
 }
 
 fn bench_prepare(c: &mut Criterion, corpus: &[Line]) {
-    let ctx = CallContext::default();
-    let limits = ParseLimits::default();
+    let (ctx, opts) = (CallContext::default(), PrepareOptions::default());
     let valid = case_of(line(corpus, VALID_ID, "valid"));
     let invalid = case_of(line(corpus, INVALID_ID, "invalid"));
-    assert!(prepare(&valid.catalog, &valid.call, &ctx, limits).is_ok(), "the valid call must prepare");
-    let rejected = prepare(&invalid.catalog, &invalid.call, &ctx, limits).expect_err("the invalid call must fail");
+    let repaired = case_of(line(corpus, REPAIRED_ID, "invalid"));
+    let prepared = prepare(&valid.catalog, &valid.call, &ctx, &opts).expect("the valid call must prepare");
+    assert!(prepared.repairs.is_empty(), "the valid call passes through");
+    let rejected = prepare(&invalid.catalog, &invalid.call, &ctx, &opts).expect_err("the invalid call must fail");
     assert!(matches!(rejected.error, CallError::Invalid(_)), "the invalid call must fail validation");
+    let fixed = prepare(&repaired.catalog, &repaired.call, &ctx, &opts).expect("the repairable call is repaired");
+    assert_eq!(fixed.repairs.len(), 1, "one repair: {:?}", fixed.repairs);
 
     let cases: Vec<Case> = corpus.iter().map(case_of).collect();
-    let accepted = cases.iter().filter(|k| prepare(&k.catalog, &k.call, &ctx, limits).is_ok()).count();
+    let accepted = cases.iter().filter(|k| prepare(&k.catalog, &k.call, &ctx, &opts).is_ok()).count();
     eprintln!("corpus: {} calls, {accepted} prepared, {} rejected", cases.len(), cases.len() - accepted);
 
     let mut group = c.benchmark_group("prepare");
-    group.bench_function("valid_call", |b| {
-        b.iter(|| prepare(black_box(&valid.catalog), black_box(&valid.call), &ctx, limits))
+    // The baseline a gateway without repair pays: parse the text, validate the value.
+    let validate_only = |case: &Case| {
+        let tool = Arc::clone(case.catalog.all().iter().find(|t| t.spec.name == case.call.name).unwrap());
+        move |text: &str| tool.validator.is_valid(&serde_json::from_str::<Value>(text).unwrap())
+    };
+    let (valid_check, repaired_check) = (validate_only(&valid), validate_only(&repaired));
+    group.bench_function("validate_only/valid_call", |b| b.iter(|| valid_check(black_box(&valid.call.arguments))));
+    group.bench_function("pass_through/valid_call", |b| {
+        b.iter(|| prepare(black_box(&valid.catalog), black_box(&valid.call), &ctx, &opts))
     });
-    group.bench_function("invalid_call", |b| {
-        b.iter(|| prepare(black_box(&invalid.catalog), black_box(&invalid.call), &ctx, limits))
+    group.bench_function("validate_only/repairable_call", |b| {
+        b.iter(|| repaired_check(black_box(&repaired.call.arguments)))
+    });
+    group.bench_function("repair_validate/repairable_call", |b| {
+        b.iter(|| prepare(black_box(&repaired.catalog), black_box(&repaired.call), &ctx, &opts))
+    });
+    group.bench_function("refused/invalid_call", |b| {
+        b.iter(|| prepare(black_box(&invalid.catalog), black_box(&invalid.call), &ctx, &opts))
     });
     // One iteration is the whole corpus: keep the sample count low so a short measurement time suffices.
     group.sample_size(10);
     group.throughput(Throughput::Elements(cases.len() as u64));
     group.bench_function(format!("corpus_{}", cases.len()), |b| {
         b.iter(|| {
-            let ok = cases.iter().filter(|k| prepare(&k.catalog, black_box(&k.call), &ctx, limits).is_ok()).count();
+            let ok = cases.iter().filter(|k| prepare(&k.catalog, black_box(&k.call), &ctx, &opts).is_ok()).count();
             black_box(ok)
         })
     });
@@ -126,12 +145,15 @@ fn bench_resolve(c: &mut Criterion, corpus: &[Line]) {
     let target = tools.iter().map(|t| &t.spec.name).find(|n| n.contains('_')).expect("a tool name with '_'");
     let name = variant_of(target);
     let catalog = Catalog::new(tools.clone());
-    let resolved = resolve_tool(&catalog, "", &name).expect("the variant resolves");
+    let settings = RepairSettings::default();
+    let resolved = resolve_tool(&catalog, "", &name, settings).expect("the variant resolves");
     assert_eq!(&resolved.tool.spec.name, target);
-    assert!(resolved.repair.is_some(), "the variant must take the normalized path");
+    assert!(!resolved.repairs.is_empty(), "the variant must take the normalized path");
     eprintln!("resolve: {name:?} -> {target:?} among {} tools", catalog.all().len());
 
-    c.bench_function("resolve/normalized_name", |b| b.iter(|| resolve_tool(black_box(&catalog), "", black_box(&name))));
+    c.bench_function("resolve/normalized_name", |b| {
+        b.iter(|| resolve_tool(black_box(&catalog), "", black_box(&name), settings))
+    });
 }
 
 fn bench_compile(c: &mut Criterion, corpus: &[Line]) {

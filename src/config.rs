@@ -1,7 +1,7 @@
 //! Configuration: the TOML file (`RawConfig`, unknown fields refused) layered under flags and environment,
 //! validated into `Config`.
 
-use crate::pipeline::{Messages, ParseLimits};
+use crate::pipeline::{Messages, ParseLimits, RepairSettings};
 use crate::registry::{SchemaDocuments, ToolSpec};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
@@ -28,6 +28,8 @@ pub struct RawConfig {
     pub data_dir: Option<PathBuf>,
     #[serde(default)]
     pub limits: RawLimits,
+    #[serde(default)]
+    pub repair: RawRepair,
     /// Templates of the model-facing error text.
     #[serde(default)]
     pub messages: Messages,
@@ -53,6 +55,15 @@ pub struct RawLimits {
     pub connect_timeout_ms: Option<u64>,
 }
 
+/// `[repair]`: argument repair for every tool (a tool's own `repair.enabled` wins), and rules turned off by name.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRepair {
+    pub enabled: Option<bool>,
+    #[serde(default)]
+    pub disabled_rules: Vec<String>,
+}
+
 /// Flags and environment variables, which win over the file.
 #[derive(Debug, Default, Clone)]
 pub struct Overrides {
@@ -68,6 +79,7 @@ pub struct Config {
     /// Bounds a whole gRPC request; larger ones are refused before decoding.
     pub max_request_bytes: usize,
     pub parse_limits: ParseLimits,
+    pub repair: RepairSettings,
     pub max_result_bytes: usize,
     pub max_batch_calls: usize,
     pub batch_concurrency: usize,
@@ -111,6 +123,11 @@ impl Config {
             data_dir: overrides.data_dir.or(raw.data_dir).unwrap_or_else(|| DEFAULT_DATA_DIR.into()),
             max_request_bytes: l.max_request_bytes.unwrap_or(8 * 1024 * 1024),
             parse_limits,
+            repair: RepairSettings::with_disabled(
+                raw.repair.enabled.unwrap_or(true),
+                raw.repair.disabled_rules.iter().map(String::as_str),
+            )
+            .map_err(|e| ConfigError::Invalid(format!("repair.disabled_rules: {e}")))?,
             max_result_bytes: l.max_result_bytes.unwrap_or(4 * 1024 * 1024),
             max_batch_calls: l.max_batch_calls.unwrap_or(128),
             batch_concurrency: l.batch_concurrency.unwrap_or(16),

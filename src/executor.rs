@@ -1,7 +1,7 @@
 //! Runs calls end to end: the pure pipeline, then dispatch with timeouts and retries, then the answer.
 
 use crate::backend::{BackendError, Backends, Invocation};
-use crate::pipeline::{self, CallContext, CallError, Messages, ParseLimits, Prepared, ToolCall, ToolMessage};
+use crate::pipeline::{self, CallContext, CallError, Messages, PrepareOptions, Prepared, ToolCall, ToolMessage};
 use crate::registry::Registry;
 use futures::StreamExt;
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use tokio::time::Instant;
 /// What the executor needs to know beyond the registry.
 #[derive(Debug, Clone)]
 pub struct ExecSettings {
-    pub parse_limits: ParseLimits,
+    pub prepare: PrepareOptions,
     /// Used when a tool sets no `limits.timeout_ms`.
     pub default_timeout: Duration,
     /// How many calls of one batch run at once.
@@ -41,7 +41,7 @@ impl Executor {
     pub async fn execute(&self, call: &ToolCall, ctx: &CallContext, deadline: Option<Instant>) -> ToolMessage {
         let started = Instant::now();
         let catalog = self.registry.catalog();
-        let mut message = match pipeline::prepare(&catalog, call, ctx, self.settings.parse_limits) {
+        let mut message = match pipeline::prepare(&catalog, call, ctx, &self.settings.prepare) {
             Ok(prepared) => self.dispatch(call, ctx, prepared, deadline).await,
             Err(rejected) => {
                 let name = rejected.tool.as_ref().map_or(call.name.as_str(), |t| t.spec.name.as_str());

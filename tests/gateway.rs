@@ -86,17 +86,21 @@ async fn malformed_and_invalid_arguments_name_every_problem() {
         .await
         .unwrap();
 
-    let m = gw.call("forecast", "{'city': 'Oslo',}").await;
+    let m = gw.call("forecast", "{'city': 'Oslo', 'days': ").await;
     assert_eq!(kind_of(&m), K::MalformedArguments, "{m:?}");
     assert!(
-        m.content.starts_with("Error: the arguments for forecast could not be read: the arguments are not valid JSON"),
+        m.content.starts_with("Error: the arguments for forecast could not be read: the arguments end before"),
         "{}",
         m.content
     );
     assert!(m.content.ends_with(" Please fix your mistakes."));
-    assert_eq!(m.error.as_ref().unwrap().original_arguments, "{'city': 'Oslo',}");
+    assert_eq!(m.error.as_ref().unwrap().original_arguments, "{'city': 'Oslo', 'days': ");
 
-    let raw = r#"{"city": 5, "days": "3", "unit": "kelvin", "extra": true}"#;
+    let m = gw.call("forecast", "{'city': 'Oslo', 'days': 3} extra words").await;
+    assert_eq!(kind_of(&m), K::MalformedArguments, "words beside the value are not dropped: {m:?}");
+    assert!(m.content.contains("the arguments are not valid JSON"), "{}", m.content);
+
+    let raw = r#"{"city": 5, "days": "three", "unit": "kelvin", "extra": true}"#;
     let m = gw.call("forecast", raw).await;
     assert_eq!(kind_of(&m), K::InvalidArguments);
     let e = m.error.as_ref().unwrap();
@@ -107,7 +111,7 @@ async fn malformed_and_invalid_arguments_name_every_problem() {
     assert_eq!(e.original_arguments, raw);
     for expected in [
         "\n- city: 5 is not of type \"string\"",
-        "\n- days: \"3\" is not of type \"integer\"",
+        "\n- days: \"three\" is not of type \"integer\"",
         "\n- unit: \"kelvin\"",
         "extra",
     ] {
@@ -262,4 +266,40 @@ async fn a_catastrophic_pattern_does_not_hang_the_gateway() {
     let m = gw.call("evil", &format!(r#"{{"s": "{}c"}}"#, "a".repeat(40))).await;
     assert_eq!(kind_of(&m), K::InvalidArguments, "{m:?}");
     assert!(started.elapsed().as_secs() < 5, "the backtracking limit stopped the match");
+}
+
+#[tokio::test]
+async fn repaired_calls_run_with_what_the_model_meant() {
+    let (_dir, config) = temp_config();
+    let mut gw = start_gateway(config).await;
+    let runtime = Runtime::default();
+    let target = start_runtime(runtime.clone()).await;
+    let schema = json!({"type": "object", "additionalProperties": false, "required": ["city"],
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "tags": {"type": "array"}}});
+    for (name, repair) in [("forecast", json!({"aliases": {"town": "city"}})), ("strict", json!({"enabled": false}))] {
+        let spec =
+            json!({"name": name, "input_schema": schema, "repair": repair, "backend": {"grpc": {"target": target}}});
+        gw.register(spec).await.unwrap();
+    }
+
+    let m = gw.call("functions.forecast", "```json\n{'town': 'Oslo', 'days': '3', 'tags': 'rain',}\n```").await;
+    assert_eq!(status_of(&m), ToolStatus::Success, "{m:?}");
+    let rules: Vec<_> = m.repairs.iter().map(|r| (r.rule.as_str(), r.path.as_str())).collect();
+    let expected = [
+        ("tool_name_prefix", ""),
+        ("code_fence", ""),
+        ("json_syntax", ""),
+        ("alias", "/city"),
+        ("string_to_integer", "/days"),
+        ("scalar_to_array", "/tags"),
+    ];
+    assert_eq!(rules, expected);
+    assert_eq!(m.effective_arguments, r#"{"city":"Oslo","days":3,"tags":["rain"]}"#);
+    assert_eq!(m.content, m.effective_arguments, "the tool received the repaired arguments");
+    assert_eq!(runtime.calls.load(Ordering::SeqCst), 1);
+
+    let m = gw.call("strict", r#"{"city": "Oslo", "days": "3"}"#).await;
+    assert_eq!(kind_of(&m), K::InvalidArguments, "repair is off for this tool: {m:?}");
+    assert!(m.repairs.is_empty());
+    assert_eq!(runtime.calls.load(Ordering::SeqCst), 1, "the refused call never ran");
 }

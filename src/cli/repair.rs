@@ -1,6 +1,6 @@
 //! `toolgate repair`: offline, no server. Runs JSON-lines calls through the pure pipeline and reports each.
 
-use crate::pipeline::{self, CallContext, CallError, ParseLimits, ToolCall};
+use crate::pipeline::{self, CallContext, CallError, PrepareOptions, ToolCall};
 use crate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -56,7 +56,7 @@ fn repair_record(record: &Record) -> Value {
         Err(e) => return json!({"id": record.id, "status": "invalid", "tool": null, "errors": [e]}),
     };
     let call = ToolCall { id: String::new(), name: record.call.name.clone(), arguments: record.call.arguments.clone() };
-    match pipeline::prepare(&catalog, &call, &CallContext::default(), ParseLimits::default()) {
+    match pipeline::prepare(&catalog, &call, &CallContext::default(), &PrepareOptions::default()) {
         Ok(p) => json!({
             "id": record.id,
             "status": if p.repairs.is_empty() { "valid" } else { "repaired" },

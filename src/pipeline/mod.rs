@@ -1,15 +1,17 @@
-//! The pure call pipeline: resolve → parse → (repair) → validate → (inject). No I/O, no clocks.
+//! The pure call pipeline: resolve → parse → repair → validate → (inject). No I/O, no clocks.
 //! The server and the offline `toolgate repair` command both run it.
 
 mod answer;
 mod message;
 mod parse;
+pub mod repair;
 mod resolve;
 mod validate;
 
 pub use answer::{Messages, error_message, success_message};
 pub use message::{CallContext, ErrorKind, Repair, Status, ToolCall, ToolError, ToolMessage, Violation};
 pub use parse::{ParseLimits, parse_arguments};
+pub use repair::{RepairSettings, Repaired, Rule, repair_arguments};
 pub use resolve::{Resolved, resolve_tool};
 pub use validate::validate_arguments;
 
@@ -68,28 +70,44 @@ pub struct Rejected {
     pub error: CallError,
 }
 
-/// Runs the pure stages on one call.
+/// How the pure stages run: the gateway's limits and repair settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PrepareOptions {
+    pub limits: ParseLimits,
+    pub repair: RepairSettings,
+}
+
+/// Runs the pure stages on one call. Arguments valid as received pass through untouched; others are
+/// repaired when every change is exact, or refused with the violations of what the model sent.
 pub fn prepare(
     catalog: &Catalog,
     call: &ToolCall,
     ctx: &CallContext,
-    limits: ParseLimits,
+    options: &PrepareOptions,
 ) -> Result<Prepared, Rejected> {
-    let Resolved { tool, repair } = resolve_tool(catalog, &ctx.tenant, &call.name).map_err(|error| Rejected {
-        tool: None,
-        repairs: Vec::new(),
-        error,
-    })?;
-    let repairs: Vec<Repair> = repair.into_iter().collect();
-    let reject = |error| Rejected { tool: Some(Arc::clone(&tool)), repairs: repairs.clone(), error };
-    let arguments = parse_arguments(&call.arguments, limits).map_err(reject)?;
-    // Seam: argument repair runs here, only when the value fails its schema.
-    let violations = validate_arguments(&tool, &arguments);
-    if !violations.is_empty() {
-        return Err(reject(CallError::Invalid(violations)));
+    let Resolved { tool, mut repairs } = resolve_tool(catalog, &ctx.tenant, &call.name, options.repair)
+        .map_err(|error| Rejected { tool: None, repairs: Vec::new(), error })?;
+    let settings = options.repair.for_tool(tool.spec.repair.enabled);
+    let reject =
+        |error, repairs: &[Repair]| Rejected { tool: Some(Arc::clone(&tool)), repairs: repairs.to_vec(), error };
+    let (arguments, syntax) =
+        parse_arguments(&call.arguments, options.limits, settings).map_err(|e| reject(e, &repairs))?;
+    let reformatted = !syntax.is_empty();
+    repairs.extend(syntax);
+    // Seam: injection of runtime values will run on what this returns, after validation of the model's part.
+    if tool.validator.is_valid(&arguments) {
+        let arguments_text = match call.arguments.trim() {
+            _ if reformatted => arguments.to_string(),
+            "" => "{}".to_owned(),
+            text => text.to_owned(),
+        };
+        return Ok(Prepared { tool, arguments, arguments_text, repairs });
     }
-    // Seam: injection of runtime values runs here, after validation of the model's part.
-    let arguments_text =
-        if call.arguments.trim().is_empty() { "{}".to_owned() } else { call.arguments.trim().to_owned() };
-    Ok(Prepared { tool, arguments, arguments_text, repairs })
+    match repair_arguments(&tool, &arguments, settings, options.limits.max_depth) {
+        Some(Repaired { value, repairs: fixes }) => {
+            repairs.extend(fixes);
+            Ok(Prepared { arguments_text: value.to_string(), arguments: value, tool, repairs })
+        }
+        None => Err(reject(CallError::Invalid(validate_arguments(&tool, &arguments)), &repairs)),
+    }
 }

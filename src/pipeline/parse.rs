@@ -1,6 +1,9 @@
-//! Parse: raw argument text to a JSON value, within the size and nesting limits.
+//! Parse: raw argument text to a JSON value, within the size and nesting limits; broken syntax is repaired
+//! only where it has one reading (see `repair::read_lenient`).
 
 use super::CallError;
+use super::message::Repair;
+use super::repair::{RepairSettings, SyntaxError, read_lenient};
 use serde_json::Value;
 
 /// Bounds on what a model may send as arguments.
@@ -16,8 +19,13 @@ impl Default for ParseLimits {
     }
 }
 
-/// Parses the arguments. Empty text means `{}`.
-pub fn parse_arguments(text: &str, limits: ParseLimits) -> Result<Value, CallError> {
+/// Parses the arguments. Empty text means `{}`. Text that is not JSON is read leniently when `settings`
+/// allow it, with one `Repair` per syntax rule it took.
+pub fn parse_arguments(
+    text: &str,
+    limits: ParseLimits,
+    settings: RepairSettings,
+) -> Result<(Value, Vec<Repair>), CallError> {
     if text.len() > limits.max_bytes {
         return Err(CallError::Malformed(format!(
             "the arguments are {} bytes, over the limit of {} bytes",
@@ -26,10 +34,31 @@ pub fn parse_arguments(text: &str, limits: ParseLimits) -> Result<Value, CallErr
         )));
     }
     if text.trim().is_empty() {
-        return Ok(Value::Object(Default::default()));
+        return Ok((Value::Object(Default::default()), Vec::new()));
     }
     check_depth(text, limits.max_depth)?;
-    serde_json::from_str(text).map_err(|e| CallError::Malformed(format!("the arguments are not valid JSON: {e}")))
+    let strict_error = match serde_json::from_str(text) {
+        Ok(value) => return Ok((value, Vec::new())),
+        Err(e) => e,
+    };
+    let malformed = |e: SyntaxError| CallError::Malformed(format!("the arguments {e}"));
+    if !settings.enabled {
+        return Err(malformed(SyntaxError::Unreadable(strict_error.to_string())));
+    }
+    match read_lenient(text, limits.max_depth, |r| settings.allows(r)) {
+        Ok(reading) => {
+            let (before, after) = (Value::String(text.to_owned()).to_string(), reading.value.to_string());
+            let repair = |rule: super::repair::Rule| Repair {
+                rule: rule.name().to_owned(),
+                path: String::new(),
+                before: before.clone(),
+                after: after.clone(),
+            };
+            Ok((reading.value, reading.rules.iter().map(|r| repair(*r)).collect()))
+        }
+        Err(SyntaxError::Unreadable(_)) => Err(malformed(SyntaxError::Unreadable(strict_error.to_string()))),
+        Err(other) => Err(malformed(other)),
+    }
 }
 
 /// Scans brackets outside strings, so a deeply nested input is refused before any recursion.
@@ -69,7 +98,8 @@ mod tests {
 
     fn parse(text: &str) -> Result<Value, String> {
         let limits = ParseLimits { max_bytes: 64, max_depth: 3 };
-        parse_arguments(text, limits).map_err(|e| e.to_string())
+        let off = RepairSettings::with_disabled(false, []).unwrap();
+        parse_arguments(text, limits, off).map(|(v, _)| v).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -2,44 +2,71 @@
 
 use super::CallError;
 use super::message::Repair;
+use super::repair::{RepairSettings, Rule};
 use crate::registry::{Catalog, CompiledTool, normalize_name};
 use std::sync::Arc;
 
 /// How many names a TOOL_NOT_FOUND suggests at most.
 const MAX_SUGGESTIONS: usize = 3;
 
-/// A resolved tool, with the repair recorded when the name had to be normalized.
+/// A resolved tool, with the repairs recorded when the name had to be read leniently.
 #[derive(Debug)]
 pub struct Resolved {
     pub tool: Arc<CompiledTool>,
-    pub repair: Option<Repair>,
+    pub repairs: Vec<Repair>,
 }
 
+/// Prefixes some models put before a tool's name: the namespaces of OpenAI and Gemini tool-calling templates.
+const PREFIXES: [&str; 2] = ["functions.", "default_api."];
+
 /// Finds the tool `name` means for a caller of `tenant`. Tools of other tenants do not exist here.
-pub fn resolve_tool(catalog: &Catalog, tenant: &str, name: &str) -> Result<Resolved, CallError> {
-    if let [tool] = catalog.by_name(tenant, name)[..] {
-        return Ok(Resolved { tool: Arc::clone(tool), repair: None });
+/// A typo is never resolved: it only becomes a suggestion.
+pub fn resolve_tool(
+    catalog: &Catalog,
+    tenant: &str,
+    name: &str,
+    settings: RepairSettings,
+) -> Result<Resolved, CallError> {
+    let mut repairs = Vec::new();
+    let mut wanted = name;
+    if let Some(cut) = wanted.find("<|").filter(|_| settings.allows(Rule::ToolNameResidue)) {
+        repairs.push(name_repair(Rule::ToolNameResidue, wanted, wanted[..cut].trim()));
+        wanted = wanted[..cut].trim();
     }
-    // The provider-safe names are the ones we handed out in definitions: not a model mistake.
-    if let [tool] = catalog.by_safe_name(tenant, name)[..] {
-        return Ok(Resolved { tool: Arc::clone(tool), repair: None });
+    if let Some(tool) = exact(catalog, tenant, wanted) {
+        return Ok(Resolved { tool, repairs });
     }
-    let variants = catalog.by_normalized(tenant, name);
-    if let [tool] = variants[..] {
-        let repair = Repair {
-            rule: "tool_name_normalized".into(),
-            path: String::new(),
-            before: json_string(name),
-            after: json_string(&tool.spec.name),
-        };
-        return Ok(Resolved { tool: Arc::clone(tool), repair: Some(repair) });
+    let prefix = PREFIXES.iter().find_map(|p| wanted.strip_prefix(p)).filter(|_| settings.allows(Rule::ToolNamePrefix));
+    if let Some(bare) = prefix.filter(|bare| !catalog.by_normalized(tenant, bare).is_empty()) {
+        repairs.push(name_repair(Rule::ToolNamePrefix, wanted, bare));
+        wanted = bare;
+        if let Some(tool) = exact(catalog, tenant, wanted) {
+            return Ok(Resolved { tool, repairs });
+        }
+    }
+    let variants = catalog.by_normalized(tenant, wanted);
+    if let ([tool], true) = (&variants[..], settings.allows(Rule::ToolNameNormalized)) {
+        repairs.push(name_repair(Rule::ToolNameNormalized, wanted, &tool.spec.name));
+        return Ok(Resolved { tool: Arc::clone(tool), repairs });
     }
     let suggestions = if variants.is_empty() {
-        closest_names(catalog, tenant, name)
+        closest_names(catalog, tenant, wanted)
     } else {
         variants.iter().take(MAX_SUGGESTIONS).map(|t| t.spec.name.clone()).collect()
     };
     Err(CallError::NotFound { suggestions })
+}
+
+/// The tool by its registered name, or by the provider-safe name our definitions hand out (not a mistake).
+fn exact(catalog: &Catalog, tenant: &str, name: &str) -> Option<Arc<CompiledTool>> {
+    match (&catalog.by_name(tenant, name)[..], &catalog.by_safe_name(tenant, name)[..]) {
+        ([tool], _) | ([], [tool]) => Some(Arc::clone(tool)),
+        _ => None,
+    }
+}
+
+fn name_repair(rule: Rule, before: &str, after: &str) -> Repair {
+    Repair { rule: rule.name().to_owned(), path: String::new(), before: json_string(before), after: json_string(after) }
 }
 
 /// Up to three visible names within a plausible edit distance, closest first.
@@ -76,12 +103,12 @@ mod tests {
     }
 
     fn check(cat: &Catalog, tenant: &str, name: &str, expected: Result<(&str, bool), Vec<&str>>) {
-        let got = resolve_tool(cat, tenant, name).map(|r| (r.tool.spec.name.clone(), r.repair.is_some())).map_err(
-            |e| match e {
+        let got = resolve_tool(cat, tenant, name, RepairSettings::default())
+            .map(|r| (r.tool.spec.name.clone(), !r.repairs.is_empty()))
+            .map_err(|e| match e {
                 CallError::NotFound { suggestions } => suggestions,
                 other => panic!("{other:?}"),
-            },
-        );
+            });
         let expected = expected.map(|(n, r)| (n.to_owned(), r)).map_err(|s| s.iter().map(|x| x.to_string()).collect());
         assert_eq!(got, expected, "resolving {name:?} for tenant {tenant:?}");
     }
@@ -112,7 +139,9 @@ mod tests {
     #[test]
     fn a_tenants_own_tool_shadows_a_shared_one() {
         let cat = catalog(&[("", "get_time"), ("acme", "get_time")]);
-        let owner = |tenant: &str| resolve_tool(&cat, tenant, "get_time").unwrap().tool.spec.tenant.clone();
+        let owner = |tenant: &str| {
+            resolve_tool(&cat, tenant, "get_time", RepairSettings::default()).unwrap().tool.spec.tenant.clone()
+        };
         assert_eq!((owner("acme"), owner("other"), owner("")), ("acme".into(), String::new(), String::new()));
         assert_eq!(cat.visible("acme").count(), 1, "listed once");
     }

@@ -25,6 +25,8 @@ pub enum SpecError {
     OutputSchema(String),
     #[error("backend {0}")]
     Backend(String),
+    #[error("repair.aliases {0}")]
+    Alias(String),
     #[error("{field} is not supported yet; remove it or leave it empty")]
     Unsupported { field: &'static str },
 }
@@ -42,6 +44,7 @@ impl CompiledTool {
         if let Some(backend) = &spec.backend {
             check_backend(backend)?;
         }
+        check_aliases(&spec)?;
         check_unsupported(&spec)?;
         let safe_name = crate::definitions::provider_safe_name(&spec.name);
         Ok(Self { spec, validator, safe_name })
@@ -115,6 +118,21 @@ fn check_backend(backend: &Backend) -> Result<(), SpecError> {
 }
 
 /// Fields whose behaviour later versions add. Accepting them silently would promise what is not enforced.
+/// Each alias names a key models write for one of the schema's top-level properties, and is not one itself.
+fn check_aliases(spec: &ToolSpec) -> Result<(), SpecError> {
+    let props = spec.input_schema.get("properties").and_then(Value::as_object);
+    let is_property = |name: &str| props.is_some_and(|p| p.contains_key(name));
+    for (alias, target) in &spec.repair.aliases {
+        if !is_property(target) {
+            return Err(SpecError::Alias(format!("{alias:?} → {target:?}: {target:?} is not a top-level property")));
+        }
+        if is_property(alias) {
+            return Err(SpecError::Alias(format!("{alias:?} → {target:?}: {alias:?} is itself a property")));
+        }
+    }
+    Ok(())
+}
+
 fn check_unsupported(spec: &ToolSpec) -> Result<(), SpecError> {
     let unsupported = |field| Err(SpecError::Unsupported { field });
     if !spec.inject.is_empty() {
@@ -163,6 +181,16 @@ mod tests {
             (
                 json!({"name": "t", "input_schema": {"type": "object"}, "inject": [{"param": "u", "from": "user_id"}]}),
                 "inject is not supported",
+            ),
+            (
+                json!({"name": "t", "input_schema": {"type": "object", "properties": {"a": {}}},
+                    "repair": {"aliases": {"b": "c"}}}),
+                "repair.aliases \"b\" → \"c\": \"c\" is not a top-level property",
+            ),
+            (
+                json!({"name": "t", "input_schema": {"type": "object", "properties": {"a": {}, "b": {}}},
+                    "repair": {"aliases": {"b": "a"}}}),
+                "\"b\" is itself a property",
             ),
         ];
         for (spec, want) in cases {

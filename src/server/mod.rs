@@ -11,6 +11,7 @@ use crate::backend::Backends;
 use crate::config::Config;
 use crate::executor::{ExecSettings, Executor};
 use crate::pb::v1::{tool_gateway_server::ToolGatewayServer, tool_registry_server::ToolRegistryServer};
+use crate::pipeline::PrepareOptions;
 use crate::registry::{RedbStore, Registry};
 use std::future::Future;
 use std::sync::Arc;
@@ -44,7 +45,7 @@ pub async fn run(
         registry.register_unless_unchanged(spec).await.map_err(|source| ServeError::StaticTool { name, source })?;
     }
     let settings = ExecSettings {
-        parse_limits: config.parse_limits,
+        prepare: PrepareOptions { limits: config.parse_limits, repair: config.repair },
         default_timeout: config.default_timeout,
         batch_concurrency: config.batch_concurrency,
         messages: config.messages.clone(),

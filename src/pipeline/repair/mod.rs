@@ -1,0 +1,42 @@
+//! Repair: re-reads what the model wrote, guided by the tool's schema. Runs only on calls that fail it.
+//!
+//! Every change is one recorded `Repair`; a change is kept only when the whole result validates. Nothing is
+//! invented: values change type, name or nesting, never meaning. See `rules` for the list.
+
+mod coerce;
+mod rules;
+mod shape;
+mod syntax;
+mod view;
+mod walk;
+
+pub use rules::{RepairSettings, Rule};
+pub use syntax::{Reading, SyntaxError, read_lenient};
+
+use super::message::Repair;
+use crate::registry::CompiledTool;
+use serde_json::Value;
+
+/// Arguments that now validate, and how they got there.
+#[derive(Debug, PartialEq)]
+pub struct Repaired {
+    pub value: Value,
+    pub repairs: Vec<Repair>,
+}
+
+/// Repairs arguments that fail the tool's schema. None when repair is off or the result would not validate.
+pub fn repair_arguments(
+    tool: &CompiledTool,
+    arguments: &Value,
+    settings: RepairSettings,
+    max_depth: usize,
+) -> Option<Repaired> {
+    if !settings.enabled {
+        return None;
+    }
+    let schema = &tool.spec.input_schema;
+    let mut walker = walk::Walker::new(schema, settings, &tool.spec.repair, max_depth);
+    let value = walker.arguments(arguments.clone(), schema, &tool.validator);
+    (!walker.repairs.is_empty() && tool.validator.is_valid(&value))
+        .then_some(Repaired { value, repairs: walker.repairs })
+}
