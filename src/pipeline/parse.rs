@@ -3,7 +3,7 @@
 
 use super::CallError;
 use super::message::Repair;
-use super::repair::{RepairSettings, SyntaxError, read_lenient};
+use super::repair::{RepairSettings, SyntaxError, nesting_within, read_lenient};
 use serde_json::Value;
 
 /// Bounds on what a model may send as arguments.
@@ -63,32 +63,10 @@ pub fn parse_arguments(
 
 /// Scans brackets outside strings, so a deeply nested input is refused before any recursion.
 fn check_depth(text: &str, max_depth: usize) -> Result<(), CallError> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for byte in text.bytes() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > max_depth {
-                    return Err(CallError::Malformed(format!(
-                        "the arguments nest deeper than the limit of {max_depth} levels"
-                    )));
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
+    if nesting_within(text, max_depth) {
+        return Ok(());
     }
-    Ok(())
+    Err(CallError::Malformed(format!("the arguments nest deeper than the limit of {max_depth} levels")))
 }
 
 #[cfg(test)]

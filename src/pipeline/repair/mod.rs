@@ -11,7 +11,7 @@ mod view;
 mod walk;
 
 pub use rules::{RepairSettings, Rule};
-pub use syntax::{Reading, SyntaxError, read_lenient};
+pub use syntax::{Reading, SyntaxError, nesting_within, read_lenient};
 
 use super::message::Repair;
 use crate::registry::CompiledTool;

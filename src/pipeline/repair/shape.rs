@@ -2,7 +2,7 @@
 //! dropped, declared defaults of missing required properties, and the wrappers models put around arguments.
 
 use super::rules::Rule;
-use super::syntax::read_lenient;
+use super::syntax::read_any;
 use super::view::{Node, Types};
 use super::walk::Walker;
 use jsonschema::Validator;
@@ -138,10 +138,7 @@ impl<'a> Walker<'a> {
         if !text.trim_start().starts_with('{') || !self.allows(Rule::DoubleEncoded) {
             return value;
         }
-        let parsed = serde_json::from_str(text)
-            .ok()
-            .or_else(|| read_lenient(text, self.max_depth, |r| self.allows(r)).ok().map(|r| r.value));
-        match parsed {
+        match read_any(text, self.max_depth, |r| self.allows(r)) {
             Some(object @ Value::Object(_)) => {
                 self.record(Rule::DoubleEncoded, &value, &object);
                 object

@@ -50,6 +50,42 @@ pub fn read_lenient(text: &str, max_depth: usize, allow: impl Fn(Rule) -> bool) 
     Ok(Reading { value, rules })
 }
 
+/// Reads text that may be strict JSON or lenient, within `max_depth` either way. None when it has no reading.
+pub fn read_any(text: &str, max_depth: usize, allow: impl Fn(Rule) -> bool) -> Option<Value> {
+    if !nesting_within(text, max_depth) {
+        return None;
+    }
+    serde_json::from_str(text).ok().or_else(|| read_lenient(text, max_depth, allow).ok().map(|r| r.value))
+}
+
+/// Whether brackets outside double-quoted strings nest at most `max_depth` deep: a scan with no recursion.
+pub fn nesting_within(text: &str, max_depth: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max_depth {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
+}
+
 /// The inside of a Markdown code fence: "```json\n...\n```". Either fence alone is stripped too.
 fn strip_fence(text: &str) -> Option<&str> {
     let Some(rest) = text.strip_prefix("```") else {
@@ -68,7 +104,7 @@ fn strip_residue(text: &str) -> Option<&str> {
     let mut segments = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("<|") {
-        let end = rest[start..].find("|>").map(|e| start + e + 2)?;
+        let end = rest[start + 2..].find("|>").map(|e| start + 2 + e + 2)?;
         let token = &rest[start + 2..end - 2];
         if token.is_empty() || !token.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return None;

@@ -2,7 +2,7 @@
 
 use super::coerce;
 use super::rules::{RepairSettings, Rule};
-use super::syntax::read_lenient;
+use super::syntax::read_any;
 use super::view::{Node, Types, View};
 use crate::pipeline::message::Repair;
 use crate::registry::RepairPolicy;
@@ -111,13 +111,8 @@ impl<'a> Walker<'a> {
         if !wanted || !self.allows(Rule::StringToJson) {
             return None;
         }
-        let json = match serde_json::from_str::<Value>(text) {
-            Ok(strict) => strict,
-            Err(_) => {
-                let depth_left = self.max_depth.saturating_sub(self.path.len());
-                read_lenient(text, depth_left, |r| self.allows(r)).ok()?.value
-            }
-        };
+        let depth_left = self.max_depth.saturating_sub(self.path.len());
+        let json = read_any(text, depth_left, |r| self.allows(r))?;
         types.admit(&json).then(|| {
             self.record(Rule::StringToJson, value, &json);
             json
