@@ -4,11 +4,9 @@ use super::message::Violation;
 use crate::registry::CompiledTool;
 use serde_json::Value;
 
-/// Every violation of the tool's input schema; empty when the arguments are valid.
+/// Every violation of the tool's input schema; empty when the arguments are valid. The call path checks
+/// `is_valid` first, so this runs only to describe a refusal.
 pub fn validate_arguments(tool: &CompiledTool, arguments: &Value) -> Vec<Violation> {
-    if tool.validator.is_valid(arguments) {
-        return Vec::new();
-    }
     tool.validator
         .iter_errors(arguments)
         .map(|e| Violation {

@@ -32,13 +32,23 @@ impl<'a> Walker<'a> {
 
     /// Records a change at the current path.
     pub(super) fn record(&mut self, rule: Rule, before: &Value, after: &Value) {
-        let repair = Repair {
+        let repair = self.repair(rule, before, after);
+        self.repairs.push(repair);
+    }
+
+    /// Records a change at the current path, before the changes recorded since `at` (which it encloses).
+    pub(super) fn insert(&mut self, at: usize, rule: Rule, before: &Value, after: &Value) {
+        let repair = self.repair(rule, before, after);
+        self.repairs.insert(at, repair);
+    }
+
+    fn repair(&self, rule: Rule, before: &Value, after: &Value) -> Repair {
+        Repair {
             rule: rule.name().to_owned(),
             path: self.pointer(),
             before: before.to_string(),
             after: after.to_string(),
-        };
-        self.repairs.push(repair);
+        }
     }
 
     fn pointer(&self) -> String {
@@ -150,12 +160,6 @@ impl<'a> Walker<'a> {
         }
         self.repairs.truncate(mark);
         value
-    }
-
-    pub(super) fn insert(&mut self, at: usize, rule: Rule, before: &Value, after: &Value) {
-        self.record(rule, before, after);
-        let repair = self.repairs.pop().expect("just recorded");
-        self.repairs.insert(at, repair);
     }
 
     fn array(&mut self, items: Vec<Value>, node: Node<'a>) -> Value {
