@@ -8,6 +8,7 @@ const PROTOS: &[&str] = &[
     "toolgate/v1/registry.proto",
     "toolgate/v1/gateway.proto",
     "toolgate/v1/runtime.proto",
+    "toolgate/v1/review.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -181,7 +181,8 @@ async fn direct_call(mut client: ToolRuntimeClient<Channel>) -> bool {
 
 async fn gateway_call(mut client: ToolGatewayClient<Channel>) -> bool {
     let call = pb::ToolCall { id: "call-echo".into(), name: "echo".into(), arguments: ARGUMENTS.into() };
-    let request = pb::ExecuteRequest { call: Some(call), context: Some(pb::CallContext::default()) };
+    let request =
+        pb::ExecuteRequest { call: Some(call), context: Some(pb::CallContext::default()), ..Default::default() };
     let Ok(response) = client.execute(request).await else { return false };
     let Some(message) = response.into_inner().message else { return false };
     message.status == pb::ToolStatus::Success as i32 && message.content == ARGUMENTS

@@ -53,7 +53,7 @@ fn fnv1a32(bytes: &[u8]) -> u32 {
 pub fn render(tool: &CompiledTool, format: DefinitionFormat) -> Definition {
     let spec = &tool.spec;
     let name = if format.needs_safe_name() { tool.safe_name.clone() } else { spec.name.clone() };
-    let schema = spec.input_schema.clone();
+    let schema = tool.model_schema().clone();
     let definition = match format {
         DefinitionFormat::OpenAi => json!({
             "type": "function",

@@ -109,7 +109,7 @@ impl Executor {
             Err(err) => pipeline::error_message(call, name, err, Vec::new(), &self.settings.messages),
         };
         message.repairs = prepared.repairs;
-        message.effective_arguments = prepared.arguments_text;
+        message.effective_arguments = prepared.effective_arguments;
         message.attempts = attempts;
         message
     }

@@ -219,7 +219,7 @@ async fn the_callers_deadline_is_honoured() {
         .await
         .unwrap();
     let call = pb::ToolCall { id: "d".into(), name: "sleep".into(), arguments: r#"{"ms": 10000}"#.into() };
-    let mut request = tonic::Request::new(pb::ExecuteRequest { call: Some(call), context: None });
+    let mut request = tonic::Request::new(pb::ExecuteRequest { call: Some(call), context: None, ..Default::default() });
     request.set_timeout(std::time::Duration::from_millis(1500));
     let started = std::time::Instant::now();
     let m = gw.gateway.execute(request).await.expect("answered before the deadline").into_inner().message.unwrap();
@@ -248,7 +248,11 @@ async fn limits_refuse_oversized_and_deep_arguments() {
     assert!(m.content.contains("deeper than the limit of 64 levels"), "{}", m.content);
 
     let call = pb::ToolCall { id: "big".into(), name: "echo".into(), arguments: "x".repeat(5000) };
-    let err = gw.gateway.execute(pb::ExecuteRequest { call: Some(call), context: None }).await.unwrap_err();
+    let err = gw
+        .gateway
+        .execute(pb::ExecuteRequest { call: Some(call), context: None, ..Default::default() })
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), tonic::Code::OutOfRange, "{err:?}");
 }
 

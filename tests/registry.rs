@@ -225,6 +225,7 @@ async fn a_batch_runs_concurrently_and_answers_in_order() {
             .map(|(i, (n, a))| pb::ToolCall { id: format!("c{i}"), name: (*n).into(), arguments: (*a).into() })
             .collect(),
         context: None,
+        ..Default::default()
     };
     let started = std::time::Instant::now();
     let messages = gw.gateway.execute_batch(request).await.unwrap().into_inner().messages;

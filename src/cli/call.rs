@@ -32,6 +32,7 @@ pub async fn run(args: CallArgs) -> Result<(), String> {
             session_id: args.session,
             values: Default::default(),
         }),
+        review_mode: pb::ReviewMode::Unspecified.into(),
     };
     let response = client.execute(request).await.map_err(status_text)?.into_inner();
     let message = response.message.ok_or("the gateway answered without a message")?;

@@ -62,7 +62,7 @@ pub fn error_message(
         CallError::NotFound { .. } | CallError::Malformed(_) | CallError::Invalid(_) => (true, false),
         CallError::Tool { model_fixable, retryable, .. } => (*model_fixable, *retryable),
         CallError::Timeout { .. } | CallError::Unavailable(_) => (false, true),
-        CallError::Internal(_) => (false, false),
+        CallError::PermissionDenied(_) | CallError::Internal(_) => (false, false),
     };
     let kind = error.kind();
     let (violations, suggestions) = match error.clone() {
@@ -117,6 +117,7 @@ fn model_text(name: &str, error: &CallError, m: &Messages) -> String {
             format!("Error: {name} did not answer within {after_ms} ms. You may try again later.")
         }
         CallError::Unavailable(_) => format!("Error: {name} is unavailable right now. You may try again later."),
+        CallError::PermissionDenied(_) => format!("Error: {name} cannot be run for this caller."),
         CallError::Internal(_) => format!("Error: {name} could not be run because of an internal error."),
     }
 }

@@ -1,6 +1,6 @@
 //! The domain form of what a call produces: `ToolMessage`, `ToolError`, `Repair`, `Violation`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One tool call as the model wrote it.
@@ -21,7 +21,7 @@ pub struct CallContext {
     pub values: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Status {
     Success,
@@ -29,7 +29,7 @@ pub enum Status {
     PendingReview,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorKind {
     ToolNotFound,
@@ -46,7 +46,7 @@ pub enum ErrorKind {
 }
 
 /// One schema violation; paths are JSON pointers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Violation {
     pub instance_path: String,
     pub schema_path: String,
@@ -54,7 +54,7 @@ pub struct Violation {
 }
 
 /// One recorded change to a call; `before` and `after` are JSON text.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Repair {
     pub rule: String,
     pub path: String,
@@ -62,7 +62,7 @@ pub struct Repair {
     pub after: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolError {
     pub kind: ErrorKind,
     pub message: String,
@@ -75,7 +75,7 @@ pub struct ToolError {
 }
 
 /// The one answer to a call, success or error.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolMessage {
     pub tool_call_id: String,
     pub name: String,

@@ -1,7 +1,8 @@
-//! The pure call pipeline: resolve → parse → repair → validate → (inject). No I/O, no clocks.
+//! The pure call pipeline: resolve → parse → validate → repair → inject. No I/O, no clocks.
 //! The server and the offline `toolgate repair` command both run it.
 
 mod answer;
+mod inject;
 mod message;
 mod parse;
 pub mod repair;
@@ -9,6 +10,7 @@ mod resolve;
 mod validate;
 
 pub use answer::{Messages, error_message, success_message};
+pub use inject::{OVERRIDE_REMOVED, inject, strip_overrides};
 pub use message::{CallContext, ErrorKind, Repair, Status, ToolCall, ToolError, ToolMessage, Violation};
 pub use parse::{ParseLimits, parse_arguments};
 pub use repair::{RepairSettings, Repaired, Rule, repair_arguments};
@@ -34,6 +36,8 @@ pub enum CallError {
     Timeout { after_ms: u64 },
     #[error("unavailable: {0}")]
     Unavailable(String),
+    #[error("permission denied: {0}")]
+    PermissionDenied(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -47,18 +51,33 @@ impl CallError {
             CallError::Tool { .. } => ErrorKind::ToolError,
             CallError::Timeout { .. } => ErrorKind::Timeout,
             CallError::Unavailable(_) => ErrorKind::Unavailable,
+            CallError::PermissionDenied(_) => ErrorKind::PermissionDenied,
             CallError::Internal(_) => ErrorKind::Internal,
         }
     }
+}
+
+/// The model's part of a call, checked: resolved, parsed, overrides of injected parameters removed, and valid
+/// against the model-facing schema as sent or once repaired.
+#[derive(Debug)]
+pub struct Checked {
+    pub tool: Arc<CompiledTool>,
+    pub arguments: Value,
+    /// The model's arguments as JSON text: its own text when nothing was changed.
+    pub text: String,
+    pub repairs: Vec<Repair>,
 }
 
 /// A call ready to dispatch: the tool, and exactly what it will receive.
 #[derive(Debug)]
 pub struct Prepared {
     pub tool: Arc<CompiledTool>,
+    /// What the tool receives, injected parameters included.
     pub arguments: Value,
-    /// The JSON text the tool receives: the model's own text when nothing was changed.
+    /// `arguments` as JSON text: the model's own text when nothing was changed or injected.
     pub arguments_text: String,
+    /// The model-controlled part of `arguments_text`, reported to the agent; never shows an injected value.
+    pub effective_arguments: String,
     pub repairs: Vec<Repair>,
 }
 
@@ -77,37 +96,71 @@ pub struct PrepareOptions {
     pub repair: RepairSettings,
 }
 
-/// Runs the pure stages on one call. Arguments valid as received pass through untouched; others are
-/// repaired when every change is exact, or refused with the violations of what the model sent.
+/// Runs the pure stages on one call: `check`, then `complete` with the context's values.
 pub fn prepare(
     catalog: &Catalog,
     call: &ToolCall,
     ctx: &CallContext,
     options: &PrepareOptions,
 ) -> Result<Prepared, Rejected> {
-    let Resolved { tool, mut repairs } = resolve_tool(catalog, &ctx.tenant, &call.name, options.repair)
+    complete(check(catalog, call, &ctx.tenant, options)?, ctx)
+}
+
+/// Resolves the tool and checks what the model wrote. Arguments valid as received pass through untouched;
+/// others are repaired when every change is exact, or refused with the violations of what the model sent.
+pub fn check(catalog: &Catalog, call: &ToolCall, tenant: &str, options: &PrepareOptions) -> Result<Checked, Rejected> {
+    let Resolved { tool, mut repairs } = resolve_tool(catalog, tenant, &call.name, options.repair)
         .map_err(|error| Rejected { tool: None, repairs: Vec::new(), error })?;
     let settings = options.repair.for_tool(tool.spec.repair.enabled);
     let reject =
         |error, repairs: &[Repair]| Rejected { tool: Some(Arc::clone(&tool)), repairs: repairs.to_vec(), error };
-    let (arguments, syntax) =
+    let (mut arguments, syntax) =
         parse_arguments(&call.arguments, options.limits, settings).map_err(|e| reject(e, &repairs))?;
-    let reformatted = !syntax.is_empty();
+    let overrides = strip_overrides(&tool, &mut arguments);
+    let reformatted = !syntax.is_empty() || !overrides.is_empty();
     repairs.extend(syntax);
-    // Seam: injection of runtime values will run on what this returns, after validation of the model's part.
-    if tool.validator.is_valid(&arguments) {
-        let arguments_text = match call.arguments.trim() {
+    repairs.extend(overrides);
+    if tool.model_validator().is_valid(&arguments) {
+        let text = match call.arguments.trim() {
             _ if reformatted => arguments.to_string(),
             "" => "{}".to_owned(),
             text => text.to_owned(),
         };
-        return Ok(Prepared { tool, arguments, arguments_text, repairs });
+        return Ok(Checked { tool, arguments, text, repairs });
     }
     match repair_arguments(&tool, &arguments, settings, options.limits.max_depth) {
         Some(Repaired { value, repairs: fixes }) => {
             repairs.extend(fixes);
-            Ok(Prepared { arguments_text: value.to_string(), arguments: value, tool, repairs })
+            Ok(Checked { text: value.to_string(), arguments: value, tool, repairs })
         }
         None => Err(reject(CallError::Invalid(validate_arguments(&tool, &arguments)), &repairs)),
+    }
+}
+
+/// Adds the injected parameters from `ctx`, then validates the whole input schema, so the tool receives exactly
+/// what it declared. A context that cannot satisfy it is the operator's to fix, not the model's.
+pub fn complete(checked: Checked, ctx: &CallContext) -> Result<Prepared, Rejected> {
+    let Checked { tool, arguments, text, repairs } = checked;
+    if tool.injections.is_empty() {
+        return Ok(Prepared { tool, arguments, arguments_text: text.clone(), effective_arguments: text, repairs });
+    }
+    let injected = match inject(&tool, &arguments, ctx) {
+        Ok(full) if tool.validator.is_valid(&full) => Ok(full),
+        Ok(full) => Err(CallError::PermissionDenied(format!(
+            "the values injected into tool {:?} do not satisfy its input_schema: {}",
+            tool.spec.name,
+            tool.validator
+                .iter_errors(&full)
+                .map(|e| format!("{}: {e}", e.instance_path()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))),
+        Err(error) => Err(error),
+    };
+    match injected {
+        Ok(full) => {
+            Ok(Prepared { arguments_text: full.to_string(), arguments: full, effective_arguments: text, tool, repairs })
+        }
+        Err(error) => Err(Rejected { tool: Some(tool), repairs, error }),
     }
 }

@@ -1,14 +1,16 @@
 //! The tool registry: specs, their compiled form, the catalog snapshot calls resolve against, and the store.
 
 mod catalog;
+mod inject;
 mod schema;
 mod spec;
 mod store;
 mod tool;
 
 pub use catalog::{Catalog, normalize_name};
+pub use inject::{Injected, Source};
 pub use schema::{SchemaDocuments, SchemaError, compile_schema};
-pub use spec::{Backend, HttpBackend, Injection, LimitKey, Limits, RepairPolicy, Review, ToolSpec};
+pub use spec::{Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RepairPolicy, Review, ToolSpec};
 pub use store::{RedbStore, StoreError, ToolStore};
 pub use tool::{CompiledTool, SpecError};
 

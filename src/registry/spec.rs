@@ -27,6 +27,8 @@ pub struct ToolSpec {
     pub limits: Limits,
     #[serde(default)]
     pub review: Review,
+    #[serde(default, skip_serializing_if = "Budget::is_default")]
+    pub budget: Budget,
     /// Empty means shared by every tenant.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tenant: String,
@@ -49,6 +51,7 @@ impl ToolSpec {
             repair: RepairPolicy::default(),
             limits: Limits::default(),
             review: Review::default(),
+            budget: Budget::default(),
             tenant: String::new(),
             labels: BTreeMap::new(),
             version: 0,
@@ -148,6 +151,24 @@ pub struct Limits {
 pub struct Review {
     #[serde(default)]
     pub required: bool,
+}
+
+/// Per-session budgets of one tool; 0 means the gateway's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    /// Calls of this tool in one session.
+    #[serde(default)]
+    pub max_calls: u32,
+    /// Failed calls of this tool in a row in one session.
+    #[serde(default)]
+    pub max_consecutive_failures: u32,
+}
+
+impl Budget {
+    fn is_default(&self) -> bool {
+        *self == Budget::default()
+    }
 }
 
 /// Accepts the schema as a JSON value or as a string holding JSON.

@@ -1,5 +1,6 @@
 //! Checking a `ToolSpec` and compiling it, once, into the `CompiledTool` every call uses.
 
+use super::inject::{self, Injected};
 use super::schema::{SchemaDocuments, SchemaError, compile_schema};
 use super::spec::{Backend, ToolSpec};
 use jsonschema::Validator;
@@ -9,9 +10,14 @@ use serde_json::Value;
 #[derive(Debug)]
 pub struct CompiledTool {
     pub spec: ToolSpec,
+    /// The whole input schema: what the tool receives, injected parameters included.
     pub validator: Validator,
     /// The name as provider formats show it: `^[A-Za-z0-9_-]{1,64}$`.
     pub safe_name: String,
+    /// The parameters the gateway fills from the call context, in registration order.
+    pub injections: Vec<Injected>,
+    /// The schema without the injected parameters, when there are any: what the model sees and writes.
+    model: Option<(Value, Validator)>,
 }
 
 /// Why a spec was refused. Each names the field and the reason.
@@ -27,6 +33,8 @@ pub enum SpecError {
     Backend(String),
     #[error("repair.aliases {0}")]
     Alias(String),
+    #[error("inject{0}")]
+    Inject(String),
     #[error("{field} is not supported yet; remove it or leave it empty")]
     Unsupported { field: &'static str },
 }
@@ -44,10 +52,28 @@ impl CompiledTool {
         if let Some(backend) = &spec.backend {
             check_backend(backend)?;
         }
-        check_aliases(&spec)?;
+        let injections = inject::plan(&spec.inject, &spec.input_schema).map_err(SpecError::Inject)?;
+        check_aliases(&spec, &injections)?;
         check_unsupported(&spec)?;
+        let model = if injections.is_empty() {
+            None
+        } else {
+            let schema = inject::model_schema(&spec.input_schema, &injections);
+            let validator = compile_schema(&schema, documents).map_err(|e| SpecError::InputSchema(schema_reason(e)))?;
+            Some((schema, validator))
+        };
         let safe_name = crate::definitions::provider_safe_name(&spec.name);
-        Ok(Self { spec, validator, safe_name })
+        Ok(Self { spec, validator, safe_name, injections, model })
+    }
+
+    /// The input schema the model sees and writes: injected parameters removed.
+    pub fn model_schema(&self) -> &Value {
+        self.model.as_ref().map_or(&self.spec.input_schema, |(schema, _)| schema)
+    }
+
+    /// The validator of `model_schema`, for what the model wrote before anything is injected.
+    pub fn model_validator(&self) -> &Validator {
+        self.model.as_ref().map_or(&self.validator, |(_, validator)| validator)
     }
 }
 
@@ -117,12 +143,15 @@ fn check_backend(backend: &Backend) -> Result<(), SpecError> {
     }
 }
 
-/// Fields whose behaviour later versions add. Accepting them silently would promise what is not enforced.
 /// Each alias names a key models write for one of the schema's top-level properties, and is not one itself.
-fn check_aliases(spec: &ToolSpec) -> Result<(), SpecError> {
+/// An injected parameter is neither: the model never writes it under any name.
+fn check_aliases(spec: &ToolSpec, injections: &[Injected]) -> Result<(), SpecError> {
     let props = spec.input_schema.get("properties").and_then(Value::as_object);
     let is_property = |name: &str| props.is_some_and(|p| p.contains_key(name));
     for (alias, target) in &spec.repair.aliases {
+        if let Some(i) = injections.iter().find(|i| i.path.len() == 1 && [alias, target].contains(&&i.path[0])) {
+            return Err(SpecError::Alias(format!("{alias:?} → {target:?}: {:?} is injected", i.param)));
+        }
         if !is_property(target) {
             return Err(SpecError::Alias(format!("{alias:?} → {target:?}: {target:?} is not a top-level property")));
         }
@@ -133,11 +162,9 @@ fn check_aliases(spec: &ToolSpec) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// Fields whose behaviour later versions add. Accepting them silently would promise what is not enforced.
 fn check_unsupported(spec: &ToolSpec) -> Result<(), SpecError> {
     let unsupported = |field| Err(SpecError::Unsupported { field });
-    if !spec.inject.is_empty() {
-        return unsupported("inject");
-    }
     if !spec.limits.rate.is_empty() || spec.limits.burst > 0 {
         return unsupported("limits.rate");
     }
@@ -180,7 +207,12 @@ mod tests {
             ),
             (
                 json!({"name": "t", "input_schema": {"type": "object"}, "inject": [{"param": "u", "from": "user_id"}]}),
-                "inject is not supported",
+                "inject[0] (\"u\" from \"user_id\"): \"u\" is not declared",
+            ),
+            (
+                json!({"name": "t", "input_schema": {"type": "object", "properties": {"u": {}, "a": {}}},
+                    "inject": [{"param": "u", "from": "user_id"}], "repair": {"aliases": {"user": "u"}}}),
+                "repair.aliases \"user\" → \"u\": \"u\" is injected",
             ),
             (
                 json!({"name": "t", "input_schema": {"type": "object", "properties": {"a": {}}},

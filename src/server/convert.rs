@@ -2,7 +2,7 @@
 
 use crate::pb::v1 as pb;
 use crate::pipeline::{self as p, ErrorKind, Status};
-use crate::registry::{Backend, HttpBackend, Injection, LimitKey, Limits, RepairPolicy, Review, ToolSpec};
+use crate::registry::{Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RepairPolicy, Review, ToolSpec};
 use serde_json::Value;
 
 /// A proto spec carries its schemas as JSON text; a text that is not JSON is the caller's error.
@@ -47,6 +47,10 @@ pub fn spec_from_proto(spec: pb::ToolSpec) -> Result<ToolSpec, String> {
             idempotent: limits.idempotent,
         },
         review: Review { required: spec.review.is_some_and(|r| r.required) },
+        budget: spec.budget.map_or_else(Budget::default, |b| Budget {
+            max_calls: b.max_calls,
+            max_consecutive_failures: b.max_consecutive_failures,
+        }),
         tenant: spec.tenant,
         labels: spec.labels.into_iter().collect(),
         // Output only: the registry sets it on registration.
@@ -103,6 +107,10 @@ pub fn spec_to_proto(spec: &ToolSpec) -> pb::ToolSpec {
             idempotent: l.idempotent,
         }),
         review: Some(pb::Review { required: spec.review.required }),
+        budget: Some(pb::Budget {
+            max_calls: spec.budget.max_calls,
+            max_consecutive_failures: spec.budget.max_consecutive_failures,
+        }),
         tenant: spec.tenant.clone(),
         labels: spec.labels.clone().into_iter().collect(),
         version: spec.version,

@@ -83,7 +83,7 @@ impl Gateway {
 
     pub async fn call_as(&mut self, name: &str, arguments: &str, context: pb::CallContext) -> pb::ToolMessage {
         let call = pb::ToolCall { id: format!("call-{name}"), name: name.into(), arguments: arguments.into() };
-        let request = pb::ExecuteRequest { call: Some(call), context: Some(context) };
+        let request = pb::ExecuteRequest { call: Some(call), context: Some(context), ..Default::default() };
         let response = self.gateway.execute(request).await.expect("Execute answers with a message, never a status");
         response.into_inner().message.expect("a message")
     }

@@ -24,7 +24,7 @@ pub struct Repaired {
     pub repairs: Vec<Repair>,
 }
 
-/// Repairs arguments that fail the tool's schema. None when repair is off or the result would not validate.
+/// Repairs arguments that fail the tool's model-facing schema. None when repair is off or the result would not validate.
 pub fn repair_arguments(
     tool: &CompiledTool,
     arguments: &Value,
@@ -34,9 +34,8 @@ pub fn repair_arguments(
     if !settings.enabled {
         return None;
     }
-    let schema = &tool.spec.input_schema;
+    let (schema, validator) = (tool.model_schema(), tool.model_validator());
     let mut walker = walk::Walker::new(schema, settings, &tool.spec.repair, max_depth);
-    let value = walker.arguments(arguments.clone(), schema, &tool.validator);
-    (!walker.repairs.is_empty() && tool.validator.is_valid(&value))
-        .then_some(Repaired { value, repairs: walker.repairs })
+    let value = walker.arguments(arguments.clone(), schema, validator);
+    (!walker.repairs.is_empty() && validator.is_valid(&value)).then_some(Repaired { value, repairs: walker.repairs })
 }
