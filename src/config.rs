@@ -30,6 +30,12 @@ pub struct RawConfig {
     pub limits: RawLimits,
     #[serde(default)]
     pub repair: RawRepair,
+    #[serde(default)]
+    pub auth: RawAuth,
+    #[serde(default)]
+    pub budgets: RawBudgets,
+    #[serde(default)]
+    pub review: RawReview,
     /// Templates of the model-facing error text.
     #[serde(default)]
     pub messages: Messages,
@@ -64,11 +70,82 @@ pub struct RawRepair {
     pub disabled_rules: Vec<String>,
 }
 
+/// `[auth]`: bearer tokens. When one is set, requests to its plane without `authorization: Bearer <token>` are
+/// refused. Prefer the environment (`TOOLGATE_ADMIN_TOKEN`, `TOOLGATE_DATA_TOKEN`) to the file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAuth {
+    /// Closes ToolRegistry and ToolReview.
+    pub admin_token: Option<String>,
+    /// Closes ToolGateway, the data plane agents call.
+    pub data_token: Option<String>,
+}
+
+/// `[budgets]`: per-session limits, the gateway's recursion limit. 0 or absent means unlimited.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBudgets {
+    /// Calls of any tool in one session.
+    pub max_calls: Option<u32>,
+    /// Calls of one tool in one session, unless the tool sets its own `budget.max_calls`.
+    pub max_tool_calls: Option<u32>,
+    /// Failed calls of one tool in a row, unless the tool sets its own `budget.max_consecutive_failures`.
+    pub max_consecutive_failures: Option<u32>,
+    /// A session idle this long is forgotten.
+    pub session_idle_ttl_s: Option<u64>,
+    pub max_sessions: Option<usize>,
+}
+
+/// `[review]`: human review of calls to tools with `review.required`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReview {
+    /// How long a waiting `Execute` with no deadline of its own waits for a decision.
+    pub max_wait_ms: Option<u64>,
+    pub max_pending: Option<usize>,
+    /// How long a decided call's outcome is kept for an `Execute` of the same call id.
+    pub keep_decided_s: Option<u64>,
+}
+
 /// Flags and environment variables, which win over the file.
 #[derive(Debug, Default, Clone)]
 pub struct Overrides {
     pub listen: Option<String>,
     pub data_dir: Option<PathBuf>,
+    pub admin_token: Option<String>,
+    pub data_token: Option<String>,
+}
+
+/// Bearer tokens of the two planes; `None` leaves a plane open.
+#[derive(Clone, Default, PartialEq)]
+pub struct Tokens {
+    pub admin: Option<String>,
+    pub data: Option<String>,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |t: &Option<String>| if t.is_some() { "set" } else { "unset" };
+        f.debug_struct("Tokens").field("admin", &shown(&self.admin)).field("data", &shown(&self.data)).finish()
+    }
+}
+
+/// Session budgets as configured; `None` is unlimited.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BudgetConfig {
+    pub max_calls: Option<u32>,
+    pub max_tool_calls: Option<u32>,
+    pub max_consecutive_failures: Option<u32>,
+    pub session_idle_ttl: Duration,
+    pub max_sessions: usize,
+}
+
+/// Review settings as configured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewConfig {
+    pub max_wait: Duration,
+    pub max_pending: usize,
+    pub keep_decided: Duration,
 }
 
 /// The validated configuration the server runs on.
@@ -88,6 +165,9 @@ pub struct Config {
     pub messages: Messages,
     pub documents: SchemaDocuments,
     pub tools: Vec<ToolSpec>,
+    pub tokens: Tokens,
+    pub budgets: BudgetConfig,
+    pub review: ReviewConfig,
 }
 
 impl Default for Config {
@@ -136,6 +216,16 @@ impl Config {
             messages: raw.messages,
             documents: load_documents(&raw.schema_documents, base)?,
             tools: raw.tools,
+            tokens: tokens(
+                overrides.admin_token.or(raw.auth.admin_token),
+                overrides.data_token.or(raw.auth.data_token),
+            )?,
+            budgets: budgets(&raw.budgets),
+            review: ReviewConfig {
+                max_wait: Duration::from_millis(raw.review.max_wait_ms.unwrap_or(600_000)),
+                max_pending: raw.review.max_pending.unwrap_or(10_000),
+                keep_decided: Duration::from_secs(raw.review.keep_decided_s.unwrap_or(86_400)),
+            },
         };
         config.check()?;
         Ok(config)
@@ -149,6 +239,8 @@ impl Config {
             ("limits.max_result_bytes", self.max_result_bytes),
             ("limits.max_batch_calls", self.max_batch_calls),
             ("limits.batch_concurrency", self.batch_concurrency),
+            ("budgets.max_sessions", self.budgets.max_sessions),
+            ("review.max_pending", self.review.max_pending),
         ];
         if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(ConfigError::Invalid(format!("{name} must be greater than 0")));
@@ -157,6 +249,26 @@ impl Config {
             return Err(ConfigError::Invalid("limits.default_timeout_ms must be greater than 0".into()));
         }
         Ok(())
+    }
+}
+
+fn tokens(admin: Option<String>, data: Option<String>) -> Result<Tokens, ConfigError> {
+    for (name, token) in [("admin_token", &admin), ("data_token", &data)] {
+        if token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err(ConfigError::Invalid(format!("auth.{name} is empty: remove it to leave its plane open")));
+        }
+    }
+    Ok(Tokens { admin, data })
+}
+
+fn budgets(raw: &RawBudgets) -> BudgetConfig {
+    let limit = |v: Option<u32>| v.filter(|n| *n > 0);
+    BudgetConfig {
+        max_calls: limit(raw.max_calls),
+        max_tool_calls: limit(raw.max_tool_calls),
+        max_consecutive_failures: limit(raw.max_consecutive_failures),
+        session_idle_ttl: Duration::from_secs(raw.session_idle_ttl_s.unwrap_or(3_600)),
+        max_sessions: raw.max_sessions.unwrap_or(100_000),
     }
 }
 
@@ -180,7 +292,7 @@ mod tests {
     #[test]
     fn flags_win_over_the_file_and_unknown_fields_are_refused() {
         let raw: RawConfig = toml::from_str("listen = \"127.0.0.1:1\"\n[limits]\nmax_depth = 8\n").unwrap();
-        let overrides = Overrides { listen: Some("127.0.0.1:2".into()), data_dir: None };
+        let overrides = Overrides { listen: Some("127.0.0.1:2".into()), ..Overrides::default() };
         let config = Config::from_raw(raw, overrides, Path::new(".")).unwrap();
         assert_eq!(config.listen.port(), 2);
         assert_eq!(config.parse_limits.max_depth, 8);

@@ -8,6 +8,9 @@ mod tools;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::{Interceptor, interceptor::InterceptedService};
+use tonic::transport::Channel;
 
 #[derive(Debug, Parser)]
 #[command(name = "toolgate", version, about = "Resolve, repair, validate and run the tool calls of LLM agents")]
@@ -30,20 +33,45 @@ enum Command {
     Repair(repair::RepairArgs),
 }
 
-/// Where client commands find the gateway.
+/// Where client commands find the gateway, and the token its plane may require.
 #[derive(Debug, Clone, clap::Args)]
 struct ServerArg {
     /// The gateway's address.
     #[arg(long, global = true, env = "TOOLGATE_SERVER", default_value = "http://127.0.0.1:50051")]
     server: String,
+    /// Bearer token, for a gateway whose admin or data plane is closed with one.
+    #[arg(long, global = true, env = "TOOLGATE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
 }
 
+/// A channel that sends the bearer token, if one was given, on every request.
+type Authed = InterceptedService<Channel, Bearer>;
+
 impl ServerArg {
-    async fn channel(&self) -> Result<tonic::transport::Channel, String> {
+    async fn channel(&self) -> Result<Authed, String> {
         let uri = if self.server.contains("://") { self.server.clone() } else { format!("http://{}", self.server) };
         let endpoint =
             tonic::transport::Endpoint::from_shared(uri.clone()).map_err(|e| format!("bad --server {uri:?}: {e}"))?;
-        endpoint.connect().await.map_err(|e| format!("cannot reach the gateway at {uri}: {e}"))
+        let header = match &self.token {
+            Some(token) => {
+                Some(format!("Bearer {token}").parse().map_err(|_| "--token has characters a header cannot carry")?)
+            }
+            None => None,
+        };
+        let channel = endpoint.connect().await.map_err(|e| format!("cannot reach the gateway at {uri}: {e}"))?;
+        Ok(InterceptedService::new(channel, Bearer(header)))
+    }
+}
+
+#[derive(Clone)]
+struct Bearer(Option<MetadataValue<Ascii>>);
+
+impl Interceptor for Bearer {
+    fn call(&mut self, mut request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(value) = &self.0 {
+            request.metadata_mut().insert("authorization", value.clone());
+        }
+        Ok(request)
     }
 }
 

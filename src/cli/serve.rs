@@ -14,10 +14,21 @@ pub struct ServeArgs {
     /// A TOML config file.
     #[arg(long, env = "TOOLGATE_CONFIG")]
     config: Option<PathBuf>,
+    /// Bearer token closing the admin plane (ToolRegistry, ToolReview).
+    #[arg(long, env = "TOOLGATE_ADMIN_TOKEN", hide_env_values = true)]
+    admin_token: Option<String>,
+    /// Bearer token closing the data plane (ToolGateway).
+    #[arg(long, env = "TOOLGATE_DATA_TOKEN", hide_env_values = true)]
+    data_token: Option<String>,
 }
 
 pub async fn run(args: ServeArgs) -> Result<(), String> {
-    let overrides = Overrides { listen: args.listen, data_dir: args.data_dir };
+    let overrides = Overrides {
+        listen: args.listen,
+        data_dir: args.data_dir,
+        admin_token: args.admin_token,
+        data_token: args.data_token,
+    };
     let config = Config::load(args.config.as_deref(), overrides).map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await

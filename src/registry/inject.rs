@@ -134,31 +134,48 @@ pub fn model_schema(schema: &Value, plan: &[Injected]) -> Value {
     model
 }
 
-/// Removes `path[0]` (recursing first into it when deeper) from `node`. Returns whether `node` was left with
-/// no properties and nothing required, so its parent can drop it too.
-fn remove_property(node: &mut Value, path: &[String]) -> bool {
-    let Some(obj) = node.as_object_mut() else { return false };
-    let Some((name, rest)) = path.split_first() else { return false };
-    let drop = match obj.get_mut("properties").and_then(|p| p.get_mut(name)) {
-        Some(child) => rest.is_empty() || remove_property(child, rest),
-        None => false,
+/// What is left of a nested object once an injected parameter is taken out of it.
+#[derive(PartialEq)]
+enum Left {
+    /// Nothing for the model to write: remove the object itself.
+    Nothing,
+    /// Nothing the model must write: the gateway creates the object, so it is no longer required.
+    Optional,
+    Required,
+}
+
+/// Removes `path[0]` (recursing first into it when deeper) from `node`'s properties and `required`, and says
+/// what is left of `node` for the model.
+fn remove_property(node: &mut Value, path: &[String]) -> Left {
+    let Some(obj) = node.as_object_mut() else { return Left::Required };
+    let Some((name, rest)) = path.split_first() else { return Left::Required };
+    let left = match obj.get_mut("properties").and_then(|p| p.get_mut(name)) {
+        Some(_) if rest.is_empty() => Left::Nothing,
+        Some(child) => remove_property(child, rest),
+        None => Left::Required,
     };
-    if drop {
-        if let Some(Value::Object(props)) = obj.get_mut("properties") {
-            props.remove(name);
-        }
-        if let Some(Value::Array(required)) = obj.get_mut("required") {
-            required.retain(|r| r != name);
-            if required.is_empty() {
-                obj.remove("required");
-            }
+    if left == Left::Nothing
+        && let Some(Value::Object(props)) = obj.get_mut("properties")
+    {
+        props.remove(name);
+    }
+    if left != Left::Required
+        && let Some(Value::Array(required)) = obj.get_mut("required")
+    {
+        required.retain(|r| r != name);
+        if required.is_empty() {
+            obj.remove("required");
         }
     }
     let props_left = obj.get("properties").and_then(Value::as_object).is_some_and(|p| !p.is_empty());
     // Declared to take more than its properties: the model may still write into it.
     let takes_more = !matches!(obj.get("additionalProperties"), Some(Value::Bool(false)) | None)
         || obj.contains_key("patternProperties");
-    drop && !props_left && !takes_more && !obj.contains_key("required")
+    match (obj.contains_key("required"), props_left || takes_more) {
+        (true, _) => Left::Required,
+        (false, true) => Left::Optional,
+        (false, false) => Left::Nothing,
+    }
 }
 
 #[cfg(test)]
@@ -184,9 +201,9 @@ mod tests {
     }
 
     #[test]
-    fn an_object_with_more_for_the_model_stays() {
-        let schema = json!({"type": "object", "properties": {"account": {"type": "object",
-            "properties": {"owner": {"type": "string"}, "note": {"type": "string"}}}}});
+    fn an_object_with_more_for_the_model_stays_but_is_no_longer_required() {
+        let schema = json!({"type": "object", "required": ["account"], "properties": {"account": {"type": "object",
+            "required": ["owner"], "properties": {"owner": {"type": "string"}, "note": {"type": "string"}}}}});
         let plan = plan(&[inj("/account/owner", "tenant")], &schema).unwrap();
         let want = json!({"type": "object", "properties": {"account": {"type": "object",
             "properties": {"note": {"type": "string"}}}}});

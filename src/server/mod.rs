@@ -1,5 +1,6 @@
 //! The gRPC server: ToolRegistry, ToolGateway, health and reflection on one port.
 
+mod auth;
 pub mod convert;
 mod gateway;
 mod registry;
@@ -13,9 +14,11 @@ use crate::executor::{ExecSettings, Executor};
 use crate::pb::v1::{tool_gateway_server::ToolGatewayServer, tool_registry_server::ToolRegistryServer};
 use crate::pipeline::PrepareOptions;
 use crate::registry::{RedbStore, Registry};
+use auth::RequireToken;
 use std::future::Future;
 use std::sync::Arc;
 use tokio::net::TcpListener;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
 
 #[derive(Debug, thiserror::Error)]
@@ -55,7 +58,9 @@ pub async fn run(
     let max = config.max_request_bytes;
     let gateway = ToolGatewayServer::new(gateway::GatewayService::new(executor, config.max_batch_calls))
         .max_decoding_message_size(max);
+    let gateway = InterceptedService::new(gateway, RequireToken::new("data", config.tokens.data.as_deref()));
     let admin = ToolRegistryServer::new(registry::RegistryService::new(registry)).max_decoding_message_size(max);
+    let admin = InterceptedService::new(admin, RequireToken::new("admin", config.tokens.admin.as_deref()));
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter.set_serving::<ToolGatewayServer<gateway::GatewayService>>().await;
     health_reporter.set_serving::<ToolRegistryServer<registry::RegistryService>>().await;
@@ -65,6 +70,7 @@ pub async fn run(
         .build_v1()?;
     let addr = listener.local_addr().map_err(|e| ServeError::Listener(e.to_string()))?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "toolgate serving");
+    warn_if_open(addr, &config);
     tonic::transport::Server::builder()
         .add_service(health)
         .add_service(reflection)
@@ -75,4 +81,16 @@ pub async fn run(
         .serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), shutdown)
         .await?;
     Ok(())
+}
+
+/// Beyond loopback, a plane without a token is open to anyone who can reach the port.
+fn warn_if_open(addr: std::net::SocketAddr, config: &Config) {
+    if addr.ip().is_loopback() {
+        return;
+    }
+    for (plane, token) in [("admin", &config.tokens.admin), ("data", &config.tokens.data)] {
+        if token.is_none() {
+            tracing::warn!(%addr, plane, "listening beyond loopback with no {plane} token: anyone who reaches the port can use the {plane} plane; set TOOLGATE_{}_TOKEN", plane.to_uppercase());
+        }
+    }
 }

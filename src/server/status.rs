@@ -10,12 +10,15 @@ pub enum ServiceError {
     Registry(#[from] RegistryError),
     #[error("{0}")]
     BadRequest(String),
+    #[error("{0}")]
+    Unauthenticated(String),
 }
 
 impl From<ServiceError> for Status {
     fn from(err: ServiceError) -> Status {
         let code = match &err {
             ServiceError::BadRequest(_) => Code::InvalidArgument,
+            ServiceError::Unauthenticated(_) => Code::Unauthenticated,
             ServiceError::Registry(e) => match e {
                 RegistryError::Spec(_) => Code::InvalidArgument,
                 RegistryError::NotFound { .. } => Code::NotFound,
