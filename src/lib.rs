@@ -21,4 +21,4 @@ pub mod registry;
 pub mod server;
 
 pub use config::Config;
-pub use server::run;
+pub use server::{run, run_with_clock};

@@ -61,8 +61,17 @@ pub fn error_message(
     let (model_fixable, retryable) = match &error {
         CallError::NotFound { .. } | CallError::Malformed(_) | CallError::Invalid(_) => (true, false),
         CallError::Tool { model_fixable, retryable, .. } => (*model_fixable, *retryable),
-        CallError::Timeout { .. } | CallError::Unavailable(_) => (false, true),
-        CallError::PermissionDenied(_) | CallError::Internal(_) => (false, false),
+        CallError::Timeout { .. } | CallError::Unavailable(_) | CallError::RateLimited { .. } | CallError::Busy { .. } => {
+            (false, true)
+        }
+        CallError::PermissionDenied(_)
+        | CallError::BudgetExceeded(_)
+        | CallError::Rejected { .. }
+        | CallError::Internal(_) => (false, false),
+    };
+    let retry_after_ms = match &error {
+        CallError::RateLimited { retry_after_ms } => *retry_after_ms,
+        _ => 0,
     };
     let kind = error.kind();
     let (violations, suggestions) = match error.clone() {
@@ -85,7 +94,7 @@ pub fn error_message(
             message,
             model_fixable,
             retryable,
-            retry_after_ms: 0,
+            retry_after_ms,
             violations,
             suggestions,
             original_arguments: call.arguments.clone(),
@@ -118,6 +127,18 @@ fn model_text(name: &str, error: &CallError, m: &Messages) -> String {
         }
         CallError::Unavailable(_) => format!("Error: {name} is unavailable right now. You may try again later."),
         CallError::PermissionDenied(_) => format!("Error: {name} cannot be run for this caller."),
+        CallError::RateLimited { retry_after_ms } => format!(
+            "Error: {name} is rate limited. Try again in {:.1} seconds, or go on without it.",
+            (*retry_after_ms as f64 / 1000.0).max(0.1)
+        ),
+        CallError::BudgetExceeded(reason) => format!(
+            "Error: {reason} Stop calling {name} and answer with the information you already have."
+        ),
+        CallError::Busy { .. } => format!("Error: {name} is busy right now. You may try again later."),
+        CallError::Rejected { feedback } if feedback.trim().is_empty() => {
+            format!("The call to {name} was rejected by a human reviewer.")
+        }
+        CallError::Rejected { feedback } => feedback.clone(),
         CallError::Internal(_) => format!("Error: {name} could not be run because of an internal error."),
     }
 }

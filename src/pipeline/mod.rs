@@ -38,6 +38,15 @@ pub enum CallError {
     Unavailable(String),
     #[error("permission denied: {0}")]
     PermissionDenied(String),
+    #[error("rate limited; retry after {retry_after_ms} ms")]
+    RateLimited { retry_after_ms: u64 },
+    /// The reason is for the model: which budget of the session is spent.
+    #[error("budget exceeded: {0}")]
+    BudgetExceeded(String),
+    #[error("busy: {max} calls already running")]
+    Busy { max: u32 },
+    #[error("rejected by a reviewer: {feedback}")]
+    Rejected { feedback: String },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -52,6 +61,10 @@ impl CallError {
             CallError::Timeout { .. } => ErrorKind::Timeout,
             CallError::Unavailable(_) => ErrorKind::Unavailable,
             CallError::PermissionDenied(_) => ErrorKind::PermissionDenied,
+            CallError::RateLimited { .. } => ErrorKind::RateLimited,
+            CallError::BudgetExceeded(_) => ErrorKind::BudgetExceeded,
+            CallError::Busy { .. } => ErrorKind::Unavailable,
+            CallError::Rejected { .. } => ErrorKind::Rejected,
             CallError::Internal(_) => ErrorKind::Internal,
         }
     }
@@ -59,7 +72,7 @@ impl CallError {
 
 /// The model's part of a call, checked: resolved, parsed, overrides of injected parameters removed, and valid
 /// against the model-facing schema as sent or once repaired.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Checked {
     pub tool: Arc<CompiledTool>,
     pub arguments: Value,
@@ -135,6 +148,20 @@ pub fn check(catalog: &Catalog, call: &ToolCall, tenant: &str, options: &Prepare
         }
         None => Err(reject(CallError::Invalid(validate_arguments(&tool, &arguments)), &repairs)),
     }
+}
+
+/// Checks arguments a reviewer wrote in place of the model's: strict JSON within the limits, no injected
+/// parameter, valid against the model-facing schema. Nothing is repaired: a person can write it right.
+pub fn check_edit(tool: &Arc<CompiledTool>, text: &str, limits: ParseLimits) -> Result<Checked, CallError> {
+    let (mut arguments, _) = parse_arguments(text, limits, RepairSettings::off())?;
+    let overrides = strip_overrides(tool, &mut arguments);
+    if let Some(first) = overrides.first() {
+        return Err(CallError::Malformed(format!("{} is set by the gateway and cannot be edited", first.path)));
+    }
+    if !tool.model_validator().is_valid(&arguments) {
+        return Err(CallError::Invalid(validate_arguments(tool, &arguments)));
+    }
+    Ok(Checked { tool: Arc::clone(tool), text: arguments.to_string(), arguments, repairs: Vec::new() })
 }
 
 /// Adds the injected parameters from `ctx`, then validates the whole input schema, so the tool receives exactly

@@ -3,6 +3,7 @@
 use super::inject::{self, Injected};
 use super::schema::{SchemaDocuments, SchemaError, compile_schema};
 use super::spec::{Backend, ToolSpec};
+use crate::policy::{RateRule, parse_rate};
 use jsonschema::Validator;
 use serde_json::Value;
 
@@ -18,6 +19,8 @@ pub struct CompiledTool {
     pub injections: Vec<Injected>,
     /// The schema without the injected parameters, when there are any: what the model sees and writes.
     model: Option<(Value, Validator)>,
+    /// `limits.rate` and `limits.burst`, parsed; `None` is unlimited.
+    pub rate: Option<RateRule>,
 }
 
 /// Why a spec was refused. Each names the field and the reason.
@@ -35,8 +38,8 @@ pub enum SpecError {
     Alias(String),
     #[error("inject{0}")]
     Inject(String),
-    #[error("{field} is not supported yet; remove it or leave it empty")]
-    Unsupported { field: &'static str },
+    #[error("limits.{0}")]
+    Limits(String),
 }
 
 impl CompiledTool {
@@ -54,7 +57,7 @@ impl CompiledTool {
         }
         let injections = inject::plan(&spec.inject, &spec.input_schema).map_err(SpecError::Inject)?;
         check_aliases(&spec, &injections)?;
-        check_unsupported(&spec)?;
+        let rate = rate_rule(&spec)?;
         let model = if injections.is_empty() {
             None
         } else {
@@ -63,7 +66,7 @@ impl CompiledTool {
             Some((schema, validator))
         };
         let safe_name = crate::definitions::provider_safe_name(&spec.name);
-        Ok(Self { spec, validator, safe_name, injections, model })
+        Ok(Self { spec, validator, safe_name, injections, model, rate })
     }
 
     /// The input schema the model sees and writes: injected parameters removed.
@@ -162,19 +165,17 @@ fn check_aliases(spec: &ToolSpec, injections: &[Injected]) -> Result<(), SpecErr
     Ok(())
 }
 
-/// Fields whose behaviour later versions add. Accepting them silently would promise what is not enforced.
-fn check_unsupported(spec: &ToolSpec) -> Result<(), SpecError> {
-    let unsupported = |field| Err(SpecError::Unsupported { field });
-    if !spec.limits.rate.is_empty() || spec.limits.burst > 0 {
-        return unsupported("limits.rate");
+/// `limits.rate` like `10/s` or `600/m`, with `limits.burst` calls at once (0: as many as the rate's count).
+fn rate_rule(spec: &ToolSpec) -> Result<Option<RateRule>, SpecError> {
+    let limits = &spec.limits;
+    if limits.rate.trim().is_empty() {
+        return match limits.burst {
+            0 => Ok(None),
+            _ => Err(SpecError::Limits("burst needs a rate: set limits.rate too".into())),
+        };
     }
-    if spec.limits.max_concurrency > 0 {
-        return unsupported("limits.max_concurrency");
-    }
-    if spec.review.required {
-        return unsupported("review.required");
-    }
-    Ok(())
+    let rate = parse_rate(&limits.rate).map_err(|e| SpecError::Limits(format!("rate: {e}")))?;
+    Ok(Some(RateRule { rate, burst: limits.burst }))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use crate::pb::v1 as pb;
 use crate::pipeline::{self as p, ErrorKind, Status};
+use crate::policy::review::ReviewRecord;
 use crate::registry::{Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RepairPolicy, Review, ToolSpec};
 use serde_json::Value;
 
@@ -170,11 +171,7 @@ pub fn message_to_proto(m: p::ToolMessage) -> pb::ToolMessage {
             suggestions: e.suggestions,
             original_arguments: e.original_arguments,
         }),
-        repairs: m
-            .repairs
-            .into_iter()
-            .map(|r| pb::Repair { rule: r.rule, path: r.path, before: r.before, after: r.after })
-            .collect(),
+        repairs: m.repairs.into_iter().map(repair_to_proto).collect(),
         effective_arguments: m.effective_arguments,
         attempts: m.attempts,
         duration_us: m.duration_us,
@@ -195,4 +192,21 @@ fn kind_to_proto(kind: ErrorKind) -> pb::ErrorKind {
         ErrorKind::BudgetExceeded => pb::ErrorKind::BudgetExceeded,
         ErrorKind::Internal => pb::ErrorKind::Internal,
     }
+}
+
+pub fn review_to_proto(record: &ReviewRecord) -> pb::PendingReview {
+    pb::PendingReview {
+        call_id: record.key.call_id.clone(),
+        tenant: record.key.tenant.clone(),
+        session_id: record.session_id.clone(),
+        user_id: record.user_id.clone(),
+        tool: record.tool.clone(),
+        arguments: record.arguments.clone(),
+        repairs: record.repairs.iter().cloned().map(repair_to_proto).collect(),
+        created_ms: record.created_ms,
+    }
+}
+
+fn repair_to_proto(r: p::Repair) -> pb::Repair {
+    pb::Repair { rule: r.rule, path: r.path, before: r.before, after: r.after }
 }

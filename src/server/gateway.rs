@@ -3,7 +3,7 @@
 use super::convert::{call_from_proto, context_from_proto, message_to_proto};
 use super::status::ServiceError;
 use crate::definitions::{self, DefinitionFormat};
-use crate::executor::Executor;
+use crate::executor::{Executor, ReviewMode};
 use crate::pb::v1::{self as pb, tool_gateway_server::ToolGateway};
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +29,7 @@ impl ToolGateway for GatewayService {
         let req = request.into_inner();
         let call = call_from_proto(req.call.ok_or_else(|| ServiceError::BadRequest("call is required".into()))?);
         let ctx = context_from_proto(req.context);
-        let message = self.executor.execute(&call, &ctx, deadline).await;
+        let message = self.executor.execute(&call, &ctx, deadline, review_mode(req.review_mode)).await;
         Ok(Response::new(pb::ExecuteResponse { message: Some(message_to_proto(message)) }))
     }
 
@@ -45,7 +45,7 @@ impl ToolGateway for GatewayService {
         }
         let calls: Vec<_> = req.calls.into_iter().map(call_from_proto).collect();
         let ctx = context_from_proto(req.context);
-        let messages = self.executor.execute_batch(&calls, &ctx, deadline).await;
+        let messages = self.executor.execute_batch(&calls, &ctx, deadline, review_mode(req.review_mode)).await;
         Ok(Response::new(pb::ExecuteBatchResponse { messages: messages.into_iter().map(message_to_proto).collect() }))
     }
 
@@ -74,6 +74,13 @@ impl ToolGateway for GatewayService {
             .map(|d| pb::ToolDefinition { name: d.name, tool: d.tool, definition: d.definition.to_string() })
             .collect();
         Ok(Response::new(pb::ListToolDefinitionsResponse { definitions }))
+    }
+}
+
+fn review_mode(mode: i32) -> ReviewMode {
+    match pb::ReviewMode::try_from(mode).unwrap_or_default() {
+        pb::ReviewMode::Defer => ReviewMode::Defer,
+        pb::ReviewMode::Wait | pb::ReviewMode::Unspecified => ReviewMode::Wait,
     }
 }
 

@@ -1,9 +1,10 @@
-//! The gRPC server: ToolRegistry, ToolGateway, health and reflection on one port.
+//! The gRPC server: ToolGateway, ToolRegistry, ToolReview, health and reflection on one port.
 
 mod auth;
 pub mod convert;
 mod gateway;
 mod registry;
+mod review;
 mod status;
 
 pub use status::ServiceError;
@@ -12,11 +13,15 @@ use crate::backend::Backends;
 use crate::config::Config;
 use crate::executor::{ExecSettings, Executor};
 use crate::pb::v1::{tool_gateway_server::ToolGatewayServer, tool_registry_server::ToolRegistryServer};
+use crate::pb::v1::tool_review_server::ToolReviewServer;
 use crate::pipeline::PrepareOptions;
-use crate::registry::{RedbStore, Registry};
+use crate::policy::review::{ReviewQueue, ReviewSettings};
+use crate::policy::{BudgetLimits, Clock, Policy, PolicySettings};
+use crate::registry::{RedbStore, Registry, RegistryError};
 use auth::RequireToken;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::server::TcpIncoming;
@@ -41,29 +46,49 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let store = RedbStore::open(&config.data_dir).map_err(crate::registry::RegistryError::from)?;
+    run_with_clock(listener, config, Clock::real(), shutdown).await
+}
+
+/// `run`, with the clock rate limits and session budgets read. Tests pass a fake one, so they never sleep.
+pub async fn run_with_clock(
+    listener: TcpListener,
+    config: Config,
+    clock: Clock,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    let store = RedbStore::open(&config.data_dir).map_err(RegistryError::from)?;
+    let review_settings =
+        ReviewSettings { max_pending: config.review.max_pending, keep_done: config.review.keep_decided };
+    let reviews = Arc::new(ReviewQueue::open(Arc::new(store.reviews()), review_settings).map_err(RegistryError::from)?);
     let registry = Arc::new(Registry::open(Arc::new(store), config.documents.clone())?);
     for spec in config.tools.clone() {
         let name = spec.name.clone();
         registry.register_unless_unchanged(spec).await.map_err(|source| ServeError::StaticTool { name, source })?;
     }
-    let settings = ExecSettings {
-        prepare: PrepareOptions { limits: config.parse_limits, repair: config.repair },
-        default_timeout: config.default_timeout,
-        batch_concurrency: config.batch_concurrency,
-        messages: config.messages.clone(),
-    };
-    let backends = Backends::new(config.connect_timeout, config.max_result_bytes);
-    let executor = Arc::new(Executor::new(Arc::clone(&registry), backends, settings));
+    let policy = Arc::new(Policy::new(
+        clock,
+        PolicySettings {
+            session_idle_ttl: config.budgets.session_idle_ttl,
+            max_sessions: config.budgets.max_sessions,
+            ..PolicySettings::default()
+        },
+    ));
+    let _eviction = policy.spawn_eviction(EVICT_EVERY);
+    let _pruning = spawn_pruning(Arc::downgrade(&reviews));
+    let executor = Arc::new(executor(&config, Arc::clone(&registry), policy, Arc::clone(&reviews)));
     let max = config.max_request_bytes;
     let gateway = ToolGatewayServer::new(gateway::GatewayService::new(executor, config.max_batch_calls))
         .max_decoding_message_size(max);
-    let gateway = InterceptedService::new(gateway, RequireToken::new("data", config.tokens.data.as_deref()));
-    let admin = ToolRegistryServer::new(registry::RegistryService::new(registry)).max_decoding_message_size(max);
-    let admin = InterceptedService::new(admin, RequireToken::new("admin", config.tokens.admin.as_deref()));
+    let data_token = RequireToken::new("data", config.tokens.data.as_deref());
+    let admin_token = RequireToken::new("admin", config.tokens.admin.as_deref());
+    let admin = ToolRegistryServer::new(registry::RegistryService::new(Arc::clone(&registry)))
+        .max_decoding_message_size(max);
+    let review = ToolReviewServer::new(review::ReviewService::new(reviews, registry, config.parse_limits))
+        .max_decoding_message_size(max);
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter.set_serving::<ToolGatewayServer<gateway::GatewayService>>().await;
     health_reporter.set_serving::<ToolRegistryServer<registry::RegistryService>>().await;
+    health_reporter.set_serving::<ToolReviewServer<review::ReviewService>>().await;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -74,13 +99,50 @@ pub async fn run(
     tonic::transport::Server::builder()
         .add_service(health)
         .add_service(reflection)
-        .add_service(admin)
-        .add_service(gateway)
+        .add_service(InterceptedService::new(admin, admin_token.clone()))
+        .add_service(InterceptedService::new(review, admin_token))
+        .add_service(InterceptedService::new(gateway, data_token))
         // tonic applies its own TCP_NODELAY only to listeners it binds: without it, Nagle and delayed ACKs stall
         // about a third of calls by 40 ms.
         .serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), shutdown)
         .await?;
     Ok(())
+}
+
+/// How often idle rate-limit keys, semaphores and sessions are swept.
+const EVICT_EVERY: Duration = Duration::from_secs(30);
+/// How often decided reviews past their keep time are deleted.
+const PRUNE_EVERY: Duration = Duration::from_secs(600);
+
+fn executor(config: &Config, registry: Arc<Registry>, policy: Arc<Policy>, reviews: Arc<ReviewQueue>) -> Executor {
+    let settings = ExecSettings {
+        prepare: PrepareOptions { limits: config.parse_limits, repair: config.repair },
+        default_timeout: config.default_timeout,
+        batch_concurrency: config.batch_concurrency,
+        messages: config.messages.clone(),
+        budgets: BudgetLimits {
+            max_calls: config.budgets.max_calls,
+            max_tool_calls: config.budgets.max_tool_calls,
+            max_consecutive_failures: config.budgets.max_consecutive_failures,
+        },
+        review_wait: config.review.max_wait,
+    };
+    let backends = Backends::new(config.connect_timeout, config.max_result_bytes);
+    Executor::new(registry, backends, settings, policy, reviews)
+}
+
+/// Deletes expired review outcomes now and then, until the queue is dropped.
+fn spawn_pruning(reviews: Weak<ReviewQueue>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(PRUNE_EVERY);
+        loop {
+            ticks.tick().await;
+            let Some(queue) = reviews.upgrade() else { return };
+            if let Err(err) = queue.prune().await {
+                tracing::warn!(error = %err, "pruning decided reviews failed");
+            }
+        }
+    })
 }
 
 /// Beyond loopback, a plane without a token is open to anyone who can reach the port.

@@ -1,5 +1,6 @@
 //! The one place errors become `tonic::Status`: an exhaustive match, so no new variant slips through unmapped.
 
+use crate::policy::review::ReviewError;
 use crate::registry::{RegistryError, StoreError};
 use tonic::{Code, Status};
 
@@ -12,6 +13,11 @@ pub enum ServiceError {
     BadRequest(String),
     #[error("{0}")]
     Unauthenticated(String),
+    #[error(transparent)]
+    Review(#[from] ReviewError),
+    /// A stream that cannot go on; the client should start it again.
+    #[error("{0}")]
+    Aborted(String),
 }
 
 impl From<ServiceError> for Status {
@@ -19,6 +25,14 @@ impl From<ServiceError> for Status {
         let code = match &err {
             ServiceError::BadRequest(_) => Code::InvalidArgument,
             ServiceError::Unauthenticated(_) => Code::Unauthenticated,
+            ServiceError::Aborted(_) => Code::Aborted,
+            ServiceError::Review(e) => match e {
+                ReviewError::NotFound => Code::NotFound,
+                ReviewError::AlreadyDecided | ReviewError::NotRunning => Code::FailedPrecondition,
+                ReviewError::Conflict => Code::AlreadyExists,
+                ReviewError::Full { .. } => Code::ResourceExhausted,
+                ReviewError::Store(_) => Code::Internal,
+            },
             ServiceError::Registry(e) => match e {
                 RegistryError::Spec(_) => Code::InvalidArgument,
                 RegistryError::NotFound { .. } => Code::NotFound,

@@ -127,6 +127,11 @@ impl RepairSettings {
         Ok(Self { enabled, disabled })
     }
 
+    /// No repair at all: text must be strict JSON and valid as written.
+    pub fn off() -> Self {
+        Self { enabled: false, disabled: 0 }
+    }
+
     /// Whether `rule` may run at all, before any per-tool setting.
     pub fn allows(&self, rule: Rule) -> bool {
         self.enabled && self.disabled & rule.bit() == 0

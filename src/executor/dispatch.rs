@@ -1,0 +1,96 @@
+//! Dispatch: one prepared call on its backend, under the tool's concurrency cap, its timeout and the caller's
+//! deadline, with retries for idempotent tools.
+
+use super::Executor;
+use crate::backend::{BackendError, Invocation};
+use crate::pipeline::{self, CallContext, CallError, Prepared, ToolCall, ToolMessage};
+use crate::policy::ToolKey;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Pause between attempts of an idempotent tool, multiplied by the attempt number.
+const RETRY_BACKOFF: Duration = Duration::from_millis(50);
+
+impl Executor {
+    /// Runs a prepared call and answers with its message, reporting the model's part of the arguments.
+    pub(super) async fn dispatch(
+        &self,
+        call: &ToolCall,
+        ctx: &CallContext,
+        prepared: Prepared,
+        deadline: Option<Instant>,
+    ) -> ToolMessage {
+        let tool = &prepared.tool;
+        let name = tool.spec.name.as_str();
+        let timeout = self.timeout_of(tool);
+        let until = deadline.unwrap_or_else(|| Instant::now() + timeout);
+        let key = ToolKey::new(&tool.spec.tenant, name);
+        let (result, attempts) = match self.policy.concurrency.acquire(&key, tool.spec.limits.max_concurrency, Some(until)).await {
+            Ok(_permit) => self.attempts(call, ctx, &prepared, deadline, timeout).await,
+            Err(saturated) => (Err(CallError::Busy { max: saturated.max }), 0),
+        };
+        let mut message = match result {
+            Ok(out) => pipeline::success_message(call, name, out.content, out.structured),
+            Err(err) => pipeline::error_message(call, name, err, Vec::new(), &self.settings.messages),
+        };
+        message.repairs = prepared.repairs;
+        message.effective_arguments = prepared.effective_arguments;
+        message.attempts = attempts;
+        message
+    }
+
+    fn timeout_of(&self, tool: &crate::registry::CompiledTool) -> Duration {
+        match tool.spec.limits.timeout_ms {
+            0 => self.settings.default_timeout,
+            ms => Duration::from_millis(ms),
+        }
+    }
+
+    /// Calls the backend until it answers, fails for good, or the retries or the deadline run out.
+    async fn attempts(
+        &self,
+        call: &ToolCall,
+        ctx: &CallContext,
+        prepared: &Prepared,
+        deadline: Option<Instant>,
+        timeout: Duration,
+    ) -> (Result<crate::backend::Output, CallError>, u32) {
+        let tool = &prepared.tool;
+        let backend = tool.spec.backend.as_ref().expect("registered tools always have a backend");
+        let invocation =
+            Invocation { call_id: &call.id, tool: &tool.spec.name, arguments: &prepared.arguments_text, context: ctx };
+        let limits = &tool.spec.limits;
+        let max_attempts = if limits.idempotent { limits.retries + 1 } else { 1 };
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let budget = deadline.map_or(timeout, |d| timeout.min(d.saturating_duration_since(Instant::now())));
+            let outcome = match tokio::time::timeout(budget, self.backends.invoke(backend, invocation)).await {
+                Ok(Ok(output)) => return (Ok(output), attempts),
+                Ok(Err(err)) => backend_error(err),
+                Err(_elapsed) => CallError::Timeout { after_ms: millis(budget) },
+            };
+            let transient = matches!(&outcome, CallError::Timeout { .. } | CallError::Unavailable(_))
+                || matches!(&outcome, CallError::Tool { retryable: true, .. });
+            let pause = RETRY_BACKOFF * attempts;
+            let time_left = deadline.is_none_or(|d| Instant::now() + pause < d);
+            if !(transient && attempts < max_attempts && time_left) {
+                return (Err(outcome), attempts);
+            }
+            tokio::time::sleep(pause).await;
+        }
+    }
+}
+
+fn backend_error(err: BackendError) -> CallError {
+    match err {
+        BackendError::Tool { message, retryable, model_fixable } => {
+            CallError::Tool { message, retryable, model_fixable }
+        }
+        BackendError::Unavailable(reason) => CallError::Unavailable(reason),
+    }
+}
+
+pub(super) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

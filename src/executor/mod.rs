@@ -1,0 +1,201 @@
+//! Runs calls end to end: the pure pipeline, then policy (session budgets, rate limits, human review,
+//! concurrency), dispatch with timeouts and retries, and the answer.
+
+mod dispatch;
+mod review;
+
+use crate::backend::Backends;
+use crate::pipeline::{self, CallContext, CallError, Checked, ErrorKind, Messages, PrepareOptions, Rejected, Repair};
+use crate::pipeline::{Status, ToolCall, ToolMessage};
+use crate::policy::review::ReviewQueue;
+use crate::policy::{BudgetExceeded, BudgetLimits, Policy, SessionKey, ToolKey};
+use crate::registry::{CompiledTool, LimitKey, Registry};
+use futures::StreamExt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What the executor needs to know beyond the registry.
+#[derive(Debug, Clone)]
+pub struct ExecSettings {
+    pub prepare: PrepareOptions,
+    /// Used when a tool sets no `limits.timeout_ms`.
+    pub default_timeout: Duration,
+    /// How many calls of one batch run at once.
+    pub batch_concurrency: usize,
+    pub messages: Messages,
+    /// The gateway's session budgets; a tool's own `budget` wins where it sets one.
+    pub budgets: BudgetLimits,
+    /// How long a waiting call with no deadline of its own waits for a review decision.
+    pub review_wait: Duration,
+}
+
+/// What `Execute` does with a call that needs human review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReviewMode {
+    /// Wait for the decision until the deadline, then answer PENDING_REVIEW.
+    #[default]
+    Wait,
+    /// Answer PENDING_REVIEW at once; the same call id, executed again, gets the outcome.
+    Defer,
+}
+
+pub struct Executor {
+    registry: Arc<Registry>,
+    backends: Backends,
+    settings: ExecSettings,
+    policy: Arc<Policy>,
+    reviews: Arc<ReviewQueue>,
+}
+
+impl Executor {
+    pub fn new(
+        registry: Arc<Registry>,
+        backends: Backends,
+        settings: ExecSettings,
+        policy: Arc<Policy>,
+        reviews: Arc<ReviewQueue>,
+    ) -> Self {
+        Self { registry, backends, settings, policy, reviews }
+    }
+
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// Runs one call; always answers with exactly one message. `deadline` is the caller's.
+    pub async fn execute(
+        &self,
+        call: &ToolCall,
+        ctx: &CallContext,
+        deadline: Option<Instant>,
+        mode: ReviewMode,
+    ) -> ToolMessage {
+        let started = Instant::now();
+        let catalog = self.registry.catalog();
+        let mut message = match pipeline::check(&catalog, call, &ctx.tenant, &self.settings.prepare) {
+            Err(Rejected { tool: None, repairs, error }) => self.error(call, &call.name, error, repairs),
+            Err(Rejected { tool: Some(tool), repairs, error }) => {
+                let name = tool.spec.name.clone();
+                self.counted(call, ctx, &tool, async { self.error(call, &name, error, repairs) }).await
+            }
+            Ok(checked) => match self.resume_review(call, ctx, &checked, deadline, mode).await {
+                Some(message) => message,
+                None => {
+                    let tool = Arc::clone(&checked.tool);
+                    self.counted(call, ctx, &tool, self.admit(call, ctx, checked, deadline, mode)).await
+                }
+            },
+        };
+        message.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        if let Some(error) = &message.error {
+            tracing::info!(tool = %message.name, call_id = %call.id, kind = ?error.kind, duration_us = message.duration_us, "call failed");
+        } else {
+            tracing::debug!(tool = %message.name, call_id = %call.id, status = ?message.status, duration_us = message.duration_us, "call");
+        }
+        message
+    }
+
+    /// Runs the calls of one AI message concurrently, up to the configured cap, answering in call order.
+    pub async fn execute_batch(
+        &self,
+        calls: &[ToolCall],
+        ctx: &CallContext,
+        deadline: Option<Instant>,
+        mode: ReviewMode,
+    ) -> Vec<ToolMessage> {
+        let runs: Vec<_> = calls.iter().map(|call| self.execute(call, ctx, deadline, mode)).collect();
+        futures::stream::iter(runs).buffered(self.settings.batch_concurrency.max(1)).collect().await
+    }
+
+    /// The policy after the pipeline: injection, the rate limit, review, then dispatch (under the concurrency
+    /// cap). Budgets wrap all of it, in `counted`.
+    async fn admit(
+        &self,
+        call: &ToolCall,
+        ctx: &CallContext,
+        checked: Checked,
+        deadline: Option<Instant>,
+        mode: ReviewMode,
+    ) -> ToolMessage {
+        let tool = Arc::clone(&checked.tool);
+        let name = tool.spec.name.as_str();
+        let repairs = checked.repairs.clone();
+        let prepared = match pipeline::complete(checked.clone(), ctx) {
+            Ok(prepared) => prepared,
+            Err(rejected) => return self.error(call, name, rejected.error, rejected.repairs),
+        };
+        if let Err(error) = self.rate_limit(&tool, ctx) {
+            return self.error(call, name, error, repairs);
+        }
+        if tool.spec.review.required {
+            return self.submit_review(call, ctx, checked, deadline, mode).await;
+        }
+        self.dispatch(call, ctx, prepared, deadline).await
+    }
+
+    fn rate_limit(&self, tool: &CompiledTool, ctx: &CallContext) -> Result<(), CallError> {
+        let Some(rule) = &tool.rate else { return Ok(()) };
+        let key = match tool.spec.limits.key {
+            LimitKey::Tool => "",
+            LimitKey::Tenant => &ctx.tenant,
+            LimitKey::User => &ctx.user_id,
+            LimitKey::Session => &ctx.session_id,
+        };
+        let tool_key = ToolKey::new(&tool.spec.tenant, &tool.spec.name);
+        self.policy.rates.check(&tool_key, rule, key).map_err(|limited| CallError::RateLimited {
+            // Rounded up: a caller that waits exactly this long is admitted.
+            retry_after_ms: u64::try_from(limited.retry_after.as_micros().div_ceil(1000)).unwrap_or(u64::MAX).max(1),
+        })
+    }
+
+    /// Checks the session's budgets before `run`, counts the call, and records whether it failed.
+    async fn counted(
+        &self,
+        call: &ToolCall,
+        ctx: &CallContext,
+        tool: &CompiledTool,
+        run: impl Future<Output = ToolMessage>,
+    ) -> ToolMessage {
+        let session = SessionKey::new(&ctx.tenant, &ctx.session_id);
+        let name = tool.spec.name.as_str();
+        let own = tool.spec.budget;
+        let nonzero = |n: u32| (n > 0).then_some(n);
+        let limits = BudgetLimits {
+            max_calls: self.settings.budgets.max_calls,
+            max_tool_calls: nonzero(own.max_calls).or(self.settings.budgets.max_tool_calls),
+            max_consecutive_failures: nonzero(own.max_consecutive_failures)
+                .or(self.settings.budgets.max_consecutive_failures),
+        };
+        if let Err(exceeded) = self.policy.budgets.admit(&session, name, &limits) {
+            return self.error(call, name, CallError::BudgetExceeded(budget_reason(exceeded, name)), Vec::new());
+        }
+        let message = run.await;
+        if message.status != Status::PendingReview {
+            self.policy.budgets.record(&session, name, counts_as_failure(&message));
+        }
+        message
+    }
+
+    fn error(&self, call: &ToolCall, name: &str, error: CallError, repairs: Vec<Repair>) -> ToolMessage {
+        pipeline::error_message(call, name, error, repairs, &self.settings.messages)
+    }
+}
+
+/// A failure of the tool or of the model's call. Refusals by policy or by a reviewer are not the tool failing.
+fn counts_as_failure(message: &ToolMessage) -> bool {
+    message.error.as_ref().is_some_and(|e| {
+        !matches!(e.kind, ErrorKind::RateLimited | ErrorKind::BudgetExceeded | ErrorKind::Rejected)
+    })
+}
+
+/// The model-facing sentence for a spent budget; `answer` adds what to do instead.
+fn budget_reason(exceeded: BudgetExceeded, name: &str) -> String {
+    match exceeded {
+        BudgetExceeded::Calls { limit } => format!("This session has used its budget of {limit} tool calls."),
+        BudgetExceeded::ToolCalls { limit } => format!("This session has used its budget of {limit} calls of {name}."),
+        BudgetExceeded::ConsecutiveFailures { limit } => {
+            format!("{name} has failed {limit} times in a row in this session.")
+        }
+    }
+}

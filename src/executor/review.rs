@@ -1,0 +1,169 @@
+//! Review in the executor: a call to a tool with `review.required` is queued for a person, waited on or
+//! deferred, and run exactly once when approved or edited; a rejection answers with the reviewer's feedback.
+
+use super::{Executor, ReviewMode};
+use crate::pipeline::{self, CallContext, CallError, Checked, Status, ToolCall, ToolMessage};
+use crate::policy::review::{Decision, ReviewError, ReviewKey, ReviewRecord, ReviewState, Step, unix_ms};
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::time::Instant;
+
+/// Numbers the ids given to reviewed calls that came without one.
+static UNNAMED_CALLS: AtomicU64 = AtomicU64::new(0);
+
+impl Executor {
+    /// A call sent again under the id of the same call already under review: its state or outcome, without
+    /// counting it against the session's budgets a second time. `None` when there is no such call.
+    pub(super) async fn resume_review(
+        &self,
+        call: &ToolCall,
+        ctx: &CallContext,
+        checked: &Checked,
+        deadline: Option<Instant>,
+        mode: ReviewMode,
+    ) -> Option<ToolMessage> {
+        if !checked.tool.spec.review.required || call.id.is_empty() {
+            return None;
+        }
+        let record = review_record(call, ctx, checked);
+        let existing = self.reviews.get(&record.key).await?;
+        if !existing.same_call(&record) {
+            return None;
+        }
+        Some(self.drive(call, &existing, deadline, mode).await)
+    }
+
+    /// Queues a new call for review, then waits for or defers the decision.
+    pub(super) async fn submit_review(
+        &self,
+        call: &ToolCall,
+        ctx: &CallContext,
+        checked: Checked,
+        deadline: Option<Instant>,
+        mode: ReviewMode,
+    ) -> ToolMessage {
+        let record = review_record(call, ctx, &checked);
+        let name = checked.tool.spec.name.as_str();
+        match self.reviews.submit(record.clone()).await {
+            Ok(_) => self.drive(call, &record, deadline, mode).await,
+            Err(ReviewError::Conflict) => self.error(
+                call,
+                name,
+                CallError::Unavailable(format!("call id {:?} is under review for a different call", call.id)),
+                checked.repairs,
+            ),
+            Err(ReviewError::Full { max }) => self.error(
+                call,
+                name,
+                CallError::Unavailable(format!("{max} calls already wait for review")),
+                checked.repairs,
+            ),
+            Err(err) => self.error(call, name, CallError::Internal(err.to_string()), checked.repairs),
+        }
+    }
+
+    /// Takes the call as far as its decision allows: pending, run now by this caller, or already answered.
+    async fn drive(
+        &self,
+        call: &ToolCall,
+        record: &ReviewRecord,
+        deadline: Option<Instant>,
+        mode: ReviewMode,
+    ) -> ToolMessage {
+        let key = &record.key;
+        let step = match mode {
+            ReviewMode::Defer => self.reviews.claim(key).await,
+            ReviewMode::Wait => {
+                let until = deadline.unwrap_or_else(|| Instant::now() + self.settings.review_wait);
+                self.reviews.wait(key, Some(until)).await
+            }
+        };
+        let (message, finished) = match step {
+            Ok(Some(Step::Wait)) => return pending_message(call, record),
+            Ok(Some(Step::Done(message))) => return message,
+            Ok(Some(Step::Run(claimed))) => (self.run_decided(call, &claimed, deadline).await, true),
+            Ok(Some(Step::Lost(_))) => {
+                let lost = "the gateway stopped while this call ran; whether it completed is unknown, so it is not run again";
+                (self.error(call, &record.tool, CallError::Internal(lost.into()), record.repairs.clone()), true)
+            }
+            Ok(None) => (self.error(call, &record.tool, CallError::Internal("the review vanished".into()), Vec::new()), false),
+            Err(err) => (self.error(call, &record.tool, CallError::Internal(err.to_string()), Vec::new()), false),
+        };
+        if finished && let Err(err) = self.reviews.finish(key, message.clone()).await {
+            tracing::error!(call_id = %key.call_id, tenant = %key.tenant, error = %err, "review outcome not stored");
+        }
+        message
+    }
+
+    /// Runs a call a reviewer approved or edited, with the context it arrived with; a rejection answers with the
+    /// reviewer's feedback. The arguments are checked again: the tool may have changed while the call waited.
+    async fn run_decided(&self, call: &ToolCall, record: &ReviewRecord, deadline: Option<Instant>) -> ToolMessage {
+        let fail = |error| self.error(call, &record.tool, error, record.repairs.clone());
+        let ReviewState::Running(decision) = &record.state else {
+            return fail(CallError::Internal(format!("a claimed review is {:?}", record.state)));
+        };
+        let arguments = match decision {
+            Decision::Approve => &record.arguments,
+            Decision::Edit { arguments } => arguments,
+            Decision::Reject { feedback } => {
+                let mut message = fail(CallError::Rejected { feedback: feedback.clone() });
+                message.effective_arguments = record.arguments.clone();
+                return message;
+            }
+        };
+        let catalog = self.registry.catalog();
+        let Some(tool) = catalog.get(&record.tool_tenant, &record.tool) else {
+            return fail(CallError::Unavailable("the tool was removed while the call waited for review".into()));
+        };
+        let checked = match pipeline::check_edit(tool, arguments, self.settings.prepare.limits) {
+            Ok(checked) => Checked { repairs: record.repairs.clone(), ..checked },
+            Err(error) => return fail(error),
+        };
+        let ctx = CallContext {
+            tenant: record.key.tenant.clone(),
+            user_id: record.user_id.clone(),
+            session_id: record.session_id.clone(),
+            values: record.values.clone(),
+        };
+        match pipeline::complete(checked, &ctx) {
+            Ok(prepared) => self.dispatch(call, &ctx, prepared, deadline).await,
+            Err(rejected) => fail(rejected.error),
+        }
+    }
+}
+
+/// What the queue keeps of a call: enough to run it after a restart, and no injected value.
+fn review_record(call: &ToolCall, ctx: &CallContext, checked: &Checked) -> ReviewRecord {
+    let call_id = match call.id.as_str() {
+        "" => format!("unnamed-{}-{}", unix_ms(), UNNAMED_CALLS.fetch_add(1, Ordering::Relaxed)),
+        id => id.to_owned(),
+    };
+    ReviewRecord {
+        key: ReviewKey { tenant: ctx.tenant.clone(), call_id },
+        session_id: ctx.session_id.clone(),
+        user_id: ctx.user_id.clone(),
+        values: ctx.values.clone(),
+        tool: checked.tool.spec.name.clone(),
+        tool_tenant: checked.tool.spec.tenant.clone(),
+        arguments: checked.text.clone(),
+        repairs: checked.repairs.clone(),
+        created_ms: unix_ms(),
+        decided_ms: None,
+        state: ReviewState::Pending,
+    }
+}
+
+fn pending_message(call: &ToolCall, record: &ReviewRecord) -> ToolMessage {
+    let shown_id = if call.id.is_empty() { format!(" (review id {})", record.key.call_id) } else { String::new() };
+    ToolMessage {
+        tool_call_id: call.id.clone(),
+        name: record.tool.clone(),
+        status: Status::PendingReview,
+        content: format!("The call to {} is waiting for a person to approve it{shown_id}.", record.tool),
+        structured: None,
+        error: None,
+        repairs: record.repairs.clone(),
+        effective_arguments: record.arguments.clone(),
+        attempts: 0,
+        duration_us: 0,
+    }
+}

@@ -1,0 +1,134 @@
+//! `toolgate.v1.ToolReview`: the reviewers' plane over the review queue: list, decide, watch.
+
+use super::convert::review_to_proto;
+use super::status::ServiceError;
+use crate::pb::v1::{self as pb, tool_review_server::ToolReview};
+use crate::pipeline::{CallError, ParseLimits, check_edit};
+use crate::policy::review::{Decision, EventKind, ReviewError, ReviewKey, ReviewQueue, ReviewRecord};
+use crate::registry::Registry;
+use futures::Stream;
+use std::pin::Pin;
+use std::sync::Arc;
+use tokio::sync::broadcast::error::RecvError;
+use tonic::{Request, Response, Status};
+
+pub struct ReviewService {
+    queue: Arc<ReviewQueue>,
+    registry: Arc<Registry>,
+    limits: ParseLimits,
+}
+
+impl ReviewService {
+    pub fn new(queue: Arc<ReviewQueue>, registry: Arc<Registry>, limits: ParseLimits) -> Self {
+        Self { queue, registry, limits }
+    }
+
+    /// The decision a request asks for; edited arguments must be strict JSON that fits the tool's schema.
+    async fn decision(&self, key: &ReviewKey, req: pb::DecideRequest) -> Result<Decision, ServiceError> {
+        match pb::ReviewAction::try_from(req.action).unwrap_or_default() {
+            pb::ReviewAction::Approve => Ok(Decision::Approve),
+            pb::ReviewAction::Reject => Ok(Decision::Reject { feedback: req.feedback }),
+            pb::ReviewAction::Edit => {
+                let record = self.queue.get(key).await.ok_or(ServiceError::Review(ReviewError::NotFound))?;
+                let catalog = self.registry.catalog();
+                let tool = catalog.get(&record.tool_tenant, &record.tool).ok_or_else(|| {
+                    ServiceError::BadRequest(format!("tool {:?} no longer exists; reject the call", record.tool))
+                })?;
+                match check_edit(tool, &req.arguments, self.limits) {
+                    Ok(checked) => Ok(Decision::Edit { arguments: checked.text }),
+                    Err(error) => Err(ServiceError::BadRequest(format!("the edited arguments {}", edit_error(&error)))),
+                }
+            }
+            pb::ReviewAction::Unspecified => {
+                Err(ServiceError::BadRequest("action is required: APPROVE, EDIT or REJECT".into()))
+            }
+        }
+    }
+}
+
+fn edit_error(error: &CallError) -> String {
+    match error {
+        CallError::Invalid(violations) => {
+            let lines: Vec<_> = violations.iter().map(|v| format!("{}: {}", v.instance_path, v.message)).collect();
+            format!("do not fit the tool's schema: {}", lines.join("; "))
+        }
+        CallError::Malformed(reason) => format!("cannot be used: {reason}"),
+        other => format!("cannot be used: {other}"),
+    }
+}
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<pb::ReviewEvent, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl ToolReview for ReviewService {
+    async fn list_pending(
+        &self,
+        request: Request<pb::ListPendingRequest>,
+    ) -> Result<Response<pb::ListPendingResponse>, Status> {
+        let req = request.into_inner();
+        let tenant = (!req.all_tenants).then_some(req.tenant.as_str());
+        let pending = self.queue.pending(tenant).await.iter().map(review_to_proto).collect();
+        Ok(Response::new(pb::ListPendingResponse { pending }))
+    }
+
+    async fn decide(&self, request: Request<pb::DecideRequest>) -> Result<Response<pb::DecideResponse>, Status> {
+        let req = request.into_inner();
+        if req.call_id.is_empty() {
+            return Err(ServiceError::BadRequest("call_id is required".into()).into());
+        }
+        let key = ReviewKey { tenant: req.tenant.clone(), call_id: req.call_id.clone() };
+        let decision = self.decision(&key, req).await?;
+        let decided = self.queue.decide(&key, decision).await.map_err(ServiceError::Review)?;
+        tracing::info!(call_id = %key.call_id, tenant = %key.tenant, tool = %decided.tool, "review decided");
+        Ok(Response::new(pb::DecideResponse { decided: Some(review_to_proto(&decided)) }))
+    }
+
+    type WatchPendingStream = EventStream;
+
+    async fn watch_pending(
+        &self,
+        request: Request<pb::WatchPendingRequest>,
+    ) -> Result<Response<Self::WatchPendingStream>, Status> {
+        let req = request.into_inner();
+        let tenant = (!req.all_tenants).then_some(req.tenant);
+        let (pending, mut events) = self.queue.subscribe_with_pending(tenant.as_deref()).await;
+        let wanted = move |r: &ReviewRecord| tenant.as_deref().is_none_or(|t| r.key.tenant == t);
+        let stream = async_stream(move |tx| async move {
+            for record in &pending {
+                tx.send(Ok(event(EventKind::Pending, record))).await.map_err(drop)?;
+            }
+            loop {
+                match events.recv().await {
+                    Ok(e) if wanted(&e.record) => tx.send(Ok(event(e.kind, &e.record))).await.map_err(drop)?,
+                    Ok(_) => {}
+                    Err(RecvError::Lagged(missed)) => {
+                        let reason = format!("the watcher fell {missed} events behind; watch again to resync");
+                        let _ = tx.send(Err(ServiceError::Aborted(reason).into())).await;
+                        return Err(());
+                    }
+                    Err(RecvError::Closed) => return Ok(()),
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(stream)))
+    }
+}
+
+fn event(kind: EventKind, record: &ReviewRecord) -> pb::ReviewEvent {
+    let kind = match kind {
+        EventKind::Pending => pb::review_event::Kind::Pending,
+        EventKind::Decided => pb::review_event::Kind::Decided,
+    };
+    pb::ReviewEvent { kind: kind.into(), review: Some(review_to_proto(record)) }
+}
+
+/// A stream fed by a task through a small channel; the task stops when the client goes away.
+fn async_stream<F, Fut>(produce: F) -> impl Stream<Item = Result<pb::ReviewEvent, Status>>
+where
+    F: FnOnce(tokio::sync::mpsc::Sender<Result<pb::ReviewEvent, Status>>) -> Fut,
+    Fut: Future<Output = Result<(), ()>> + Send + 'static,
+{
+    let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+    tokio::spawn(produce(tx));
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
