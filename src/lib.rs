@@ -17,6 +17,7 @@ pub mod definitions;
 pub mod executor;
 pub mod pb;
 pub mod pipeline;
+pub mod policy;
 pub mod registry;
 pub mod server;
 

@@ -1,8 +1,10 @@
 //! Where registrations persist: the `ToolStore` trait and its embedded redb implementation.
 
 use super::spec::ToolSpec;
+use crate::policy::review::{REVIEWS_TABLE, RedbReviewStore};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Key: `tenant` + NUL + `name`; value: the spec as JSON, with its version.
 const TOOLS: TableDefinition<&str, &[u8]> = TableDefinition::new("tools");
@@ -26,8 +28,9 @@ pub trait ToolStore: Send + Sync + 'static {
 }
 
 /// redb: pure Rust, ACID with copy-on-write pages, so a killed process never leaves a torn write.
+/// The database is shared with the review queue's store (`reviews`): one file, one lock.
 pub struct RedbStore {
-    db: Database,
+    db: Arc<Database>,
 }
 
 fn key(tenant: &str, name: &str) -> String {
@@ -41,8 +44,14 @@ impl RedbStore {
         let db = Database::create(dir.join(DB_FILE)).map_err(redb::Error::from)?;
         let txn = db.begin_write().map_err(redb::Error::from)?;
         txn.open_table(TOOLS).map_err(redb::Error::from)?;
+        txn.open_table(REVIEWS_TABLE).map_err(redb::Error::from)?;
         txn.commit().map_err(redb::Error::from)?;
-        Ok(Self { db })
+        Ok(Self { db: Arc::new(db) })
+    }
+
+    /// The review queue's store, in the same database file.
+    pub fn reviews(&self) -> RedbReviewStore {
+        RedbReviewStore::new(Arc::clone(&self.db))
     }
 
     fn write(

@@ -1,0 +1,3 @@
+//! Policy: what may run now.
+
+pub mod review;
