@@ -1,0 +1,47 @@
+//! Micro-benchmarks of the policy checks on their pass path (no limit hit), one call at a time, on a real clock.
+//!
+//! Run: `cargo bench --bench policy -- --warm-up-time 1 --measurement-time 3`.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use futures::executor::block_on;
+use toolgate::policy::{BudgetLimits, Clock, Policy, PolicySettings, RateRule, SessionKey, ToolKey, parse_rate};
+
+fn benches(c: &mut Criterion) {
+    let policy = Policy::new(Clock::real(), PolicySettings::default());
+    let tool = ToolKey::new("acme", "search");
+    let session = SessionKey::new("acme", "session-7f3a");
+    let limits =
+        BudgetLimits { max_calls: Some(u32::MAX), max_tool_calls: Some(u32::MAX), max_consecutive_failures: Some(3) };
+    // The fastest rate governor can time: far above what one core can call, so no check is refused.
+    let rule = RateRule { rate: parse_rate("1000000000/s").unwrap(), burst: 0 };
+
+    c.bench_function("budget/admit+record", |b| {
+        b.iter(|| {
+            policy.budgets.admit(black_box(&session), black_box("search"), &limits).unwrap();
+            policy.budgets.record(&session, "search", false);
+        })
+    });
+    c.bench_function("rate/check", |b| {
+        b.iter(|| policy.rates.check(black_box(&tool), &rule, black_box("user-42")).unwrap())
+    });
+    c.bench_function("concurrency/acquire max 0", |b| {
+        b.iter(|| block_on(policy.concurrency.acquire(black_box(&tool), 0, None)).unwrap())
+    });
+    c.bench_function("concurrency/acquire max 64", |b| {
+        b.iter(|| block_on(policy.concurrency.acquire(black_box(&tool), 64, None)).unwrap())
+    });
+    c.bench_function("all/admit+rate+acquire 64+record", |b| {
+        b.iter(|| {
+            policy.budgets.admit(black_box(&session), "search", &limits).unwrap();
+            policy.rates.check(&tool, &rule, "user-42").unwrap();
+            let permit = block_on(policy.concurrency.acquire(&tool, 64, None)).unwrap();
+            drop(permit);
+            policy.budgets.record(&session, "search", false);
+        })
+    });
+}
+
+criterion_group!(policy, benches);
+criterion_main!(policy);
