@@ -25,10 +25,11 @@ impl Executor {
         let timeout = self.timeout_of(tool);
         let until = deadline.unwrap_or_else(|| Instant::now() + timeout);
         let key = ToolKey::new(&tool.spec.tenant, name);
-        let (result, attempts) = match self.policy.concurrency.acquire(&key, tool.spec.limits.max_concurrency, Some(until)).await {
-            Ok(_permit) => self.attempts(call, ctx, &prepared, deadline, timeout).await,
-            Err(saturated) => (Err(CallError::Busy { max: saturated.max }), 0),
-        };
+        let (result, attempts) =
+            match self.policy.concurrency.acquire(&key, tool.spec.limits.max_concurrency, Some(until)).await {
+                Ok(_permit) => self.attempts(call, ctx, &prepared, deadline, timeout).await,
+                Err(saturated) => (Err(CallError::Busy { max: saturated.max }), 0),
+            };
         let mut message = match result {
             Ok(out) => pipeline::success_message(call, name, out.content, out.structured),
             Err(err) => pipeline::error_message(call, name, err, Vec::new(), &self.settings.messages),

@@ -65,7 +65,7 @@ impl Executor {
 
     /// Runs one call; always answers with exactly one message. `deadline` is the caller's.
     pub async fn execute(
-        &self,
+        self: &Arc<Self>,
         call: &ToolCall,
         ctx: &CallContext,
         deadline: Option<Instant>,
@@ -98,7 +98,7 @@ impl Executor {
 
     /// Runs the calls of one AI message concurrently, up to the configured cap, answering in call order.
     pub async fn execute_batch(
-        &self,
+        self: &Arc<Self>,
         calls: &[ToolCall],
         ctx: &CallContext,
         deadline: Option<Instant>,
@@ -111,7 +111,7 @@ impl Executor {
     /// The policy after the pipeline: injection, the rate limit, review, then dispatch (under the concurrency
     /// cap). Budgets wrap all of it, in `counted`.
     async fn admit(
-        &self,
+        self: &Arc<Self>,
         call: &ToolCall,
         ctx: &CallContext,
         checked: Checked,
@@ -184,9 +184,10 @@ impl Executor {
 
 /// A failure of the tool or of the model's call. Refusals by policy or by a reviewer are not the tool failing.
 fn counts_as_failure(message: &ToolMessage) -> bool {
-    message.error.as_ref().is_some_and(|e| {
-        !matches!(e.kind, ErrorKind::RateLimited | ErrorKind::BudgetExceeded | ErrorKind::Rejected)
-    })
+    message
+        .error
+        .as_ref()
+        .is_some_and(|e| !matches!(e.kind, ErrorKind::RateLimited | ErrorKind::BudgetExceeded | ErrorKind::Rejected))
 }
 
 /// The model-facing sentence for a spent budget; `answer` adds what to do instead.

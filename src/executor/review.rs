@@ -4,6 +4,7 @@
 use super::{Executor, ReviewMode};
 use crate::pipeline::{self, CallContext, CallError, Checked, Status, ToolCall, ToolMessage};
 use crate::policy::review::{Decision, ReviewError, ReviewKey, ReviewRecord, ReviewState, Step, unix_ms};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::time::Instant;
 
@@ -14,7 +15,7 @@ impl Executor {
     /// A call sent again under the id of the same call already under review: its state or outcome, without
     /// counting it against the session's budgets a second time. `None` when there is no such call.
     pub(super) async fn resume_review(
-        &self,
+        self: &Arc<Self>,
         call: &ToolCall,
         ctx: &CallContext,
         checked: &Checked,
@@ -29,12 +30,12 @@ impl Executor {
         if !existing.same_call(&record) {
             return None;
         }
-        Some(self.drive(call, &existing, deadline, mode).await)
+        Some(self.drive(call, existing, deadline, mode).await)
     }
 
     /// Queues a new call for review, then waits for or defers the decision.
     pub(super) async fn submit_review(
-        &self,
+        self: &Arc<Self>,
         call: &ToolCall,
         ctx: &CallContext,
         checked: Checked,
@@ -44,7 +45,7 @@ impl Executor {
         let record = review_record(call, ctx, &checked);
         let name = checked.tool.spec.name.as_str();
         match self.reviews.submit(record.clone()).await {
-            Ok(_) => self.drive(call, &record, deadline, mode).await,
+            Ok(_) => self.drive(call, record, deadline, mode).await,
             Err(ReviewError::Conflict) => self.error(
                 call,
                 name,
@@ -61,8 +62,26 @@ impl Executor {
         }
     }
 
-    /// Takes the call as far as its decision allows: pending, run now by this caller, or already answered.
+    /// Takes the call as far as its decision allows, in a task of its own: once claimed, a call must run and
+    /// its outcome be stored even if the caller goes away, or it would stay claimed and never answer.
     async fn drive(
+        self: &Arc<Self>,
+        call: &ToolCall,
+        record: ReviewRecord,
+        deadline: Option<Instant>,
+        mode: ReviewMode,
+    ) -> ToolMessage {
+        let (this, owned_call) = (Arc::clone(self), call.clone());
+        let task = tokio::spawn(async move { this.drive_detached(&owned_call, &record, deadline, mode).await });
+        match task.await {
+            Ok(message) => message,
+            Err(err) => {
+                self.error(call, &call.name, CallError::Internal(format!("review task failed: {err}")), Vec::new())
+            }
+        }
+    }
+
+    async fn drive_detached(
         &self,
         call: &ToolCall,
         record: &ReviewRecord,
@@ -82,10 +101,13 @@ impl Executor {
             Ok(Some(Step::Done(message))) => return message,
             Ok(Some(Step::Run(claimed))) => (self.run_decided(call, &claimed, deadline).await, true),
             Ok(Some(Step::Lost(_))) => {
-                let lost = "the gateway stopped while this call ran; whether it completed is unknown, so it is not run again";
+                let lost =
+                    "the gateway stopped while this call ran; whether it completed is unknown, so it is not run again";
                 (self.error(call, &record.tool, CallError::Internal(lost.into()), record.repairs.clone()), true)
             }
-            Ok(None) => (self.error(call, &record.tool, CallError::Internal("the review vanished".into()), Vec::new()), false),
+            Ok(None) => {
+                (self.error(call, &record.tool, CallError::Internal("the review vanished".into()), Vec::new()), false)
+            }
             Err(err) => (self.error(call, &record.tool, CallError::Internal(err.to_string()), Vec::new()), false),
         };
         if finished && let Err(err) = self.reviews.finish(key, message.clone()).await {

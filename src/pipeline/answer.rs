@@ -61,9 +61,10 @@ pub fn error_message(
     let (model_fixable, retryable) = match &error {
         CallError::NotFound { .. } | CallError::Malformed(_) | CallError::Invalid(_) => (true, false),
         CallError::Tool { model_fixable, retryable, .. } => (*model_fixable, *retryable),
-        CallError::Timeout { .. } | CallError::Unavailable(_) | CallError::RateLimited { .. } | CallError::Busy { .. } => {
-            (false, true)
-        }
+        CallError::Timeout { .. }
+        | CallError::Unavailable(_)
+        | CallError::RateLimited { .. }
+        | CallError::Busy { .. } => (false, true),
         CallError::PermissionDenied(_)
         | CallError::BudgetExceeded(_)
         | CallError::Rejected { .. }
@@ -131,9 +132,9 @@ fn model_text(name: &str, error: &CallError, m: &Messages) -> String {
             "Error: {name} is rate limited. Try again in {:.1} seconds, or go on without it.",
             (*retry_after_ms as f64 / 1000.0).max(0.1)
         ),
-        CallError::BudgetExceeded(reason) => format!(
-            "Error: {reason} Stop calling {name} and answer with the information you already have."
-        ),
+        CallError::BudgetExceeded(reason) => {
+            format!("Error: {reason} Stop calling {name} and answer with the information you already have.")
+        }
         CallError::Busy { .. } => format!("Error: {name} is busy right now. You may try again later."),
         CallError::Rejected { feedback } if feedback.trim().is_empty() => {
             format!("The call to {name} was rejected by a human reviewer.")

@@ -12,8 +12,8 @@ pub use status::ServiceError;
 use crate::backend::Backends;
 use crate::config::Config;
 use crate::executor::{ExecSettings, Executor};
-use crate::pb::v1::{tool_gateway_server::ToolGatewayServer, tool_registry_server::ToolRegistryServer};
 use crate::pb::v1::tool_review_server::ToolReviewServer;
+use crate::pb::v1::{tool_gateway_server::ToolGatewayServer, tool_registry_server::ToolRegistryServer};
 use crate::pipeline::PrepareOptions;
 use crate::policy::review::{ReviewQueue, ReviewSettings};
 use crate::policy::{BudgetLimits, Clock, Policy, PolicySettings};
@@ -81,8 +81,8 @@ pub async fn run_with_clock(
         .max_decoding_message_size(max);
     let data_token = RequireToken::new("data", config.tokens.data.as_deref());
     let admin_token = RequireToken::new("admin", config.tokens.admin.as_deref());
-    let admin = ToolRegistryServer::new(registry::RegistryService::new(Arc::clone(&registry)))
-        .max_decoding_message_size(max);
+    let admin =
+        ToolRegistryServer::new(registry::RegistryService::new(Arc::clone(&registry))).max_decoding_message_size(max);
     let review = ToolReviewServer::new(review::ReviewService::new(reviews, registry, config.parse_limits))
         .max_decoding_message_size(max);
     let (health_reporter, health) = tonic_health::server::health_reporter();
