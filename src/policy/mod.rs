@@ -101,6 +101,9 @@ impl Policy {
 
     /// Runs [`Policy::evict_idle`] every `every` of tokio time, until the policy is dropped. The task holds
     /// only a weak reference, so it never keeps the policy alive.
+    ///
+    /// # Panics
+    /// Outside a tokio runtime with time enabled, like `tokio::spawn`, and if `every` is zero.
     pub fn spawn_eviction(self: &Arc<Self>, every: Duration) -> tokio::task::JoinHandle<()> {
         let policy: Weak<Self> = Arc::downgrade(self);
         // Started here rather than in the task, so the first sweep is `every` after this call.
