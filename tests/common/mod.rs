@@ -11,6 +11,8 @@ use tokio::task::JoinHandle;
 use tonic::transport::Channel;
 use toolgate::Config;
 use toolgate::pb::v1::{self as pb, tool_gateway_client::ToolGatewayClient, tool_registry_client::ToolRegistryClient};
+use toolgate::pb::v1::tool_review_client::ToolReviewClient;
+use toolgate::policy::Clock;
 use toolgate::registry::ToolSpec;
 use toolgate::server::convert::spec_to_proto;
 
@@ -19,6 +21,7 @@ pub struct Gateway {
     pub addr: SocketAddr,
     pub gateway: ToolGatewayClient<Channel>,
     pub registry: ToolRegistryClient<Channel>,
+    pub review: ToolReviewClient<Channel>,
     shutdown: Option<oneshot::Sender<()>>,
     handle: JoinHandle<Result<(), toolgate::server::ServeError>>,
 }
@@ -31,17 +34,23 @@ pub fn temp_config() -> (TempDir, Config) {
 }
 
 pub async fn start_gateway(config: Config) -> Gateway {
+    start_gateway_with_clock(config, Clock::real()).await
+}
+
+/// The gateway with the clock its rate limits and budgets read: a fake one lets tests move time by hand.
+pub async fn start_gateway_with_clock(config: Config, clock: Clock) -> Gateway {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = oneshot::channel::<()>();
-    let handle = tokio::spawn(toolgate::run(listener, config, async {
+    let handle = tokio::spawn(toolgate::run_with_clock(listener, config, clock, async {
         let _ = rx.await;
     }));
     let channel = connect(addr).await;
     Gateway {
         addr,
         gateway: ToolGatewayClient::new(channel.clone()),
-        registry: ToolRegistryClient::new(channel),
+        registry: ToolRegistryClient::new(channel.clone()),
+        review: ToolReviewClient::new(channel),
         shutdown: Some(tx),
         handle,
     }
@@ -67,6 +76,7 @@ impl Gateway {
         }
         drop(self.gateway);
         drop(self.registry);
+        drop(self.review);
         self.handle.await.expect("server task").expect("server ran cleanly");
     }
 
