@@ -96,6 +96,10 @@ impl Budgets {
         let now = self.clock.now();
         if let Some(state) = read(&self.sessions).get(session) {
             let mut state = lock(state);
+            // Expired but not swept yet: it starts over, as if it had been.
+            if self.is_idle(state.last_seen, now) {
+                *state = Session::default();
+            }
             state.last_seen = now;
             return state.admit(tool, limits);
         }
