@@ -170,8 +170,31 @@ fn bench_compile(c: &mut Criterion, corpus: &[Line]) {
     });
 }
 
+/// The same small call to a tool without and with an injected `user_id`: the cost of strip + inject + the
+/// second validation, on the pass path.
+fn bench_inject(c: &mut Criterion) {
+    let schema = serde_json::json!({"type": "object", "required": ["query", "user_id"], "additionalProperties": false,
+        "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}, "user_id": {"type": "string"}}});
+    let plain = ToolSpec::offline("search", "", schema.clone());
+    let mut injected = ToolSpec::offline("search_as_user", "", schema);
+    injected.inject = vec![toolgate::registry::Injection { param: "user_id".into(), from: "user_id".into() }];
+    let documents = SchemaDocuments::default();
+    let catalog = Catalog::new(
+        [plain, injected].into_iter().map(|s| Arc::new(CompiledTool::compile(s, &documents).unwrap())).collect(),
+    );
+    let ctx = CallContext { user_id: "u-42".into(), ..CallContext::default() };
+    let options = PrepareOptions::default();
+    let call = |name: &str, arguments: &str| ToolCall { id: "c".into(), name: name.into(), arguments: arguments.into() };
+    let without = call("search", r#"{"query": "weather in Oslo", "limit": 5, "user_id": "u-42"}"#);
+    let with = call("search_as_user", r#"{"query": "weather in Oslo", "limit": 5}"#);
+    assert!(prepare(&catalog, &with, &ctx, &options).is_ok(), "the injected call must prepare");
+    c.bench_function("prepare/no_injection", |b| b.iter(|| prepare(&catalog, black_box(&without), &ctx, &options)));
+    c.bench_function("prepare/injected_user_id", |b| b.iter(|| prepare(&catalog, black_box(&with), &ctx, &options)));
+}
+
 fn benches(c: &mut Criterion) {
     let corpus = load_corpus();
+    bench_inject(c);
     bench_prepare(c, &corpus);
     bench_resolve(c, &corpus);
     bench_compile(c, &corpus);

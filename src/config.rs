@@ -301,6 +301,23 @@ mod tests {
     }
 
     #[test]
+    fn tokens_budgets_and_review_settings() {
+        let raw: RawConfig = toml::from_str(
+            "[auth]\nadmin_token = \"a\"\n[budgets]\nmax_calls = 5\nmax_tool_calls = 0\n[review]\nmax_wait_ms = 10\n",
+        )
+        .unwrap();
+        let overrides = Overrides { data_token: Some("d".into()), ..Overrides::default() };
+        let config = Config::from_raw(raw, overrides, Path::new(".")).unwrap();
+        assert_eq!(config.tokens, Tokens { admin: Some("a".into()), data: Some("d".into()) });
+        assert_eq!(format!("{:?}", config.tokens), "Tokens { admin: \"set\", data: \"set\" }", "never logged");
+        assert_eq!((config.budgets.max_calls, config.budgets.max_tool_calls), (Some(5), None), "0 is unlimited");
+        assert_eq!(config.review.max_wait, Duration::from_millis(10));
+        let empty: RawConfig = toml::from_str("[auth]\ndata_token = \" \"\n").unwrap();
+        let err = Config::from_raw(empty, Overrides::default(), Path::new(".")).unwrap_err().to_string();
+        assert!(err.contains("auth.data_token is empty"), "{err}");
+    }
+
+    #[test]
     fn static_tools_parse() {
         let raw: RawConfig = toml::from_str(
             r#"
