@@ -71,6 +71,62 @@ async fn register_call_list_and_delete_from_the_command_line() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("NotFound"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// `toolgate review`: a deferred call is listed by the binary, approved by it, and then runs.
+#[tokio::test]
+async fn review_list_and_approve_from_the_command_line() {
+    use toolgate::pb::v1::{self as pb, ReviewMode, ToolStatus};
+    let (_dir, config) = temp_config();
+    let mut gw = start_gateway(config).await;
+    let server = format!("http://{}", gw.addr);
+    let runtime = Runtime::default();
+    let target = start_runtime(runtime.clone()).await;
+    let schema = json!({"type": "object", "properties": {"service": {"type": "string"}}, "required": ["service"]});
+    gw.register(json!({"name": "deploy", "tenant": "acme", "input_schema": schema, "review": {"required": true},
+        "backend": {"grpc": {"target": target}}}))
+        .await
+        .unwrap();
+    let execute = |mut client: pb::tool_gateway_client::ToolGatewayClient<_>| async move {
+        let call =
+            pb::ToolCall { id: "c-cli".into(), name: "deploy".into(), arguments: r#"{"service": "api"}"#.into() };
+        let context = pb::CallContext { tenant: "acme".into(), user_id: "alice".into(), ..Default::default() };
+        let request =
+            pb::ExecuteRequest { call: Some(call), context: Some(context), review_mode: ReviewMode::Defer.into() };
+        client.execute(request).await.unwrap().into_inner().message.unwrap()
+    };
+    assert_eq!(execute(gw.gateway.clone()).await.status, ToolStatus::PendingReview as i32);
+
+    assert_eq!(toolgate(&["review", "list", "--server", &server]).await, "", "the default tenant has no calls");
+    for scope in ["--tenant=acme", "--all-tenants"] {
+        let out = toolgate(&["review", "list", scope, "--server", &server]).await;
+        let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 1, "{out}");
+        let listed = &lines[0];
+        assert_eq!(
+            (&listed["call_id"], &listed["tenant"], &listed["user_id"], &listed["tool"], &listed["arguments"]),
+            (&json!("c-cli"), &json!("acme"), &json!("alice"), &json!("deploy"), &json!({"service": "api"}))
+        );
+        assert!(listed["created_ms"].as_u64().unwrap() > 0);
+    }
+    let out = toolgate(&["review", "approve", "c-cli", "--tenant", "acme", "--server", &server]).await;
+    let decided: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((&decided["call_id"], &decided["decision"]), (&json!("c-cli"), &json!("APPROVE")));
+    assert_eq!(toolgate(&["review", "list", "--all-tenants", "--server", &server]).await, "");
+
+    let again = tokio::process::Command::new(BIN)
+        .args(["review", "reject", "c-cli", "too late", "--tenant", "acme", "--server", &server])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("\"c-cli\"") && stderr.contains("FailedPrecondition"), "{stderr}");
+
+    let message = execute(gw.gateway.clone()).await;
+    assert_eq!(message.status, ToolStatus::Success as i32, "{message:?}");
+    assert_eq!(serde_json::from_str::<Value>(&message.content).unwrap(), json!({"service": "api"}));
+    assert_eq!(runtime.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
+
 /// `toolgate repair` on the 3,200 real calls: every valid call passes through unchanged, and every name
 /// variant that differs only by case or separators resolves (figures as in `score_repair.py`).
 #[tokio::test]

@@ -3,6 +3,7 @@
 mod call;
 mod definitions;
 mod repair;
+mod review;
 mod serve;
 mod tools;
 
@@ -31,6 +32,8 @@ enum Command {
     Definitions(definitions::DefinitionsArgs),
     /// Offline, no server: run JSON-lines tool calls (fields id, tools, call) from stdin through the pipeline.
     Repair(repair::RepairArgs),
+    /// List the calls waiting for human review, and approve, edit or reject them.
+    Review(review::ReviewArgs),
 }
 
 /// Where client commands find the gateway, and the token its plane may require.
@@ -86,6 +89,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Call(args) => call::run(args).await,
             Command::Definitions(args) => definitions::run(args).await,
             Command::Repair(args) => repair::run(args),
+            Command::Review(args) => review::run(args).await,
         }
     });
     match result {
