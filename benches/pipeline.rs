@@ -184,7 +184,8 @@ fn bench_inject(c: &mut Criterion) {
     );
     let ctx = CallContext { user_id: "u-42".into(), ..CallContext::default() };
     let options = PrepareOptions::default();
-    let call = |name: &str, arguments: &str| ToolCall { id: "c".into(), name: name.into(), arguments: arguments.into() };
+    let call =
+        |name: &str, arguments: &str| ToolCall { id: "c".into(), name: name.into(), arguments: arguments.into() };
     let without = call("search", r#"{"query": "weather in Oslo", "limit": 5, "user_id": "u-42"}"#);
     let with = call("search_as_user", r#"{"query": "weather in Oslo", "limit": 5}"#);
     assert!(prepare(&catalog, &with, &ctx, &options).is_ok(), "the injected call must prepare");

@@ -46,6 +46,8 @@ pub struct Executor {
     settings: ExecSettings,
     policy: Arc<Policy>,
     reviews: Arc<ReviewQueue>,
+    /// Dropped with the executor: the server waits for that before it returns.
+    _alive: tokio::sync::mpsc::Sender<()>,
 }
 
 impl Executor {
@@ -55,8 +57,9 @@ impl Executor {
         settings: ExecSettings,
         policy: Arc<Policy>,
         reviews: Arc<ReviewQueue>,
+        alive: tokio::sync::mpsc::Sender<()>,
     ) -> Self {
-        Self { registry, backends, settings, policy, reviews }
+        Self { registry, backends, settings, policy, reviews, _alive: alive }
     }
 
     pub fn registry(&self) -> &Arc<Registry> {

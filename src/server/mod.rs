@@ -75,7 +75,15 @@ pub async fn run_with_clock(
     ));
     let _eviction = policy.spawn_eviction(EVICT_EVERY);
     let _pruning = spawn_pruning(Arc::downgrade(&reviews));
-    let executor = Arc::new(executor(&config, Arc::clone(&registry), policy, Arc::clone(&reviews)));
+    // Every executor clone, including those in detached review tasks, holds `alive`: once all are gone, the
+    // store is closed and the data directory can be opened again.
+    let (alive, mut all_gone) = tokio::sync::mpsc::channel::<()>(1);
+    let executor = Arc::new(executor(&config, Arc::clone(&registry), policy, Arc::clone(&reviews), alive));
+    let closing = Arc::clone(&reviews);
+    let shutdown = async move {
+        shutdown.await;
+        closing.close();
+    };
     let max = config.max_request_bytes;
     let gateway = ToolGatewayServer::new(gateway::GatewayService::new(executor, config.max_batch_calls))
         .max_decoding_message_size(max);
@@ -106,6 +114,11 @@ pub async fn run_with_clock(
         // about a third of calls by 40 ms.
         .serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), shutdown)
         .await?;
+    // A reviewed call being run when the shutdown began finishes, and stores its outcome, within its timeout.
+    let grace = config.default_timeout + Duration::from_secs(1);
+    if tokio::time::timeout(grace, all_gone.recv()).await.is_err() {
+        tracing::warn!(?grace, "reviewed calls still running at shutdown; their outcomes may be lost");
+    }
     Ok(())
 }
 
@@ -114,7 +127,13 @@ const EVICT_EVERY: Duration = Duration::from_secs(30);
 /// How often decided reviews past their keep time are deleted.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
 
-fn executor(config: &Config, registry: Arc<Registry>, policy: Arc<Policy>, reviews: Arc<ReviewQueue>) -> Executor {
+fn executor(
+    config: &Config,
+    registry: Arc<Registry>,
+    policy: Arc<Policy>,
+    reviews: Arc<ReviewQueue>,
+    alive: tokio::sync::mpsc::Sender<()>,
+) -> Executor {
     let settings = ExecSettings {
         prepare: PrepareOptions { limits: config.parse_limits, repair: config.repair },
         default_timeout: config.default_timeout,
@@ -128,7 +147,7 @@ fn executor(config: &Config, registry: Arc<Registry>, policy: Arc<Policy>, revie
         review_wait: config.review.max_wait,
     };
     let backends = Backends::new(config.connect_timeout, config.max_result_bytes);
-    Executor::new(registry, backends, settings, policy, reviews)
+    Executor::new(registry, backends, settings, policy, reviews, alive)
 }
 
 /// Deletes expired review outcomes now and then, until the queue is dropped.

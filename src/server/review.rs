@@ -92,13 +92,19 @@ impl ToolReview for ReviewService {
         let req = request.into_inner();
         let tenant = (!req.all_tenants).then_some(req.tenant);
         let (pending, mut events) = self.queue.subscribe_with_pending(tenant.as_deref()).await;
+        let mut closing = self.queue.closing();
         let wanted = move |r: &ReviewRecord| tenant.as_deref().is_none_or(|t| r.key.tenant == t);
         let stream = async_stream(move |tx| async move {
             for record in &pending {
                 tx.send(Ok(event(EventKind::Pending, record))).await.map_err(drop)?;
             }
             loop {
-                match events.recv().await {
+                let next = tokio::select! {
+                    next = events.recv() => next,
+                    // The gateway is shutting down: end the stream, so the shutdown does not wait for it.
+                    _ = closing.wait_for(|closed| *closed) => return Ok(()),
+                };
+                match next {
                     Ok(e) if wanted(&e.record) => tx.send(Ok(event(e.kind, &e.record))).await.map_err(drop)?,
                     Ok(_) => {}
                     Err(RecvError::Lagged(missed)) => {

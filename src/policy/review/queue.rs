@@ -77,6 +77,8 @@ pub struct ReviewQueue {
     /// Held across each store write, see the module doc.
     records: Arc<Mutex<Records>>,
     events: broadcast::Sender<ReviewEvent>,
+    /// Set when the gateway shuts down: waiters answer at once, watchers end.
+    closing: watch::Sender<bool>,
 }
 
 impl ReviewQueue {
@@ -104,7 +106,8 @@ impl ReviewQueue {
             store.delete_all(&expired)?;
         }
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
-        Ok(Self { store, settings, records: Arc::new(Mutex::new(records)), events })
+        let closing = watch::Sender::new(false);
+        Ok(Self { store, settings, records: Arc::new(Mutex::new(records)), events, closing })
     }
 
     /// Queues a call as `Pending`, whatever the state `record` carries. See `Submitted` and `ReviewError` for
@@ -146,9 +149,11 @@ impl ReviewQueue {
         Ok(Some(step))
     }
 
-    /// Claims until the step is not `Wait`, waiting for each change of the record in between, or until `until`,
-    /// when it returns `Some(Step::Wait)`. `None` if the key is unknown (or its record was pruned meanwhile).
+    /// Claims until the step is not `Wait`, waiting for each change of the record in between, or until `until`
+    /// or the queue closes, when it returns `Some(Step::Wait)`. `None` if the key is unknown (or its record was
+    /// pruned meanwhile). Only the waiting is cut short: a claim, once begun, completes.
     pub async fn wait(&self, key: &ReviewKey, until: Option<Instant>) -> Result<Option<Step>, ReviewError> {
+        let mut closing = self.closing.subscribe();
         loop {
             let Some(mut changed) = self.lock().await.get(key).map(|e| e.changed.subscribe()) else {
                 return Ok(None);
@@ -157,16 +162,31 @@ impl ReviewQueue {
                 Some(Step::Wait) => {}
                 step => return Ok(step),
             }
-            // An error means the record was removed: the next turn finds the key unknown.
-            match until {
-                Some(until) => {
-                    if tokio::time::timeout_at(until, changed.changed()).await.is_err() {
-                        return Ok(Some(Step::Wait));
-                    }
+            // A closed `changed` means the record was removed: the next turn finds the key unknown.
+            let change = async {
+                tokio::select! {
+                    _ = changed.changed() => true,
+                    _ = closing.wait_for(|closed| *closed) => false,
                 }
-                None => changed.changed().await.unwrap_or_default(),
+            };
+            let woken = match until {
+                Some(until) => tokio::time::timeout_at(until, change).await.unwrap_or(false),
+                None => change.await,
+            };
+            if !woken {
+                return Ok(Some(Step::Wait));
             }
         }
+    }
+
+    /// Starts the shutdown: every waiter answers now (its call stays pending, durably), and watchers end.
+    pub fn close(&self) {
+        self.closing.send_replace(true);
+    }
+
+    /// Becomes `true` when the queue closes.
+    pub fn closing(&self) -> watch::Receiver<bool> {
+        self.closing.subscribe()
     }
 
     /// Records the answer of a call that ran (`Running`) or was lost (`Lost`), and wakes its waiters.
