@@ -91,6 +91,11 @@ impl Executor {
             },
         };
         message.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let overrides = message.repairs.iter().filter(|r| r.rule == pipeline::OVERRIDE_REMOVED).count();
+        if overrides > 0 {
+            // A model writing a value the gateway injects is worth an operator's attention: it may be an attack.
+            tracing::warn!(tool = %message.name, tenant = %ctx.tenant, user = %ctx.user_id, overrides, "injected parameters set by the model were removed");
+        }
         if let Some(error) = &message.error {
             tracing::info!(tool = %message.name, call_id = %call.id, kind = ?error.kind, duration_us = message.duration_us, "call failed");
         } else {
@@ -123,18 +128,20 @@ impl Executor {
     ) -> ToolMessage {
         let tool = Arc::clone(&checked.tool);
         let name = tool.spec.name.as_str();
-        let repairs = checked.repairs.clone();
-        let prepared = match pipeline::complete(checked.clone(), ctx) {
+        // A reviewed call is injected again once decided; injecting it now too means a call that cannot run
+        // is refused before a person spends time on it.
+        let for_review = tool.spec.review.required.then(|| checked.clone());
+        let prepared = match pipeline::complete(checked, ctx) {
             Ok(prepared) => prepared,
             Err(rejected) => return self.error(call, name, rejected.error, rejected.repairs),
         };
         if let Err(error) = self.rate_limit(&tool, ctx) {
-            return self.error(call, name, error, repairs);
+            return self.error(call, name, error, prepared.repairs);
         }
-        if tool.spec.review.required {
-            return self.submit_review(call, ctx, checked, deadline, mode).await;
+        match for_review {
+            Some(checked) => self.submit_review(call, ctx, checked, deadline, mode).await,
+            None => self.dispatch(call, ctx, prepared, deadline).await,
         }
-        self.dispatch(call, ctx, prepared, deadline).await
     }
 
     fn rate_limit(&self, tool: &CompiledTool, ctx: &CallContext) -> Result<(), CallError> {
