@@ -3,7 +3,7 @@
 
 use super::CallError;
 use super::message::{CallContext, Repair, Violation};
-use crate::registry::{CompiledTool, Injected, Source, normalize_name};
+use crate::registry::{CompiledTool, Injected, Source, json_pointer, normalize_name};
 use serde_json::{Map, Value};
 
 /// The rule name of a removed override. It is not a repair rule: it cannot be turned off.
@@ -33,7 +33,7 @@ pub fn strip_overrides(tool: &CompiledTool, arguments: &mut Value) -> Vec<Repair
     let keys: Vec<String> = map.keys().filter(|k| spelled_otherwise(k)).cloned().collect();
     for key in keys {
         let value = map.shift_remove(&key).expect("the key was just listed");
-        removed.push(override_repair(&format!("/{}", key.replace('~', "~0").replace('/', "~1")), &value));
+        removed.push(override_repair(&json_pointer(&[&key]), &value));
     }
     removed
 }
@@ -90,9 +90,8 @@ fn set_path(arguments: &mut Value, injected: &Injected, value: Value) -> Result<
         let map = node.as_object_mut().expect("checked to be an object on the way down");
         node = map.entry(name.clone()).or_insert_with(|| Value::Object(Map::new()));
         if !node.is_object() {
-            let at = Injected { path: injected.path[..=depth].to_vec(), ..injected.clone() }.pointer();
             return Err(CallError::Invalid(vec![Violation {
-                instance_path: at,
+                instance_path: json_pointer(&injected.path[..=depth]),
                 schema_path: String::new(),
                 message: format!("{node} is not an object"),
             }]));

@@ -61,8 +61,13 @@ pub struct Injected {
 impl Injected {
     /// The parameter as a JSON pointer, as repairs and violations name locations.
     pub fn pointer(&self) -> String {
-        self.path.iter().map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1"))).collect()
+        json_pointer(&self.path)
     }
+}
+
+/// The JSON pointer of a path of property names or indices, escaping `~` and `/` (RFC 6901).
+pub fn json_pointer<S: AsRef<str>>(path: &[S]) -> String {
+    path.iter().map(|s| format!("/{}", s.as_ref().replace('~', "~0").replace('/', "~1"))).collect()
 }
 
 /// Checks every injection against `schema` and returns them parsed. Each names a property reachable through

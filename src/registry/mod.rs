@@ -4,11 +4,11 @@ mod catalog;
 mod inject;
 mod schema;
 mod spec;
-mod store;
+pub(crate) mod store;
 mod tool;
 
 pub use catalog::{Catalog, normalize_name};
-pub use inject::{Injected, Source};
+pub use inject::{Injected, Source, json_pointer};
 pub use schema::{SchemaDocuments, SchemaError, compile_schema};
 pub use spec::{Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RepairPolicy, Review, ToolSpec};
 pub use store::{RedbStore, StoreError, ToolStore};

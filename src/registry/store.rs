@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Key: `tenant` + NUL + `name`; value: the spec as JSON, with its version.
-const TOOLS: TableDefinition<&str, &[u8]> = TableDefinition::new("tools");
+const TOOLS: JsonTable = TableDefinition::new("tools");
 const DB_FILE: &str = "registry.redb";
 
 #[derive(Debug, thiserror::Error)]
@@ -58,28 +58,45 @@ impl RedbStore {
         &self,
         apply: impl FnOnce(&mut redb::Table<&str, &[u8]>) -> Result<(), redb::Error>,
     ) -> Result<(), StoreError> {
-        let txn = self.db.begin_write().map_err(redb::Error::from)?;
-        {
-            let mut table = txn.open_table(TOOLS).map_err(redb::Error::from)?;
-            apply(&mut table)?;
-        }
-        txn.commit().map_err(redb::Error::from)?;
-        Ok(())
+        write_table(&self.db, TOOLS, apply)
     }
+}
+
+/// A table of JSON records under text keys (`tenant` + NUL + name or call id).
+pub(crate) type JsonTable = TableDefinition<'static, &'static str, &'static [u8]>;
+
+/// Applies `apply` to `table` in one write transaction: all of it is durable, or none.
+pub(crate) fn write_table(
+    db: &Database,
+    table: JsonTable,
+    apply: impl FnOnce(&mut redb::Table<&str, &[u8]>) -> Result<(), redb::Error>,
+) -> Result<(), StoreError> {
+    let txn = db.begin_write().map_err(redb::Error::from)?;
+    {
+        let mut table = txn.open_table(table).map_err(redb::Error::from)?;
+        apply(&mut table)?;
+    }
+    txn.commit().map_err(redb::Error::from)?;
+    Ok(())
+}
+
+/// Every record of `table`; one that does not parse is an error naming its key.
+pub(crate) fn load_json<T: serde::de::DeserializeOwned>(db: &Database, table: JsonTable) -> Result<Vec<T>, StoreError> {
+    let txn = db.begin_read().map_err(redb::Error::from)?;
+    let table = txn.open_table(table).map_err(redb::Error::from)?;
+    let mut records = Vec::new();
+    for entry in table.iter().map_err(redb::Error::from)? {
+        let (k, v) = entry.map_err(redb::Error::from)?;
+        let record = serde_json::from_slice(v.value())
+            .map_err(|source| StoreError::Corrupt { key: k.value().replace('\0', "/"), source })?;
+        records.push(record);
+    }
+    Ok(records)
 }
 
 impl ToolStore for RedbStore {
     fn load(&self) -> Result<Vec<ToolSpec>, StoreError> {
-        let txn = self.db.begin_read().map_err(redb::Error::from)?;
-        let table = txn.open_table(TOOLS).map_err(redb::Error::from)?;
-        let mut specs = Vec::new();
-        for entry in table.iter().map_err(redb::Error::from)? {
-            let (k, v) = entry.map_err(redb::Error::from)?;
-            let spec = serde_json::from_slice(v.value())
-                .map_err(|source| StoreError::Corrupt { key: k.value().replace('\0', "/"), source })?;
-            specs.push(spec);
-        }
-        Ok(specs)
+        load_json(&self.db, TOOLS)
     }
 
     fn put(&self, spec: &ToolSpec) -> Result<(), StoreError> {

@@ -52,7 +52,7 @@ impl<'a> Walker<'a> {
     }
 
     fn pointer(&self) -> String {
-        self.path.iter().map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1"))).collect()
+        crate::registry::json_pointer(&self.path)
     }
 
     /// Runs `f` one level down, under `segment`.

@@ -2,11 +2,12 @@
 
 use super::record::{ReviewKey, ReviewRecord};
 use crate::registry::StoreError;
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use crate::registry::store::{JsonTable, load_json, write_table};
+use redb::{Database, TableDefinition};
 use std::sync::Arc;
 
 /// Key: `tenant` + NUL + `call_id`; value: the record as JSON. `RedbStore::open` creates it beside the tools.
-pub(crate) const REVIEWS_TABLE: TableDefinition<&str, &[u8]> = TableDefinition::new("reviews");
+pub(crate) const REVIEWS_TABLE: JsonTable = TableDefinition::new("reviews");
 
 /// Durable storage of review records. Every write is atomic: a crash leaves the previous version intact.
 pub trait ReviewStore: Send + Sync + 'static {
@@ -39,28 +40,13 @@ impl RedbReviewStore {
         &self,
         apply: impl FnOnce(&mut redb::Table<&str, &[u8]>) -> Result<(), redb::Error>,
     ) -> Result<(), StoreError> {
-        let txn = self.db.begin_write().map_err(redb::Error::from)?;
-        {
-            let mut table = txn.open_table(REVIEWS_TABLE).map_err(redb::Error::from)?;
-            apply(&mut table)?;
-        }
-        txn.commit().map_err(redb::Error::from)?;
-        Ok(())
+        write_table(&self.db, REVIEWS_TABLE, apply)
     }
 }
 
 impl ReviewStore for RedbReviewStore {
     fn load(&self) -> Result<Vec<ReviewRecord>, StoreError> {
-        let txn = self.db.begin_read().map_err(redb::Error::from)?;
-        let table = txn.open_table(REVIEWS_TABLE).map_err(redb::Error::from)?;
-        let mut records = Vec::new();
-        for entry in table.iter().map_err(redb::Error::from)? {
-            let (k, v) = entry.map_err(redb::Error::from)?;
-            let record = serde_json::from_slice(v.value())
-                .map_err(|source| StoreError::Corrupt { key: k.value().replace('\0', "/"), source })?;
-            records.push(record);
-        }
-        Ok(records)
+        load_json(&self.db, REVIEWS_TABLE)
     }
 
     fn put(&self, r: &ReviewRecord) -> Result<(), StoreError> {
