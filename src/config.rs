@@ -3,6 +3,7 @@
 
 use crate::pipeline::{Messages, ParseLimits, RepairSettings};
 use crate::registry::{SchemaDocuments, ToolSpec};
+use crate::telemetry::{RawTelemetry, TelemetrySettings};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -36,6 +37,8 @@ pub struct RawConfig {
     pub budgets: RawBudgets,
     #[serde(default)]
     pub review: RawReview,
+    #[serde(default)]
+    pub telemetry: RawTelemetry,
     /// Templates of the model-facing error text.
     #[serde(default)]
     pub messages: Messages,
@@ -114,6 +117,8 @@ pub struct Overrides {
     pub data_dir: Option<PathBuf>,
     pub admin_token: Option<String>,
     pub data_token: Option<String>,
+    /// The OTLP/gRPC collector (`--otlp-endpoint`, `OTEL_EXPORTER_OTLP_ENDPOINT`).
+    pub otlp_endpoint: Option<String>,
 }
 
 /// Bearer tokens of the two planes; `None` leaves a plane open.
@@ -168,6 +173,7 @@ pub struct Config {
     pub tokens: Tokens,
     pub budgets: BudgetConfig,
     pub review: ReviewConfig,
+    pub telemetry: TelemetrySettings,
 }
 
 impl Default for Config {
@@ -226,6 +232,8 @@ impl Config {
                 max_pending: raw.review.max_pending.unwrap_or(10_000),
                 keep_decided: Duration::from_secs(raw.review.keep_decided_s.unwrap_or(86_400)),
             },
+            telemetry: TelemetrySettings::from_raw(raw.telemetry, overrides.otlp_endpoint)
+                .map_err(|e| ConfigError::Invalid(format!("telemetry.{e}")))?,
         };
         config.check()?;
         Ok(config)

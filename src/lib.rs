@@ -21,6 +21,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod registry;
 pub mod server;
+pub mod telemetry;
 
 pub use config::Config;
 pub use server::{run, run_with_clock};

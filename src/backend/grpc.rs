@@ -46,6 +46,13 @@ impl GrpcChannels {
                 values: ctx.values.clone().into_iter().collect(),
             }),
         };
+        let mut request = tonic::Request::new(request);
+        for (name, value) in call.trace {
+            // Trace headers are ASCII by construction; one that is not is left out rather than fail the call.
+            if let Ok(value) = value.parse() {
+                request.metadata_mut().insert(*name, value);
+            }
+        }
         let response = client.invoke(request).await.map_err(status_error)?.into_inner();
         if response.is_error {
             let message = if response.error_message.is_empty() { response.content } else { response.error_message };

@@ -41,6 +41,9 @@ impl HttpClient {
         for (name, value) in &spec.headers {
             request = request.header(name, value);
         }
+        for (name, value) in call.trace {
+            request = request.header(*name, value);
+        }
         let mut response = request.send().await.map_err(|e| BackendError::Unavailable(describe(&e)))?;
         let status = response.status();
         let mut body = Vec::new();

@@ -15,6 +15,8 @@ pub struct Invocation<'a> {
     /// JSON text of the arguments.
     pub arguments: &'a str,
     pub context: &'a CallContext,
+    /// Trace context headers (`traceparent`, `tracestate`) that continue the gateway's span in the tool.
+    pub trace: &'a [(&'static str, String)],
 }
 
 /// A backend's successful answer.

@@ -20,6 +20,9 @@ pub struct ServeArgs {
     /// Bearer token closing the data plane (ToolGateway).
     #[arg(long, env = "TOOLGATE_DATA_TOKEN", hide_env_values = true)]
     data_token: Option<String>,
+    /// OTLP/gRPC collector for traces and metrics, such as http://127.0.0.1:4317 [default: none].
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    otlp_endpoint: Option<String>,
 }
 
 pub async fn run(args: ServeArgs) -> Result<(), String> {
@@ -28,6 +31,7 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
         data_dir: args.data_dir,
         admin_token: args.admin_token,
         data_token: args.data_token,
+        otlp_endpoint: args.otlp_endpoint,
     };
     let config = Config::load(args.config.as_deref(), overrides).map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::bind(config.listen)

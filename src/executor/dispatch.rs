@@ -5,6 +5,7 @@ use super::Executor;
 use crate::backend::{BackendError, Invocation};
 use crate::pipeline::{self, CallContext, CallError, Prepared, ToolCall, ToolMessage};
 use crate::policy::ToolKey;
+use crate::telemetry;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -58,19 +59,30 @@ impl Executor {
     ) -> (Result<crate::backend::Output, CallError>, u32) {
         let tool = &prepared.tool;
         let backend = tool.spec.backend.as_ref().expect("registered tools always have a backend");
-        let invocation =
-            Invocation { call_id: &call.id, tool: &tool.spec.name, arguments: &prepared.arguments_text, context: ctx };
         let limits = &tool.spec.limits;
         let max_attempts = if limits.idempotent { limits.retries + 1 } else { 1 };
         let mut attempts = 0;
         loop {
             attempts += 1;
             let budget = deadline.map_or(timeout, |d| timeout.min(d.saturating_duration_since(Instant::now())));
+            let span = self.telemetry.backend(&tool.spec.name, backend.kind(), attempts);
+            let trace = telemetry::propagation::headers(&span);
+            let invocation = Invocation {
+                call_id: &call.id,
+                tool: &tool.spec.name,
+                arguments: &prepared.arguments_text,
+                context: ctx,
+                trace: &trace,
+            };
             let outcome = match tokio::time::timeout(budget, self.backends.invoke(backend, invocation)).await {
-                Ok(Ok(output)) => return (Ok(output), attempts),
+                Ok(Ok(output)) => {
+                    telemetry::end(&span, None);
+                    return (Ok(output), attempts);
+                }
                 Ok(Err(err)) => backend_error(err),
                 Err(_elapsed) => CallError::Timeout { after_ms: millis(budget) },
             };
+            telemetry::end(&span, Some(telemetry::kind_name(outcome.kind())));
             let transient = matches!(&outcome, CallError::Timeout { .. } | CallError::Unavailable(_))
                 || matches!(&outcome, CallError::Tool { retryable: true, .. });
             let pause = RETRY_BACKOFF * attempts;

@@ -10,7 +10,9 @@ use crate::pipeline::{Status, ToolCall, ToolMessage};
 use crate::policy::review::ReviewQueue;
 use crate::policy::{BudgetExceeded, BudgetLimits, Policy, SessionKey, ToolKey};
 use crate::registry::{CompiledTool, LimitKey, Registry};
+use crate::telemetry::{self, Telemetry};
 use futures::StreamExt;
+use opentelemetry::context::FutureExt;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -46,6 +48,7 @@ pub struct Executor {
     settings: ExecSettings,
     policy: Arc<Policy>,
     reviews: Arc<ReviewQueue>,
+    telemetry: Arc<Telemetry>,
     /// Dropped with the executor: the server waits for that before it returns.
     _alive: tokio::sync::mpsc::Sender<()>,
 }
@@ -57,16 +60,22 @@ impl Executor {
         settings: ExecSettings,
         policy: Arc<Policy>,
         reviews: Arc<ReviewQueue>,
+        telemetry: Arc<Telemetry>,
         alive: tokio::sync::mpsc::Sender<()>,
     ) -> Self {
-        Self { registry, backends, settings, policy, reviews, _alive: alive }
+        Self { registry, backends, settings, policy, reviews, telemetry, _alive: alive }
+    }
+
+    pub fn telemetry(&self) -> &Telemetry {
+        &self.telemetry
     }
 
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
     }
 
-    /// Runs one call; always answers with exactly one message. `deadline` is the caller's.
+    /// Runs one call; always answers with exactly one message. `deadline` is the caller's. The call's span is a
+    /// child of the current OpenTelemetry context.
     pub async fn execute(
         self: &Arc<Self>,
         call: &ToolCall,
@@ -75,33 +84,41 @@ impl Executor {
         mode: ReviewMode,
     ) -> ToolMessage {
         let started = Instant::now();
+        let span = self.telemetry.start_call(call, ctx);
+        let (mut message, tool) = self.run(call, ctx, deadline, mode).with_context(span.context().clone()).await;
+        message.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.telemetry.finish(span, call, ctx, tool.as_deref(), &message);
+        message
+    }
+
+    /// `execute` without its telemetry; also answers with the tool the call resolved to.
+    async fn run(
+        self: &Arc<Self>,
+        call: &ToolCall,
+        ctx: &CallContext,
+        deadline: Option<Instant>,
+        mode: ReviewMode,
+    ) -> (ToolMessage, Option<Arc<CompiledTool>>) {
         let catalog = self.registry.catalog();
-        let mut message = match pipeline::check(&catalog, call, &ctx.tenant, &self.settings.prepare) {
-            Err(Rejected { tool: None, repairs, error }) => self.error(call, &call.name, error, repairs),
+        let stage = self.telemetry.stage("validate");
+        let checked = pipeline::check(&catalog, call, &ctx.tenant, &self.settings.prepare);
+        telemetry::end(&stage, checked.as_ref().err().map(|r| telemetry::kind_name(r.error.kind())));
+        match checked {
+            Err(Rejected { tool: None, repairs, error }) => (self.error(call, &call.name, error, repairs), None),
             Err(Rejected { tool: Some(tool), repairs, error }) => {
                 let name = tool.spec.name.clone();
-                self.counted(call, ctx, &tool, async { self.error(call, &name, error, repairs) }).await
+                let message = self.counted(call, ctx, &tool, async { self.error(call, &name, error, repairs) }).await;
+                (message, Some(tool))
             }
-            Ok(checked) => match self.resume_review(call, ctx, &checked, deadline, mode).await {
-                Some(message) => message,
-                None => {
-                    let tool = Arc::clone(&checked.tool);
-                    self.counted(call, ctx, &tool, self.admit(call, ctx, checked, deadline, mode)).await
-                }
-            },
-        };
-        message.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        let overrides = message.repairs.iter().filter(|r| r.rule == pipeline::OVERRIDE_REMOVED).count();
-        if overrides > 0 {
-            // A model writing a value the gateway injects is worth an operator's attention: it may be an attack.
-            tracing::warn!(tool = %message.name, tenant = %ctx.tenant, user = %ctx.user_id, overrides, "injected parameters set by the model were removed");
+            Ok(checked) => {
+                let tool = Arc::clone(&checked.tool);
+                let message = match self.resume_review(call, ctx, &checked, deadline, mode).await {
+                    Some(message) => message,
+                    None => self.counted(call, ctx, &tool, self.admit(call, ctx, checked, deadline, mode)).await,
+                };
+                (message, Some(tool))
+            }
         }
-        if let Some(error) = &message.error {
-            tracing::info!(tool = %message.name, call_id = %call.id, kind = ?error.kind, duration_us = message.duration_us, "call failed");
-        } else {
-            tracing::debug!(tool = %message.name, call_id = %call.id, status = ?message.status, duration_us = message.duration_us, "call");
-        }
-        message
     }
 
     /// Runs the calls of one AI message concurrently, up to the configured cap, answering in call order.
@@ -112,8 +129,15 @@ impl Executor {
         deadline: Option<Instant>,
         mode: ReviewMode,
     ) -> Vec<ToolMessage> {
+        let batch = self.telemetry.batch(calls.len());
         let runs: Vec<_> = calls.iter().map(|call| self.execute(call, ctx, deadline, mode)).collect();
-        futures::stream::iter(runs).buffered(self.settings.batch_concurrency.max(1)).collect().await
+        let messages = futures::stream::iter(runs)
+            .buffered(self.settings.batch_concurrency.max(1))
+            .collect()
+            .with_context(batch.clone())
+            .await;
+        telemetry::end(&batch, None);
+        messages
     }
 
     /// The policy after the pipeline: injection, the rate limit, review, then dispatch (under the concurrency

@@ -4,6 +4,7 @@
 use super::{Executor, ReviewMode};
 use crate::pipeline::{self, CallContext, CallError, Checked, Status, ToolCall, ToolMessage};
 use crate::policy::review::{Decision, ReviewError, ReviewKey, ReviewRecord, ReviewState, Step, unix_ms};
+use opentelemetry::context::FutureExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::time::Instant;
@@ -72,7 +73,9 @@ impl Executor {
         mode: ReviewMode,
     ) -> ToolMessage {
         let (this, owned_call) = (Arc::clone(self), call.clone());
-        let task = tokio::spawn(async move { this.drive_detached(&owned_call, &record, deadline, mode).await });
+        // The task keeps the call's trace context, so a decided call's backend span joins its trace.
+        let run = async move { this.drive_detached(&owned_call, &record, deadline, mode).await };
+        let task = tokio::spawn(run.with_current_context());
         match task.await {
             Ok(message) => message,
             Err(err) => {

@@ -17,18 +17,26 @@ impl RequireToken {
     pub fn new(plane: &'static str, token: Option<&str>) -> Self {
         Self { plane, expected: token.map(|t| Arc::from(format!("Bearer {t}").into_bytes())) }
     }
+
+    /// Checks an `authorization` value (empty when absent); the error says why it was refused.
+    pub fn check(&self, given: &[u8]) -> Result<(), String> {
+        let Some(expected) = &self.expected else { return Ok(()) };
+        // Constant time, so the comparison does not tell how much of a guess was right.
+        if bool::from(given.ct_eq(expected)) {
+            Ok(())
+        } else {
+            let reason = if given.is_empty() { "is missing" } else { "does not match" };
+            Err(format!("the {} plane's bearer token {reason}", self.plane))
+        }
+    }
 }
 
 impl Interceptor for RequireToken {
     fn call(&mut self, request: Request<()>) -> Result<Request<()>, Status> {
-        let Some(expected) = &self.expected else { return Ok(request) };
         let given = request.metadata().get("authorization").map(|v| v.as_bytes()).unwrap_or_default();
-        // Constant time, so the comparison does not tell how much of a guess was right.
-        if bool::from(given.ct_eq(expected)) {
-            Ok(request)
-        } else {
-            let reason = if given.is_empty() { "is missing" } else { "does not match" };
-            Err(ServiceError::Unauthenticated(format!("the {} plane's bearer token {reason}", self.plane)).into())
+        match self.check(given) {
+            Ok(()) => Ok(request),
+            Err(reason) => Err(ServiceError::Unauthenticated(reason).into()),
         }
     }
 }

@@ -5,6 +5,8 @@ use super::status::ServiceError;
 use crate::definitions::{self, DefinitionFormat};
 use crate::executor::{Executor, ReviewMode};
 use crate::pb::v1::{self as pb, tool_gateway_server::ToolGateway};
+use crate::telemetry::propagation;
+use opentelemetry::context::FutureExt;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -26,10 +28,12 @@ impl GatewayService {
 impl ToolGateway for GatewayService {
     async fn execute(&self, request: Request<pb::ExecuteRequest>) -> Result<Response<pb::ExecuteResponse>, Status> {
         let deadline = deadline_of(request.metadata());
+        let parent = propagation::extract(request.metadata());
         let req = request.into_inner();
         let call = call_from_proto(req.call.ok_or_else(|| ServiceError::BadRequest("call is required".into()))?);
         let ctx = context_from_proto(req.context);
-        let message = self.executor.execute(&call, &ctx, deadline, review_mode(req.review_mode)).await;
+        let mode = review_mode(req.review_mode);
+        let message = self.executor.execute(&call, &ctx, deadline, mode).with_context(parent).await;
         Ok(Response::new(pb::ExecuteResponse { message: Some(message_to_proto(message)) }))
     }
 
@@ -38,6 +42,7 @@ impl ToolGateway for GatewayService {
         request: Request<pb::ExecuteBatchRequest>,
     ) -> Result<Response<pb::ExecuteBatchResponse>, Status> {
         let deadline = deadline_of(request.metadata());
+        let parent = propagation::extract(request.metadata());
         let req = request.into_inner();
         if req.calls.len() > self.max_batch_calls {
             let reason = format!("a batch holds at most {} calls, got {}", self.max_batch_calls, req.calls.len());
@@ -45,7 +50,8 @@ impl ToolGateway for GatewayService {
         }
         let calls: Vec<_> = req.calls.into_iter().map(call_from_proto).collect();
         let ctx = context_from_proto(req.context);
-        let messages = self.executor.execute_batch(&calls, &ctx, deadline, review_mode(req.review_mode)).await;
+        let mode = review_mode(req.review_mode);
+        let messages = self.executor.execute_batch(&calls, &ctx, deadline, mode).with_context(parent).await;
         Ok(Response::new(pb::ExecuteBatchResponse { messages: messages.into_iter().map(message_to_proto).collect() }))
     }
 

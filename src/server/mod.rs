@@ -3,6 +3,7 @@
 mod auth;
 pub mod convert;
 mod gateway;
+mod metrics;
 mod registry;
 mod review;
 mod status;
@@ -18,6 +19,7 @@ use crate::pipeline::PrepareOptions;
 use crate::policy::review::{ReviewQueue, ReviewSettings};
 use crate::policy::{BudgetLimits, Clock, Policy, PolicySettings};
 use crate::registry::{RedbStore, Registry, RegistryError};
+use crate::telemetry::{Gauges, Telemetry};
 use auth::RequireToken;
 use std::future::Future;
 use std::sync::{Arc, Weak};
@@ -38,6 +40,10 @@ pub enum ServeError {
     Listener(String),
     #[error("transport: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    Telemetry(#[from] crate::telemetry::ExportError),
+    #[error("metrics endpoint {addr}: {reason}")]
+    Metrics { addr: std::net::SocketAddr, reason: String },
 }
 
 /// Opens the store under `config.data_dir`, loads the static tools, then serves on `listener` until `shutdown`.
@@ -75,14 +81,19 @@ pub async fn run_with_clock(
     ));
     let _eviction = policy.spawn_eviction(EVICT_EVERY);
     let _pruning = spawn_pruning(Arc::downgrade(&reviews));
+    let telemetry = Arc::new(telemetry(&config, &registry, &reviews)?);
+    let metrics_done = serve_metrics(&config, &telemetry).await?;
     // Every executor clone, including those in detached review tasks, holds `alive`: once all are gone, the
     // store is closed and the data directory can be opened again.
     let (alive, mut all_gone) = tokio::sync::mpsc::channel::<()>(1);
-    let executor = Arc::new(executor(&config, Arc::clone(&registry), policy, Arc::clone(&reviews), alive));
+    let parts = (Arc::clone(&registry), policy, Arc::clone(&reviews), Arc::clone(&telemetry));
+    let executor = Arc::new(executor(&config, parts, alive));
     let closing = Arc::clone(&reviews);
     let shutdown = async move {
         shutdown.await;
         closing.close();
+        // The metrics endpoint stops with the gateway.
+        drop(metrics_done);
     };
     let max = config.max_request_bytes;
     let gateway = ToolGatewayServer::new(gateway::GatewayService::new(executor, config.max_batch_calls))
@@ -119,7 +130,44 @@ pub async fn run_with_clock(
     if tokio::time::timeout(grace, all_gone.recv()).await.is_err() {
         tracing::warn!(?grace, "reviewed calls still running at shutdown; their outcomes may be lost");
     }
+    telemetry.shutdown(config.telemetry.export_timeout).await;
     Ok(())
+}
+
+/// Telemetry as configured, with gauges reading the registry and the review queue while they live.
+fn telemetry(config: &Config, registry: &Arc<Registry>, reviews: &Arc<ReviewQueue>) -> Result<Telemetry, ServeError> {
+    let (registry, reviews) = (Arc::downgrade(registry), Arc::downgrade(reviews));
+    let gauges = Gauges {
+        registered_tools: Box::new(move || registry.upgrade().map_or(0, |r| r.catalog().all().len() as u64)),
+        pending_reviews: Box::new(move || reviews.upgrade().map_or(0, |q| q.pending_count() as u64)),
+    };
+    Ok(Telemetry::new(&config.telemetry, gauges)?)
+}
+
+/// Starts the Prometheus endpoint when configured; dropping the returned sender stops it.
+async fn serve_metrics(
+    config: &Config,
+    telemetry: &Telemetry,
+) -> Result<Option<tokio::sync::oneshot::Sender<()>>, ServeError> {
+    let (Some(addr), Some(registry)) = (config.telemetry.prometheus_listen, telemetry.prometheus()) else {
+        return Ok(None);
+    };
+    let listener = TcpListener::bind(addr).await.map_err(|e| ServeError::Metrics { addr, reason: e.to_string() })?;
+    let bound = listener.local_addr().map_err(|e| ServeError::Metrics { addr, reason: e.to_string() })?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let token = RequireToken::new("admin", config.tokens.admin.as_deref());
+    let registry = registry.clone();
+    tokio::spawn(async move {
+        if let Err(err) = metrics::serve(listener, registry, token, async {
+            let _ = stopped.await;
+        })
+        .await
+        {
+            tracing::error!(addr = %bound, error = %err, "the metrics endpoint stopped");
+        }
+    });
+    tracing::info!(addr = %bound, "serving Prometheus metrics at /metrics");
+    Ok(Some(stop))
 }
 
 /// How often idle rate-limit keys, semaphores and sessions are swept.
@@ -129,9 +177,7 @@ const PRUNE_EVERY: Duration = Duration::from_secs(600);
 
 fn executor(
     config: &Config,
-    registry: Arc<Registry>,
-    policy: Arc<Policy>,
-    reviews: Arc<ReviewQueue>,
+    (registry, policy, reviews, telemetry): (Arc<Registry>, Arc<Policy>, Arc<ReviewQueue>, Arc<Telemetry>),
     alive: tokio::sync::mpsc::Sender<()>,
 ) -> Executor {
     let settings = ExecSettings {
@@ -147,7 +193,7 @@ fn executor(
         review_wait: config.review.max_wait,
     };
     let backends = Backends::new(config.connect_timeout, config.max_result_bytes);
-    Executor::new(registry, backends, settings, policy, reviews, alive)
+    Executor::new(registry, backends, settings, policy, reviews, telemetry, alive)
 }
 
 /// Deletes expired review outcomes now and then, until the queue is dropped.

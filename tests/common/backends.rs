@@ -15,7 +15,8 @@ use toolgate::pb::v1::{self as pb, tool_runtime_server::ToolRuntime, tool_runtim
 /// A ToolRuntime whose behaviour depends on the tool name:
 /// `echo` answers the arguments, `sleep` waits `{"ms": N}` first, `fail` reports a tool error,
 /// `flaky` fails with UNAVAILABLE until its third call, `whoami` answers the context,
-/// `rendezvous` returns only once `parties` calls are inside it at the same time.
+/// `rendezvous` returns only once `parties` calls are inside it at the same time, `traceparent` answers the
+/// `traceparent` metadata it received (empty when none).
 #[derive(Clone)]
 pub struct Runtime {
     pub calls: Arc<AtomicUsize>,
@@ -38,6 +39,7 @@ impl Runtime {
 impl ToolRuntime for Runtime {
     async fn invoke(&self, request: Request<pb::InvokeRequest>) -> Result<Response<pb::InvokeResponse>, Status> {
         let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        let traceparent = request.metadata().get("traceparent").map(|v| v.to_str().unwrap().to_owned());
         let req = request.into_inner();
         let args: serde_json::Value =
             serde_json::from_str(&req.arguments).map_err(|e| Status::invalid_argument(e.to_string()))?;
@@ -60,6 +62,7 @@ impl ToolRuntime for Runtime {
                 self.rendezvous.wait().await;
                 ok("met".into(), String::new())
             }
+            "traceparent" => ok(traceparent.unwrap_or_default(), String::new()),
             "flaky" if n < 3 => Err(Status::unavailable("warming up")),
             "whoami" => ok(serde_json::to_string(&req.context.unwrap_or_default().user_id).unwrap(), String::new()),
             _ => ok(req.arguments.clone(), req.arguments),
@@ -80,7 +83,8 @@ pub async fn start_runtime(runtime: Runtime) -> String {
 }
 
 /// Starts an HTTP tool server on 127.0.0.1:0 and returns its base URL.
-/// `POST /echo` answers the body; `/status/{code}` answers that status; `/sleep/{ms}` waits; `/text` answers text.
+/// `POST /echo` answers the body; `/status/{code}` answers that status; `/sleep/{ms}` waits; `/text` answers text;
+/// `/traceparent` answers the `traceparent` header it received.
 pub async fn start_http() -> String {
     let app = axum::Router::new()
         .route("/echo", post(|body: String| async move { ([("content-type", "application/json")], body) }))
@@ -97,7 +101,13 @@ pub async fn start_http() -> String {
                 format!("slept {ms} ms")
             }),
         )
-        .route("/text", post(|| async { "plain text answer" }));
+        .route("/text", post(|| async { "plain text answer" }))
+        .route(
+            "/traceparent",
+            post(|headers: axum::http::HeaderMap| async move {
+                headers.get("traceparent").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default()
+            }),
+        );
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });

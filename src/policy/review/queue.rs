@@ -13,6 +13,7 @@ use crate::registry::StoreError;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry as Slot;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::{Mutex, OwnedMutexGuard, broadcast, watch};
 use tokio::time::Instant;
 
@@ -79,6 +80,8 @@ pub struct ReviewQueue {
     events: broadcast::Sender<ReviewEvent>,
     /// Set when the gateway shuts down: waiters answer at once, watchers end.
     closing: watch::Sender<bool>,
+    /// How many records are `Pending`, kept by `commit` for readers that cannot wait for the lock.
+    pending: Arc<AtomicUsize>,
 }
 
 impl ReviewQueue {
@@ -107,7 +110,9 @@ impl ReviewQueue {
         }
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         let closing = watch::Sender::new(false);
-        Ok(Self { store, settings, records: Arc::new(Mutex::new(records)), events, closing })
+        let pending = records.values().filter(|e| e.record.state == ReviewState::Pending).count();
+        let pending = Arc::new(AtomicUsize::new(pending));
+        Ok(Self { store, settings, records: Arc::new(Mutex::new(records)), events, closing, pending })
     }
 
     /// Queues a call as `Pending`, whatever the state `record` carries. See `Submitted` and `ReviewError` for
@@ -228,6 +233,11 @@ impl ReviewQueue {
         (pending_in(&records, tenant), self.events.subscribe())
     }
 
+    /// How many calls wait for a decision, across tenants, without waiting for the lock.
+    pub fn pending_count(&self) -> usize {
+        self.pending.load(Ordering::Relaxed)
+    }
+
     pub async fn get(&self, key: &ReviewKey) -> Option<ReviewRecord> {
         self.lock().await.get(key).map(|e| e.record.clone())
     }
@@ -276,8 +286,15 @@ impl ReviewQueue {
     ) -> Result<ReviewRecord, ReviewError> {
         let store = Arc::clone(&self.store);
         let events = self.events.clone();
+        let pending = Arc::clone(&self.pending);
         let write = tokio::task::spawn_blocking(move || {
             store.put(&record)?;
+            let was_pending = records.get(&record.key).is_some_and(|e| e.record.state == ReviewState::Pending);
+            match (was_pending, record.state == ReviewState::Pending) {
+                (false, true) => pending.fetch_add(1, Ordering::Relaxed),
+                (true, false) => pending.fetch_sub(1, Ordering::Relaxed),
+                _ => 0,
+            };
             match records.entry(record.key.clone()) {
                 Slot::Occupied(mut slot) => {
                     slot.get_mut().record = record.clone();

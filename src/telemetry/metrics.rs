@@ -1,0 +1,93 @@
+//! The gateway's metrics: instruments created once, recorded per call with bounded label sets.
+
+use crate::pipeline::{ErrorKind, OVERRIDE_REMOVED, Status, ToolMessage};
+use opentelemetry::KeyValue;
+use opentelemetry::metrics::{Counter, Histogram, Meter};
+
+/// The `tool` label of a call whose name did not resolve: the model's text never becomes a label.
+pub const UNRESOLVED: &str = "<unresolved>";
+
+/// Duration buckets in seconds: 100 µs to 30 s.
+const DURATION_BUCKETS: [f64; 16] =
+    [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0];
+
+pub struct Metrics {
+    calls: Counter<u64>,
+    duration: Histogram<f64>,
+    repairs: Counter<u64>,
+    rate_limited: Counter<u64>,
+    injection_overrides: Counter<u64>,
+}
+
+impl Metrics {
+    pub fn new(meter: &Meter) -> Self {
+        Self {
+            calls: meter.u64_counter("toolgate.tool.calls").with_description("Tool calls, by outcome").build(),
+            duration: meter
+                .f64_histogram("toolgate.tool.duration")
+                .with_unit("s")
+                .with_description("Time from receiving a call to answering it")
+                .with_boundaries(DURATION_BUCKETS.to_vec())
+                .build(),
+            repairs: meter.u64_counter("toolgate.tool.repairs").with_description("Argument repairs, by rule").build(),
+            rate_limited: meter
+                .u64_counter("toolgate.tool.rate_limited")
+                .with_description("Calls refused by a rate limit")
+                .build(),
+            injection_overrides: meter
+                .u64_counter("toolgate.tool.injection_overrides")
+                .with_description("Values a model wrote for an injected parameter, removed")
+                .build(),
+        }
+    }
+
+    /// Records one answered call. `tool` is the registered name, or `UNRESOLVED`.
+    pub fn record(&self, tool: opentelemetry::Value, message: &ToolMessage) {
+        let tool = KeyValue::new("tool", tool);
+        let status = KeyValue::new("status", status_name(message.status));
+        let seconds = message.duration_us as f64 / 1e6;
+        self.duration.record(seconds, &[tool.clone(), status.clone()]);
+        match &message.error {
+            Some(error) => {
+                let kind = KeyValue::new("error.type", kind_name(error.kind));
+                self.calls.add(1, &[tool.clone(), status, kind]);
+                if error.kind == ErrorKind::RateLimited {
+                    self.rate_limited.add(1, std::slice::from_ref(&tool));
+                }
+            }
+            None => self.calls.add(1, &[tool.clone(), status]),
+        }
+        for repair in &message.repairs {
+            if repair.rule == OVERRIDE_REMOVED {
+                self.injection_overrides.add(1, std::slice::from_ref(&tool));
+            } else {
+                self.repairs.add(1, &[tool.clone(), KeyValue::new("rule", repair.rule.clone())]);
+            }
+        }
+    }
+}
+
+pub fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::Success => "SUCCESS",
+        Status::Error => "ERROR",
+        Status::PendingReview => "PENDING_REVIEW",
+    }
+}
+
+/// The ToolError kind as the ToolMessage spells it.
+pub fn kind_name(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::ToolNotFound => "TOOL_NOT_FOUND",
+        ErrorKind::MalformedArguments => "MALFORMED_ARGUMENTS",
+        ErrorKind::InvalidArguments => "INVALID_ARGUMENTS",
+        ErrorKind::ToolError => "TOOL_ERROR",
+        ErrorKind::Timeout => "TIMEOUT",
+        ErrorKind::RateLimited => "RATE_LIMITED",
+        ErrorKind::Unavailable => "UNAVAILABLE",
+        ErrorKind::Rejected => "REJECTED",
+        ErrorKind::PermissionDenied => "PERMISSION_DENIED",
+        ErrorKind::BudgetExceeded => "BUDGET_EXCEEDED",
+        ErrorKind::Internal => "INTERNAL",
+    }
+}

@@ -1,0 +1,122 @@
+//! OpenTelemetry for the call path: spans per call and stage, metrics with bounded labels, trace context in and
+//! out, and the exporters (OTLP/gRPC, Prometheus). Nothing here decides a call's outcome.
+
+mod export;
+mod metrics;
+pub mod propagation;
+mod settings;
+mod span;
+
+pub use export::ExportError;
+pub use metrics::{UNRESOLVED, kind_name, status_name};
+pub use settings::{RawTelemetry, TelemetrySettings};
+pub use span::{CallSpan, end};
+
+use export::SpanQueue;
+use metrics::Metrics;
+use opentelemetry::global::BoxedTracer;
+use opentelemetry::metrics::MeterProvider;
+use opentelemetry::trace::TracerProvider;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Readings the gateway's gauges report when metrics are collected.
+pub struct Gauges {
+    pub registered_tools: Box<dyn Fn() -> u64 + Send + Sync>,
+    pub pending_reviews: Box<dyn Fn() -> u64 + Send + Sync>,
+}
+
+/// The gateway's telemetry. Without an OTLP endpoint no span is built (the caller's trace context still reaches
+/// backends); without any exporter the instruments are no-ops.
+pub struct Telemetry {
+    tracer: BoxedTracer,
+    /// Whether spans are built at all.
+    tracing: bool,
+    metrics: Metrics,
+    /// `Some(max bytes)` when arguments and results are recorded on spans.
+    payloads: Option<usize>,
+    tracer_provider: Option<SdkTracerProvider>,
+    meter_provider: SdkMeterProvider,
+    prometheus: Option<prometheus::Registry>,
+}
+
+impl Telemetry {
+    /// Builds the exporters `settings` asks for. Must run inside the Tokio runtime (the OTLP client lives there).
+    pub fn new(settings: &TelemetrySettings, gauges: Gauges) -> Result<Self, ExportError> {
+        let queue = Arc::new(SpanQueue::new(settings.max_queued_spans));
+        let tracer_provider = match &settings.otlp_endpoint {
+            Some(endpoint) => Some(export::tracer_provider(settings, endpoint, Arc::clone(&queue))?),
+            None => None,
+        };
+        let prometheus = settings.prometheus_listen.map(|_| prometheus::Registry::new());
+        let meter_provider = export::meter_provider(settings, prometheus.as_ref())?;
+        let meter = meter_provider.meter("toolgate");
+        observe(&meter, gauges, queue);
+        let tracer = match &tracer_provider {
+            Some(provider) => BoxedTracer::new(Box::new(provider.tracer("toolgate"))),
+            None => BoxedTracer::new(Box::new(opentelemetry::trace::noop::NoopTracer::new())),
+        };
+        Ok(Self {
+            tracer,
+            tracing: tracer_provider.is_some(),
+            metrics: Metrics::new(&meter),
+            payloads: settings.record_payloads,
+            tracer_provider,
+            meter_provider,
+            prometheus,
+        })
+    }
+
+    /// No spans, no metrics.
+    pub fn disabled() -> Self {
+        let gauges = Gauges { registered_tools: Box::new(|| 0), pending_reviews: Box::new(|| 0) };
+        Self::new(&TelemetrySettings::default(), gauges).expect("telemetry without exporters always builds")
+    }
+
+    /// The registry the Prometheus endpoint serves, when one is configured.
+    pub fn prometheus(&self) -> Option<&prometheus::Registry> {
+        self.prometheus.as_ref()
+    }
+
+    /// Sends what is still queued, waiting at most `timeout` for the collector.
+    pub async fn shutdown(&self, timeout: Duration) {
+        let tracer = self.tracer_provider.clone();
+        let meter = self.meter_provider.clone();
+        // Both calls block their thread until the exporters finish or give up.
+        let flushed = tokio::task::spawn_blocking(move || {
+            if let Some(tracer) = tracer
+                && let Err(err) = tracer.shutdown_with_timeout(timeout)
+            {
+                tracing::warn!(error = %err, "flushing spans at shutdown failed");
+            }
+            if let Err(err) = meter.shutdown_with_timeout(timeout) {
+                tracing::debug!(error = %err, "flushing metrics at shutdown failed");
+            }
+        });
+        if tokio::time::timeout(timeout * 3, flushed).await.is_err() {
+            tracing::warn!("telemetry did not flush in time at shutdown; the rest is dropped");
+        }
+    }
+}
+
+/// Registers the gauges, read at each collection.
+fn observe(meter: &opentelemetry::metrics::Meter, gauges: Gauges, queue: Arc<SpanQueue>) {
+    let Gauges { registered_tools, pending_reviews } = gauges;
+    meter
+        .u64_observable_gauge("toolgate.registry.tools")
+        .with_description("Registered tools, across tenants")
+        .with_callback(move |observer| observer.observe(registered_tools(), &[]))
+        .build();
+    meter
+        .u64_observable_gauge("toolgate.review.pending")
+        .with_description("Calls waiting for a person's decision")
+        .with_callback(move |observer| observer.observe(pending_reviews(), &[]))
+        .build();
+    meter
+        .u64_observable_counter("toolgate.telemetry.spans_dropped")
+        .with_description("Spans dropped because the collector was slow or unreachable")
+        .with_callback(move |observer| observer.observe(queue.dropped(), &[]))
+        .build();
+}

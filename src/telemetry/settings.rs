@@ -1,0 +1,85 @@
+//! `[telemetry]`: where traces and metrics go, and whether call payloads are recorded.
+
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// The file as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTelemetry {
+    /// OTLP/gRPC collector, such as `http://127.0.0.1:4317`. Nothing is exported when unset.
+    pub otlp_endpoint: Option<String>,
+    pub service_name: Option<String>,
+    /// How often span batches and metrics are sent.
+    pub export_interval_ms: Option<u64>,
+    /// How long one export may take before it is abandoned.
+    pub export_timeout_ms: Option<u64>,
+    /// Spans waiting for export beyond this are dropped (and counted), never waited for.
+    pub max_queued_spans: Option<usize>,
+    /// Serves Prometheus text at `/metrics` on this address, closed by the admin token when one is set.
+    pub prometheus_listen: Option<String>,
+    /// Records arguments and results on spans, truncated. Injected parameters are never recorded.
+    pub record_payloads: Option<bool>,
+    pub max_payload_bytes: Option<usize>,
+}
+
+/// Telemetry as configured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TelemetrySettings {
+    pub otlp_endpoint: Option<String>,
+    pub service_name: String,
+    pub export_interval: Duration,
+    pub export_timeout: Duration,
+    pub max_queued_spans: usize,
+    pub prometheus_listen: Option<SocketAddr>,
+    /// `Some(max bytes)` when payloads are recorded.
+    pub record_payloads: Option<usize>,
+}
+
+impl Default for TelemetrySettings {
+    fn default() -> Self {
+        Self::from_raw(RawTelemetry::default(), None).expect("the defaults are valid")
+    }
+}
+
+impl TelemetrySettings {
+    /// `endpoint` (a flag or `OTEL_EXPORTER_OTLP_ENDPOINT`) wins over the file.
+    pub fn from_raw(raw: RawTelemetry, endpoint: Option<String>) -> Result<Self, String> {
+        let otlp_endpoint = endpoint.or(raw.otlp_endpoint).filter(|e| !e.trim().is_empty());
+        if let Some(endpoint) = &otlp_endpoint {
+            let parsed = url::Url::parse(endpoint).map_err(|e| format!("otlp_endpoint {endpoint:?}: {e}"))?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                return Err(format!("otlp_endpoint {endpoint:?} must start with http:// or https://"));
+            }
+        }
+        let prometheus_listen = match raw.prometheus_listen.filter(|l| !l.trim().is_empty()) {
+            Some(text) => Some(text.parse().map_err(|e| format!("prometheus_listen {text:?}: {e}"))?),
+            None => None,
+        };
+        let settings = Self {
+            otlp_endpoint,
+            service_name: raw.service_name.unwrap_or_else(|| "toolgate".into()),
+            export_interval: Duration::from_millis(raw.export_interval_ms.unwrap_or(5_000)),
+            export_timeout: Duration::from_millis(raw.export_timeout_ms.unwrap_or(5_000)),
+            max_queued_spans: raw.max_queued_spans.unwrap_or(2_048),
+            prometheus_listen,
+            record_payloads: raw.record_payloads.unwrap_or(false).then(|| raw.max_payload_bytes.unwrap_or(1_024)),
+        };
+        let zero = [
+            ("export_interval_ms", settings.export_interval.is_zero()),
+            ("export_timeout_ms", settings.export_timeout.is_zero()),
+            ("max_queued_spans", settings.max_queued_spans == 0),
+            ("max_payload_bytes", settings.record_payloads == Some(0)),
+        ];
+        match zero.iter().find(|(_, is_zero)| *is_zero) {
+            Some((name, _)) => Err(format!("{name} must be greater than 0")),
+            None => Ok(settings),
+        }
+    }
+
+    /// Whether anything leaves the process: OTLP export or a Prometheus endpoint.
+    pub fn exports(&self) -> bool {
+        self.otlp_endpoint.is_some() || self.prometheus_listen.is_some()
+    }
+}

@@ -1,0 +1,193 @@
+//! The spans of one call: `execute_tool {tool}` with the GenAI attributes and ours, its stages, and the
+//! backend attempts below it, plus the one log line a failed call gets.
+
+use super::Telemetry;
+use super::metrics::{UNRESOLVED, kind_name, status_name};
+use crate::pipeline::{CallContext, OVERRIDE_REMOVED, ToolCall, ToolMessage};
+use crate::registry::CompiledTool;
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
+use opentelemetry::{Context, KeyValue, StringValue, Value};
+
+/// One call's span, open until `Telemetry::finish`.
+pub struct CallSpan {
+    cx: Context,
+}
+
+impl CallSpan {
+    /// The context the call runs in: its span, or the caller's when spans are off.
+    pub fn context(&self) -> &Context {
+        &self.cx
+    }
+}
+
+impl Telemetry {
+    /// Opens the call's span under the current context (the caller's trace, or a batch).
+    pub fn start_call(&self, call: &ToolCall, ctx: &CallContext) -> CallSpan {
+        let parent = Context::current();
+        if !self.tracing {
+            return CallSpan { cx: parent };
+        }
+        let attributes = vec![
+            KeyValue::new("gen_ai.operation.name", "execute_tool"),
+            KeyValue::new("gen_ai.tool.call.id", call.id.clone()),
+            KeyValue::new("gen_ai.tool.type", "function"),
+            KeyValue::new("gen_ai.conversation.id", ctx.session_id.clone()),
+            KeyValue::new("toolgate.tenant", ctx.tenant.clone()),
+        ];
+        let span = self
+            .tracer
+            .span_builder("execute_tool")
+            .with_kind(SpanKind::Internal)
+            .with_attributes(attributes)
+            .start_with_context(&self.tracer, &parent);
+        CallSpan { cx: parent.with_span(span) }
+    }
+
+    /// Closes the call's span with its outcome, records the call's metrics and logs a failure.
+    pub fn finish(
+        &self,
+        span: CallSpan,
+        call: &ToolCall,
+        ctx: &CallContext,
+        tool: Option<&CompiledTool>,
+        m: &ToolMessage,
+    ) {
+        let label: Value = match tool {
+            Some(tool) => tool.spec.name.clone().into(),
+            None => UNRESOLVED.into(),
+        };
+        self.metrics.record(label, m);
+        let trace_id = span.cx.span().span_context().is_valid().then(|| span.cx.span().span_context().trace_id());
+        let trace_id = trace_id.map(|id| id.to_string()).unwrap_or_default();
+        let overrides = m.repairs.iter().filter(|r| r.rule == OVERRIDE_REMOVED).count();
+        if overrides > 0 {
+            // A model writing a value the gateway injects is worth an operator's attention: it may be an attack.
+            tracing::warn!(tool = %m.name, tenant = %ctx.tenant, user = %ctx.user_id, overrides, trace_id, "injected parameters set by the model were removed");
+        }
+        match &m.error {
+            Some(error) => {
+                tracing::info!(tool = %m.name, call_id = %call.id, kind = kind_name(error.kind), duration_us = m.duration_us, trace_id, "call failed");
+            }
+            None => {
+                tracing::debug!(tool = %m.name, call_id = %call.id, status = status_name(m.status), duration_us = m.duration_us, trace_id, "call");
+            }
+        }
+        if self.tracing {
+            self.close_call_span(&span.cx, call, tool, m, overrides);
+        }
+    }
+
+    fn close_call_span(
+        &self,
+        cx: &Context,
+        call: &ToolCall,
+        tool: Option<&CompiledTool>,
+        m: &ToolMessage,
+        overrides: usize,
+    ) {
+        let span = cx.span();
+        if !span.is_recording() {
+            return;
+        }
+        let name = match tool {
+            Some(tool) => tool.spec.name.as_str(),
+            None => truncate(&call.name, 128),
+        };
+        if tool.is_some() {
+            span.update_name(format!("execute_tool {name}"));
+        }
+        let mut rules: Vec<StringValue> = Vec::new();
+        for repair in m.repairs.iter().filter(|r| r.rule != OVERRIDE_REMOVED) {
+            if !rules.iter().any(|r| r.as_str() == repair.rule) {
+                rules.push(repair.rule.clone().into());
+            }
+        }
+        span.set_attributes([
+            KeyValue::new("gen_ai.tool.name", name.to_owned()),
+            KeyValue::new("toolgate.status", status_name(m.status)),
+            KeyValue::new("toolgate.repair.count", (m.repairs.len() - overrides) as i64),
+            KeyValue::new("toolgate.repair.rules", Value::Array(rules.into())),
+            KeyValue::new("toolgate.injection.overrides", overrides as i64),
+            KeyValue::new("toolgate.attempts", i64::from(m.attempts)),
+        ]);
+        if let Some(max) = self.payloads {
+            let arguments = if m.effective_arguments.is_empty() { &call.arguments } else { &m.effective_arguments };
+            span.set_attribute(KeyValue::new("gen_ai.tool.call.arguments", truncate(arguments, max).to_owned()));
+            span.set_attribute(KeyValue::new("gen_ai.tool.call.result", truncate(&m.content, max).to_owned()));
+        }
+        if let Some(error) = &m.error {
+            span.set_attribute(KeyValue::new("error.type", kind_name(error.kind)));
+            span.set_status(Status::error(kind_name(error.kind)));
+        }
+        span.end();
+    }
+
+    /// A child span of the current context for a stage of the call, such as `validate`.
+    pub fn stage(&self, name: &'static str) -> Context {
+        let parent = Context::current();
+        if !self.tracing {
+            return parent;
+        }
+        let span =
+            self.tracer.span_builder(name).with_kind(SpanKind::Internal).start_with_context(&self.tracer, &parent);
+        parent.with_span(span)
+    }
+
+    /// A client span for one attempt at the backend, under the current context.
+    pub fn backend(&self, tool: &str, backend: &'static str, attempt: u32) -> Context {
+        let parent = Context::current();
+        if !self.tracing {
+            return parent;
+        }
+        let attributes = vec![
+            KeyValue::new("gen_ai.tool.name", tool.to_owned()),
+            KeyValue::new("toolgate.backend", backend),
+            KeyValue::new("toolgate.attempt", i64::from(attempt)),
+        ];
+        let span = self
+            .tracer
+            .span_builder(format!("backend {tool}"))
+            .with_kind(SpanKind::Client)
+            .with_attributes(attributes)
+            .start_with_context(&self.tracer, &parent);
+        parent.with_span(span)
+    }
+
+    /// A span around the calls of one batch, which become its children.
+    pub fn batch(&self, calls: usize) -> Context {
+        let parent = Context::current();
+        if !self.tracing {
+            return parent;
+        }
+        let attributes = vec![KeyValue::new("toolgate.batch.size", calls as i64)];
+        let span = self
+            .tracer
+            .span_builder("execute_tool_batch")
+            .with_kind(SpanKind::Internal)
+            .with_attributes(attributes)
+            .start_with_context(&self.tracer, &parent);
+        parent.with_span(span)
+    }
+}
+
+/// Ends a stage or backend span, as an error when `error` names one.
+pub fn end(cx: &Context, error: Option<&'static str>) {
+    let span = cx.span();
+    if let Some(kind) = error {
+        span.set_attribute(KeyValue::new("error.type", kind));
+        span.set_status(Status::error(kind));
+    }
+    span.end();
+}
+
+/// At most `max` bytes of `text`, cut at a character boundary.
+fn truncate(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}

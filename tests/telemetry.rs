@@ -1,0 +1,205 @@
+//! Traces over real gRPC into a real OTLP/gRPC receiver: the call's span joins the agent's trace, carries the
+//! GenAI attributes and ours, has its stages and backend attempts as children, and the backends get the context.
+
+mod common;
+mod otlp_support;
+
+use common::backends::{Runtime, start_http, start_runtime};
+use common::{Gateway, city_schema, start_gateway, temp_config};
+use otlp_support::{Collector, SpanRecord};
+use serde_json::{Value, json};
+use std::time::Duration;
+use toolgate::pb::v1 as pb;
+use toolgate::telemetry::{RawTelemetry, TelemetrySettings};
+
+const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PARENT: &str = "00f067aa0ba902b7";
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A config exporting to `collector` every 100 ms; keep the directory until the gateway stops.
+fn traced(collector: &Collector, record_payloads: bool) -> (tempfile::TempDir, toolgate::Config) {
+    let (dir, mut config) = temp_config();
+    let raw = RawTelemetry {
+        otlp_endpoint: Some(collector.endpoint.clone()),
+        export_interval_ms: Some(100),
+        record_payloads: Some(record_payloads),
+        max_payload_bytes: Some(200),
+        ..RawTelemetry::default()
+    };
+    config.telemetry = TelemetrySettings::from_raw(raw, None).unwrap();
+    (dir, config)
+}
+
+async fn gateway_with_tools(config: toolgate::Config) -> Gateway {
+    let mut gw = start_gateway(config).await;
+    let target = start_runtime(Runtime::default()).await;
+    let http = start_http().await;
+    let grpc = |name: &str, schema: Value| json!({"name": name, "input_schema": schema, "backend": {"grpc": {"target": target}}});
+    gw.register(grpc("traceparent", json!({"type": "object"}))).await.unwrap();
+    gw.register(grpc("get_weather", city_schema())).await.unwrap();
+    let http_tool = json!({"name": "http_trace", "input_schema": {"type": "object"},
+        "backend": {"http": {"url": format!("{http}/traceparent")}}});
+    gw.register(http_tool).await.unwrap();
+    let mut secret = grpc(
+        "secret",
+        json!({"type": "object", "properties": {"user_id": {"type": "string"}, "note": {"type": "string"}}}),
+    );
+    secret["inject"] = json!([{"param": "user_id", "from": "user_id"}]);
+    gw.register(secret).await.unwrap();
+    gw
+}
+
+/// Execute with the agent's `traceparent` in the metadata.
+async fn call_traced(gw: &mut Gateway, id: &str, name: &str, arguments: &str) -> pb::ToolMessage {
+    let call = pb::ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() };
+    let context = pb::CallContext {
+        tenant: "acme".into(),
+        user_id: "alice-secret-id".into(),
+        session_id: "s-1".into(),
+        ..Default::default()
+    };
+    let mut request =
+        tonic::Request::new(pb::ExecuteRequest { call: Some(call), context: Some(context), ..Default::default() });
+    request.metadata_mut().insert("traceparent", format!("00-{TRACE}-{PARENT}-01").parse().unwrap());
+    gw.gateway.execute(request).await.unwrap().into_inner().message.unwrap()
+}
+
+fn find<'a>(spans: &'a [SpanRecord], name: &str) -> &'a SpanRecord {
+    spans.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no span {name:?} in {:?}", names(spans)))
+}
+
+fn names(spans: &[SpanRecord]) -> Vec<&str> {
+    spans.iter().map(|s| s.name.as_str()).collect()
+}
+
+fn children<'a>(spans: &'a [SpanRecord], parent: &SpanRecord) -> Vec<&'a SpanRecord> {
+    spans.iter().filter(|s| s.parent_span_id == parent.span_id).collect()
+}
+
+/// `00-{trace}-{span}-{flags}` split into trace id and span id.
+fn parse_traceparent(header: &str) -> (String, String) {
+    let parts: Vec<&str> = header.split('-').collect();
+    assert_eq!(parts.len(), 4, "a traceparent: {header:?}");
+    (parts[1].to_owned(), parts[2].to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_span_joins_the_agents_trace_and_its_backend_continues_it() {
+    let collector = Collector::start().await;
+    let (_dir, config) = traced(&collector, false);
+    let mut gw = gateway_with_tools(config).await;
+
+    let grpc = call_traced(&mut gw, "call-g", "traceparent", "{}").await;
+    let http = call_traced(&mut gw, "call-h", "http_trace", "{}").await;
+    let spans =
+        collector.wait_for_spans(|s| s.iter().filter(|s| s.name.starts_with("backend ")).count() >= 2, WAIT).await;
+
+    let call = find(&spans, "execute_tool traceparent");
+    assert_eq!((call.trace_id.as_str(), call.parent_span_id.as_str()), (TRACE, PARENT), "a child of the agent's span");
+    assert_eq!(call.kind, 1, "INTERNAL, as the GenAI conventions ask");
+    assert_eq!(call.service_name, "toolgate");
+    for (key, value) in [
+        ("gen_ai.operation.name", "execute_tool"),
+        ("gen_ai.tool.name", "traceparent"),
+        ("gen_ai.tool.call.id", "call-g"),
+        ("gen_ai.tool.type", "function"),
+        ("toolgate.status", "SUCCESS"),
+        ("toolgate.tenant", "acme"),
+    ] {
+        assert_eq!(call.str_attr(key), Some(value), "{key} in {:?}", call.attributes);
+    }
+    assert_eq!((call.int_attr("toolgate.attempts"), call.int_attr("toolgate.repair.count")), (Some(1), Some(0)));
+    assert_eq!(call.status_code, 0, "unset on success");
+    assert!(
+        call.attr("error.type").is_none() && call.attr("gen_ai.tool.call.arguments").is_none(),
+        "not recorded by default"
+    );
+
+    let stages = children(&spans, call);
+    assert_eq!(names(&stages.iter().map(|s| (*s).clone()).collect::<Vec<_>>()), ["validate", "backend traceparent"]);
+    let backend = stages[1];
+    assert_eq!((backend.kind, backend.int_attr("toolgate.attempt")), (3, Some(1)), "a CLIENT span per attempt");
+    assert_eq!(parse_traceparent(&grpc.content), (TRACE.to_owned(), backend.span_id.clone()), "gRPC metadata");
+
+    let http_backend = find(&spans, "backend http_trace");
+    assert_eq!(http_backend.str_attr("toolgate.backend"), Some("http"));
+    assert_eq!(parse_traceparent(&http.content), (TRACE.to_owned(), http_backend.span_id.clone()), "HTTP headers");
+    gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repaired_and_failed_calls_say_so_on_their_spans() {
+    let collector = Collector::start().await;
+    let (_dir, config) = traced(&collector, false);
+    let mut gw = gateway_with_tools(config).await;
+
+    let repaired = call_traced(&mut gw, "call-r", "get_weather", r#"{"City": "Oslo"}"#).await;
+    assert!(!repaired.repairs.is_empty(), "{repaired:?}");
+    let invalid = call_traced(&mut gw, "call-i", "get_weather", "{}").await;
+    assert!(invalid.error.is_some());
+    call_traced(&mut gw, "call-n", "no_such_tool", "{}").await;
+    let spans =
+        collector.wait_for_spans(|s| s.iter().filter(|s| s.name.starts_with("execute_tool")).count() >= 3, WAIT).await;
+
+    let by_id = |id: &str| {
+        spans
+            .iter()
+            .find(|s| s.str_attr("gen_ai.tool.call.id") == Some(id))
+            .unwrap_or_else(|| panic!("no span of {id}"))
+    };
+    let fixed = by_id("call-r");
+    assert_eq!(fixed.int_attr("toolgate.repair.count"), Some(repaired.repairs.len() as i64));
+    let rules = fixed.attr("toolgate.repair.rules").and_then(|v| v.as_array()).expect("the rules, as an array");
+    assert_eq!(rules[0].as_str(), Some(repaired.repairs[0].rule.as_str()));
+
+    let failed = by_id("call-i");
+    assert_eq!((failed.status_code, failed.str_attr("error.type")), (2, Some("INVALID_ARGUMENTS")));
+    assert_eq!(failed.str_attr("toolgate.status"), Some("ERROR"));
+    let validate = children(&spans, failed).into_iter().find(|s| s.name == "validate").expect("the validate stage");
+    assert_eq!(validate.status_code, 2, "the stage that refused the call is an error too");
+
+    let unknown = by_id("call-n");
+    assert_eq!(unknown.name, "execute_tool", "an unresolved model-written name never becomes a span name");
+    assert_eq!(unknown.str_attr("error.type"), Some("TOOL_NOT_FOUND"));
+    gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batchs_calls_are_siblings_under_the_batch() {
+    let collector = Collector::start().await;
+    let (_dir, config) = traced(&collector, false);
+    let mut gw = gateway_with_tools(config).await;
+    let calls = ["a", "b"].map(|id| pb::ToolCall { id: id.into(), name: "traceparent".into(), arguments: "{}".into() });
+    let mut request = tonic::Request::new(pb::ExecuteBatchRequest { calls: calls.to_vec(), ..Default::default() });
+    request.metadata_mut().insert("traceparent", format!("00-{TRACE}-{PARENT}-01").parse().unwrap());
+    gw.gateway.execute_batch(request).await.unwrap();
+
+    let spans = collector.wait_for_spans(|s| s.iter().any(|s| s.name == "execute_tool_batch"), WAIT).await;
+    let batch = find(&spans, "execute_tool_batch");
+    assert_eq!((batch.trace_id.as_str(), batch.parent_span_id.as_str()), (TRACE, PARENT));
+    let mut ids: Vec<_> =
+        children(&spans, batch).iter().map(|s| s.str_attr("gen_ai.tool.call.id").unwrap().to_owned()).collect();
+    ids.sort();
+    assert_eq!(ids, ["a", "b"]);
+    gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn payloads_are_recorded_when_asked_truncated_and_without_injected_values() {
+    let collector = Collector::start().await;
+    let (_dir, config) = traced(&collector, true);
+    let mut gw = gateway_with_tools(config).await;
+    let note = "n".repeat(500);
+    let arguments = json!({"note": note, "user_id": "mallory"}).to_string();
+    let message = call_traced(&mut gw, "call-p", "secret", &arguments).await;
+    assert!(message.error.is_none(), "{message:?}");
+
+    let spans = collector.wait_for_spans(|s| s.iter().any(|s| s.name == "execute_tool secret"), WAIT).await;
+    let call = find(&spans, "execute_tool secret");
+    let recorded = call.str_attr("gen_ai.tool.call.arguments").expect("arguments recorded");
+    assert!(recorded.starts_with(r#"{"note":"nnn"#) && recorded.len() == 200, "truncated to 200 bytes: {recorded}");
+    assert!(!recorded.contains("alice-secret-id") && !recorded.contains("mallory"), "{recorded}");
+    assert!(call.str_attr("gen_ai.tool.call.result").is_some());
+    assert_eq!(call.int_attr("toolgate.injection.overrides"), Some(1));
+    gw.stop().await;
+}
