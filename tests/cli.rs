@@ -173,3 +173,42 @@ async fn repair_passes_every_valid_corpus_call_through_unchanged() {
     assert_eq!(count("name_variant", "repaired"), 180, "{counts:?}");
     assert_eq!(count("name_variant", "invalid"), 21, "name resolved, arguments still break the schema");
 }
+
+#[tokio::test]
+async fn serve_logs_one_info_line_per_failed_call_with_its_trace_id_and_none_for_a_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = common::backends::closed_port().await;
+    let mut server = tokio::process::Command::new(BIN)
+        .args(["serve", "--listen", &addr.to_string(), "--data-dir", dir.path().to_str().unwrap()])
+        .env("RUST_LOG", "info")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("toolgate serve starts");
+    let channel = common::connect(addr).await;
+    let mut registry = toolgate::pb::v1::tool_registry_client::ToolRegistryClient::new(channel.clone());
+    let target = start_runtime(Runtime::default()).await;
+    let spec = json!({"name": "echo", "input_schema": {"type": "object"}, "backend": {"grpc": {"target": target}}});
+    let spec = toolgate::server::convert::spec_to_proto(&serde_json::from_value(spec).unwrap());
+    registry.register_tool(toolgate::pb::v1::RegisterToolRequest { spec: Some(spec) }).await.unwrap();
+
+    let mut gateway = toolgate::pb::v1::tool_gateway_client::ToolGatewayClient::new(channel);
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    for (id, name) in [("call-ok", "echo"), ("call-bad", "no_such_tool")] {
+        let call = toolgate::pb::v1::ToolCall { id: id.into(), name: name.into(), arguments: "{}".into() };
+        let mut request =
+            tonic::Request::new(toolgate::pb::v1::ExecuteRequest { call: Some(call), ..Default::default() });
+        request.metadata_mut().insert("traceparent", format!("00-{trace}-00f067aa0ba902b7-01").parse().unwrap());
+        gateway.execute(request).await.unwrap();
+    }
+    server.start_kill().unwrap();
+    let mut stderr = String::new();
+    tokio::io::AsyncReadExt::read_to_string(server.stderr.as_mut().unwrap(), &mut stderr).await.unwrap();
+
+    let failed: Vec<&str> = stderr.lines().filter(|l| l.contains("call failed")).collect();
+    assert_eq!(failed.len(), 1, "{stderr}");
+    assert!(failed[0].contains(" INFO ") && failed[0].contains("TOOL_NOT_FOUND"), "{}", failed[0]);
+    assert!(failed[0].contains(&format!("trace_id={trace}")), "the agent's trace id: {}", failed[0]);
+    assert!(!stderr.contains("call-ok"), "nothing above DEBUG for a success: {stderr}");
+}

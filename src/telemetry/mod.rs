@@ -80,22 +80,26 @@ impl Telemetry {
         self.prometheus.as_ref()
     }
 
-    /// Sends what is still queued, waiting at most `timeout` for the collector.
+    /// Sends what is still queued, giving the collector at most about `timeout`.
     pub async fn shutdown(&self, timeout: Duration) {
-        let tracer = self.tracer_provider.clone();
+        // Both block their thread until the exporters finish or give up, so they run side by side off the runtime.
+        let spans = self.tracer_provider.clone().map(|provider| {
+            tokio::task::spawn_blocking(move || provider.shutdown_with_timeout(timeout).map_err(|e| e.to_string()))
+        });
         let meter = self.meter_provider.clone();
-        // Both calls block their thread until the exporters finish or give up.
-        let flushed = tokio::task::spawn_blocking(move || {
-            if let Some(tracer) = tracer
-                && let Err(err) = tracer.shutdown_with_timeout(timeout)
+        let metrics =
+            tokio::task::spawn_blocking(move || meter.shutdown_with_timeout(timeout).map_err(|e| e.to_string()));
+        let flushed = async {
+            if let Some(task) = spans
+                && let Ok(Err(err)) = task.await
             {
-                tracing::warn!(error = %err, "flushing spans at shutdown failed");
+                tracing::warn!(error = %err, "flushing spans at shutdown failed; they are lost");
             }
-            if let Err(err) = meter.shutdown_with_timeout(timeout) {
+            if let Ok(Err(err)) = metrics.await {
                 tracing::debug!(error = %err, "flushing metrics at shutdown failed");
             }
-        });
-        if tokio::time::timeout(timeout * 3, flushed).await.is_err() {
+        };
+        if tokio::time::timeout(timeout + Duration::from_secs(1), flushed).await.is_err() {
             tracing::warn!("telemetry did not flush in time at shutdown; the rest is dropped");
         }
     }

@@ -57,19 +57,19 @@ impl Telemetry {
             None => UNRESOLVED.into(),
         };
         self.metrics.record(label, m);
-        let trace_id = span.cx.span().span_context().is_valid().then(|| span.cx.span().span_context().trace_id());
-        let trace_id = trace_id.map(|id| id.to_string()).unwrap_or_default();
+        let span_ref = span.cx.span();
+        let trace_id = TraceIdOf(span_ref.span_context());
         let overrides = m.repairs.iter().filter(|r| r.rule == OVERRIDE_REMOVED).count();
         if overrides > 0 {
             // A model writing a value the gateway injects is worth an operator's attention: it may be an attack.
-            tracing::warn!(tool = %m.name, tenant = %ctx.tenant, user = %ctx.user_id, overrides, trace_id, "injected parameters set by the model were removed");
+            tracing::warn!(tool = %m.name, tenant = %ctx.tenant, user = %ctx.user_id, overrides, %trace_id, "injected parameters set by the model were removed");
         }
         match &m.error {
             Some(error) => {
-                tracing::info!(tool = %m.name, call_id = %call.id, kind = kind_name(error.kind), duration_us = m.duration_us, trace_id, "call failed");
+                tracing::info!(tool = %m.name, call_id = %call.id, kind = %kind_name(error.kind), duration_us = m.duration_us, %trace_id, "call failed");
             }
             None => {
-                tracing::debug!(tool = %m.name, call_id = %call.id, status = status_name(m.status), duration_us = m.duration_us, trace_id, "call");
+                tracing::debug!(tool = %m.name, call_id = %call.id, status = %status_name(m.status), duration_us = m.duration_us, %trace_id, "call");
             }
         }
         if self.tracing {
@@ -178,6 +178,15 @@ pub fn end(cx: &Context, error: Option<&'static str>) {
         span.set_status(Status::error(kind));
     }
     span.end();
+}
+
+/// A span context's trace id for a log line, written only if the line is: empty when there is no trace.
+struct TraceIdOf<'a>(&'a opentelemetry::trace::SpanContext);
+
+impl std::fmt::Display for TraceIdOf<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_valid() { write!(f, "{}", self.0.trace_id()) } else { Ok(()) }
+    }
 }
 
 /// At most `max` bytes of `text`, cut at a character boundary.
