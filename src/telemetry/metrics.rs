@@ -91,3 +91,32 @@ pub fn kind_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Internal => "INTERNAL",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_spell_kinds_and_statuses_as_the_tool_message_does() {
+        use ErrorKind::*;
+        let kinds = [
+            ToolNotFound,
+            MalformedArguments,
+            InvalidArguments,
+            ToolError,
+            Timeout,
+            RateLimited,
+            Unavailable,
+            Rejected,
+            PermissionDenied,
+            BudgetExceeded,
+            Internal,
+        ];
+        for kind in kinds {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind_name(kind), "{kind:?}");
+        }
+        for status in [Status::Success, Status::Error, Status::PendingReview] {
+            assert_eq!(serde_json::to_value(status).unwrap(), status_name(status), "{status:?}");
+        }
+    }
+}

@@ -75,6 +75,7 @@ async fn an_approved_call_runs_once_and_its_answer_is_kept() {
     assert_eq!(queue.submit(call("acme", "c1", r#"{"amount":5}"#)).await.unwrap(), Submitted::New);
     assert_eq!(queue.pending(Some("acme")).await.len(), 1);
     assert_eq!(queue.pending(None).await.len(), 1);
+    assert_eq!(queue.pending_count(), 1);
     assert!(queue.pending(Some("other")).await.is_empty());
     assert_eq!(queue.claim(&k).await.unwrap(), Some(Step::Wait));
     assert!(matches!(queue.finish(&k, message("c1", "x")).await, Err(ReviewError::NotRunning)));
@@ -83,6 +84,7 @@ async fn an_approved_call_runs_once_and_its_answer_is_kept() {
     assert_eq!(decided.state, ReviewState::Decided(Decision::Approve));
     assert!(decided.decided_ms.is_some());
     assert!(queue.pending(None).await.is_empty());
+    assert_eq!(queue.pending_count(), 0);
     assert!(matches!(queue.decide(&k, Decision::Approve).await, Err(ReviewError::AlreadyDecided)));
     assert!(matches!(queue.decide(&key("acme", "nope"), Decision::Approve).await, Err(ReviewError::NotFound)));
 
@@ -228,7 +230,7 @@ async fn records_survive_a_restart_and_a_running_call_is_lost() {
     let queue = ReviewQueue::open(Arc::new(store.reviews()), ReviewSettings::default()).unwrap();
     drop(store);
     let pending = queue.pending(None).await;
-    assert_eq!(pending.len(), 1);
+    assert_eq!((pending.len(), queue.pending_count()), (1, 1), "counted at open too");
     assert_eq!(pending[0].values.get("region").map(String::as_str), Some("eu"));
     let decided = queue.get(&decided).await.unwrap();
     assert_eq!(decided.state, ReviewState::Decided(Decision::Approve));
