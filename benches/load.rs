@@ -1,13 +1,22 @@
-//! End-to-end load: the same echo call sent straight to a ToolRuntime `Invoke`, then through the gateway's `Execute`.
+//! End-to-end load: the same echo call sent straight to a ToolRuntime `Invoke`, through the gateway's `Execute` with
+//! telemetry off, then through a second gateway with telemetry fully on ("gateway+otel").
 //!
-//! Everything runs in this one process on 127.0.0.1: the echo ToolRuntime, the real gateway (`toolgate::run`, temp data
-//! dir) and the clients. Each side gets a warm-up, then `LOAD_REQUESTS` calls (default 20,000) with `LOAD_CONCURRENCY`
-//! in flight (default 32) over one shared channel. Prints p50/p99 latency, throughput and the gateway/direct ratios as a
-//! table and as one JSON line. Exits non-zero if any call did not succeed.
-//! Without `--bench` (as under `cargo test --benches`) it runs a short smoke pass instead.
+//! Everything runs in this one process on 127.0.0.1: the echo ToolRuntime, the real gateways (`toolgate::run`, temp
+//! data dirs), the clients, and a minimal OTLP/gRPC sink (`load_support/otlp_sink.rs`) that only counts what it gets.
+//! The otel gateway sends it span batches (`execute_tool`, `validate`, `backend`: about three spans per call) and
+//! metrics every `OTEL_EXPORT_INTERVAL_MS`, and also keeps a Prometheus reader on a free port; it starts once the
+//! plain gateway has stopped. Each side gets a warm-up, then `LOAD_REQUESTS` calls (default 20,000) with
+//! `LOAD_CONCURRENCY` in flight (default 32) over one shared channel. Prints p50/p99 latency, throughput and the
+//! gateway/direct, otel/direct and otel/gateway (telemetry overhead) ratios as a table and as one JSON line, and what
+//! the sink received once the otel gateway stopped (and flushed). Exits non-zero if any call did not succeed or no
+//! span arrived. Without `--bench` (as under `cargo test --benches`) it runs a short smoke pass instead.
 //!
 //! Run: `cargo bench --bench load` (`LOAD_REQUESTS=50000 LOAD_CONCURRENCY=64 cargo bench --bench load`).
 
+#[path = "load_support/otlp_sink.rs"]
+mod otlp_sink;
+
+use otlp_sink::{Received, Sink};
 use serde_json::json;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -28,12 +37,20 @@ use toolgate::pb::v1::tool_runtime_client::ToolRuntimeClient;
 use toolgate::pb::v1::tool_runtime_server::{ToolRuntime, ToolRuntimeServer};
 use toolgate::registry::ToolSpec;
 use toolgate::server::convert::spec_to_proto;
+use toolgate::telemetry::{RawTelemetry, TelemetrySettings};
 
 /// The model's arguments, valid against `echo_schema`, sent byte for byte on both paths.
 const ARGUMENTS: &str = r#"{"city": "Lyon", "days": 3, "units": "metric", "hourly": false, "tags": ["rain", "wind"]}"#;
 
 /// Per-call budget: a call that takes longer counts as a failure, so no loop waits forever.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How often the otel gateway sends span batches and metrics (the default is 5,000), so that a measured run longer
+/// than a second also pays for periodic metric exports. Shorter runs only export metrics when the gateway stops.
+const OTEL_EXPORT_INTERVAL_MS: u64 = 1_000;
+
+/// How long a gateway may take to stop, flushing its telemetry included.
+const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Answers every call with its arguments, as content and as structured result.
 struct Echo;
@@ -225,9 +242,10 @@ struct Gateway {
     _data: tempfile::TempDir,
 }
 
-async fn start_gateway(runtime: SocketAddr) -> Gateway {
+/// Starts a gateway with `telemetry`, registers the echo tool on it, and returns once it answers.
+async fn start_gateway(runtime: SocketAddr, telemetry: TelemetrySettings) -> Gateway {
     let data = tempfile::tempdir().expect("a temp dir");
-    let config = Config { data_dir: data.path().to_path_buf(), ..Config::default() };
+    let config = Config { data_dir: data.path().to_path_buf(), telemetry, ..Config::default() };
     let (listener, addr) = bind().await;
     let (shutdown, stop) = oneshot::channel::<()>();
     let handle = tokio::spawn(toolgate::run(listener, config, async {
@@ -241,42 +259,130 @@ async fn start_gateway(runtime: SocketAddr) -> Gateway {
     Gateway { channel, shutdown, handle, _data: data }
 }
 
+/// Telemetry fully on: OTLP/gRPC to `endpoint` every `OTEL_EXPORT_INTERVAL_MS`, and a Prometheus endpoint on a port
+/// that was free a moment ago (`prometheus_listen` needs a concrete one).
+fn otel_settings(endpoint: &str) -> TelemetrySettings {
+    let prometheus = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port for Prometheus");
+    let raw = RawTelemetry {
+        otlp_endpoint: Some(endpoint.to_owned()),
+        export_interval_ms: Some(OTEL_EXPORT_INTERVAL_MS),
+        prometheus_listen: Some(prometheus.to_string()),
+        ..RawTelemetry::default()
+    };
+    TelemetrySettings::from_raw(raw, None).expect("valid telemetry settings")
+}
+
 impl Gateway {
+    /// Stops the gateway and waits for it, telemetry flush included.
     async fn stop(self) {
         let _ = self.shutdown.send(());
         drop(self.channel);
-        match tokio::time::timeout(Duration::from_secs(10), self.handle).await {
+        match tokio::time::timeout(STOP_TIMEOUT, self.handle).await {
             Ok(Ok(Ok(()))) => {}
             Ok(outcome) => eprintln!("the gateway stopped badly: {outcome:?}"),
-            Err(_) => eprintln!("the gateway did not stop within 10 s"),
+            Err(_) => eprintln!("the gateway did not stop within {STOP_TIMEOUT:?}"),
         }
+    }
+
+    async fn measure(&self, plan: Plan) -> Run {
+        let client = ToolGatewayClient::new(self.channel.clone());
+        measure(plan, move || gateway_call(client.clone())).await
     }
 }
 
-fn print_report(plan: Plan, direct: &Run, gateway: &Run) {
-    let row = |name: &str, r: &Run| {
-        let (p50, p99, rps) = (r.percentile_us(0.50), r.percentile_us(0.99), r.throughput());
-        println!("{name:<8} {p50:>10.1} {p99:>10.1} {rps:>12.0} {:>9}", r.failures);
-    };
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+/// The three measured sides, and what the OTLP sink received from the otel gateway.
+struct Sides {
+    direct: Run,
+    gateway: Run,
+    otel: Run,
+    received: Received,
+}
+
+/// Direct, then the plain gateway (up, idle, during the direct side), then the otel gateway, all with the same plan.
+async fn run_sides(plan: Plan) -> Sides {
+    let runtime = start_runtime().await;
+    let gateway = start_gateway(runtime, TelemetrySettings::default()).await;
+    let direct_client = ToolRuntimeClient::new(connect(runtime).await);
+    let direct = measure(plan, move || direct_call(direct_client.clone())).await;
+    let via_gateway = gateway.measure(plan).await;
+    gateway.stop().await;
+    let sink = Sink::start().await;
+    let gateway = start_gateway(runtime, otel_settings(&sink.endpoint)).await;
+    let otel = gateway.measure(plan).await;
+    // Stopping flushes the queued spans and a last metrics export, so the counts below are final.
+    gateway.stop().await;
+    Sides { direct, gateway: via_gateway, otel, received: sink.received() }
+}
+
+/// `a` against `b`: p50 and p99 latency as `a / b`, and the throughput cost as `b`'s req/s over `a`'s.
+fn ratios(a: &Run, b: &Run) -> (f64, f64, f64) {
+    (
+        a.percentile_us(0.50) / b.percentile_us(0.50),
+        a.percentile_us(0.99) / b.percentile_us(0.99),
+        b.throughput() / a.throughput(),
+    )
+}
+
+fn ratio_json(a: &Run, b: &Run) -> serde_json::Value {
+    let (p50, p99, cost) = ratios(a, b);
+    json!({"p50": p50, "p99": p99, "throughput_cost": cost})
+}
+
+fn run_json(r: &Run) -> serde_json::Value {
+    json!({"p50_us": r.percentile_us(0.5), "p99_us": r.percentile_us(0.99), "rps": r.throughput(), "failures": r.failures})
+}
+
+/// Calls the otel gateway answered, warm-up included: each should have sent about three spans.
+fn otel_calls(plan: Plan) -> usize {
+    plan.warmup + plan.requests
+}
+
+fn print_table(plan: Plan, sides: &Sides, cores: usize) {
     let mode = if plan.smoke { " (smoke)" } else { "" };
     println!("\nload{mode}: {} requests, {} in flight, {cores} cores, one process", plan.requests, plan.concurrency);
-    println!("{:<8} {:>10} {:>10} {:>12} {:>9}", "path", "p50 µs", "p99 µs", "req/s", "failures");
-    row("direct", direct);
-    row("gateway", gateway);
-    let ratio = |g: f64, d: f64| g / d;
-    let (p50, p99) = (
-        ratio(gateway.percentile_us(0.5), direct.percentile_us(0.5)),
-        ratio(gateway.percentile_us(0.99), direct.percentile_us(0.99)),
+    println!("{:<14} {:>10} {:>10} {:>12} {:>9}", "path", "p50 µs", "p99 µs", "req/s", "failures");
+    for (name, r) in [("direct", &sides.direct), ("gateway", &sides.gateway), ("gateway+otel", &sides.otel)] {
+        let (p50, p99, rps) = (r.percentile_us(0.50), r.percentile_us(0.99), r.throughput());
+        println!("{name:<14} {p50:>10.1} {p99:>10.1} {rps:>12.0} {:>9}", r.failures);
+    }
+    println!("{:<14} {:>10} {:>10} {:>12}   (a/b latency, b/a req/s)", "ratio a/b", "p50", "p99", "req/s cost");
+    let pairs = [
+        ("gateway/direct", &sides.gateway, &sides.direct),
+        ("otel/direct", &sides.otel, &sides.direct),
+        ("otel/gateway", &sides.otel, &sides.gateway),
+    ];
+    for (name, a, b) in pairs {
+        let (p50, p99, cost) = ratios(a, b);
+        println!("{name:<14} {p50:>9.2}x {p99:>9.2}x {cost:>11.2}x");
+    }
+    let (Received { spans, trace_exports, points, metric_exports, spans_dropped }, calls) =
+        (sides.received, otel_calls(plan));
+    let (per_call, dropped) = (spans as f64 / calls as f64, spans_dropped.map_or("?".into(), |n| n.to_string()));
+    println!(
+        "otel sink: {spans} spans in {trace_exports} exports, {per_call:.2} per call ({calls} calls with warm-up)"
     );
-    let cost = ratio(direct.throughput(), gateway.throughput());
-    println!("ratio    {p50:>9.2}x {p99:>9.2}x {cost:>11.2}x   (gateway/direct latency, direct/gateway req/s)");
-    let figures = |r: &Run| json!({"p50_us": r.percentile_us(0.5), "p99_us": r.percentile_us(0.99), "rps": r.throughput(), "failures": r.failures});
+    println!("           {dropped} spans dropped by the gateway; {points} metric points in {metric_exports} exports");
+}
+
+fn print_report(plan: Plan, sides: &Sides) {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    print_table(plan, sides, cores);
+    let got = sides.received;
     let line = json!({
         "bench": "load", "smoke": plan.smoke, "requests": plan.requests, "concurrency": plan.concurrency,
         "warmup": plan.warmup, "cores": cores, "arguments_bytes": ARGUMENTS.len(),
-        "direct": figures(direct), "gateway": figures(gateway),
-        "ratio": {"p50": p50, "p99": p99, "throughput_cost": cost},
+        "direct": run_json(&sides.direct), "gateway": run_json(&sides.gateway),
+        "ratio": ratio_json(&sides.gateway, &sides.direct),
+        "gateway_otel": run_json(&sides.otel),
+        "ratio_otel_direct": ratio_json(&sides.otel, &sides.direct),
+        "ratio_otel_gateway": ratio_json(&sides.otel, &sides.gateway),
+        "otel": {
+            "export_interval_ms": OTEL_EXPORT_INTERVAL_MS, "calls": otel_calls(plan), "spans": got.spans,
+            "trace_exports": got.trace_exports, "spans_dropped": got.spans_dropped,
+            "metric_points": got.points, "metric_exports": got.metric_exports,
+        },
     });
     println!("{line}");
 }
@@ -290,16 +396,15 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let runtime = start_runtime().await;
-    let gateway = start_gateway(runtime).await;
-    let direct_client = ToolRuntimeClient::new(connect(runtime).await);
-    let direct = measure(plan, move || direct_call(direct_client.clone())).await;
-    let gateway_client = ToolGatewayClient::new(gateway.channel.clone());
-    let via_gateway = measure(plan, move || gateway_call(gateway_client.clone())).await;
-    gateway.stop().await;
-    print_report(plan, &direct, &via_gateway);
-    if direct.failures + via_gateway.failures > 0 {
-        eprintln!("load: {} direct and {} gateway calls failed", direct.failures, via_gateway.failures);
+    let sides = run_sides(plan).await;
+    print_report(plan, &sides);
+    let (direct, gateway, otel) = (sides.direct.failures, sides.gateway.failures, sides.otel.failures);
+    if direct + gateway + otel > 0 {
+        eprintln!("load: {direct} direct, {gateway} gateway and {otel} gateway+otel calls failed");
+        return ExitCode::FAILURE;
+    }
+    if sides.received.spans == 0 {
+        eprintln!("load: the OTLP sink received no span from the gateway+otel side");
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
