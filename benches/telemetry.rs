@@ -1,0 +1,73 @@
+//! Micro-benchmark of what telemetry adds to one call, export aside: opening the call's span, its `validate` and
+//! `backend` children, then `finish` (outcome attributes, metrics). Off; metrics only (a Prometheus reader); and
+//! everything on (OTLP to a port where nothing listens, so finished spans are queued or dropped, never sent).
+//!
+//! Run: `cargo bench --bench telemetry -- --warm-up-time 1 --measurement-time 3`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use opentelemetry::context::FutureExt;
+use std::hint::black_box;
+use std::sync::Arc;
+use toolgate::pipeline::{CallContext, ToolCall, success_message};
+use toolgate::registry::{CompiledTool, SchemaDocuments, ToolSpec};
+use toolgate::telemetry::{self, Gauges, RawTelemetry, Telemetry, TelemetrySettings};
+
+fn tool() -> Arc<CompiledTool> {
+    let spec: ToolSpec = serde_json::from_value(serde_json::json!({
+        "name": "get_weather",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+        "backend": {"grpc": {"target": "http://127.0.0.1:1"}},
+    }))
+    .unwrap();
+    Arc::new(CompiledTool::compile(spec, &SchemaDocuments::default()).unwrap())
+}
+
+fn telemetry(raw: RawTelemetry) -> Telemetry {
+    let settings = TelemetrySettings::from_raw(raw, None).unwrap();
+    let gauges = Gauges { registered_tools: Box::new(|| 1), pending_reviews: Box::new(|| 0) };
+    Telemetry::new(&settings, gauges).unwrap()
+}
+
+/// What the executor does around one successful call.
+fn one_call(t: &Telemetry, tool: &CompiledTool, call: &ToolCall, ctx: &CallContext) {
+    let span = t.start_call(call, ctx);
+    let inner = async {
+        let stage = t.stage("validate");
+        telemetry::end(&stage, None);
+        let backend = t.backend(&tool.spec.name, "grpc", 1);
+        black_box(telemetry::propagation::headers(&backend));
+        telemetry::end(&backend, None);
+    };
+    futures::executor::block_on(inner.with_context(span.context().clone()));
+    let mut message = success_message(call, &tool.spec.name, r#"{"temp": 21}"#.into(), None);
+    message.duration_us = 850;
+    t.finish(span, call, ctx, Some(tool), &message);
+}
+
+fn benches(c: &mut Criterion) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let _entered = runtime.enter();
+    let tool = tool();
+    let call = ToolCall { id: "call_1".into(), name: "get_weather".into(), arguments: r#"{"city": "Oslo"}"#.into() };
+    let ctx = CallContext { tenant: "acme".into(), user_id: "u-1".into(), session_id: "s-1".into(), ..Default::default() };
+    let free_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let sides = [
+        ("off", RawTelemetry::default()),
+        ("metrics", RawTelemetry { prometheus_listen: Some(free_port.to_string()), ..RawTelemetry::default() }),
+        (
+            "spans+metrics",
+            RawTelemetry {
+                otlp_endpoint: Some(format!("http://{free_port}")),
+                prometheus_listen: Some(free_port.to_string()),
+                ..RawTelemetry::default()
+            },
+        ),
+    ];
+    for (name, raw) in sides {
+        let t = telemetry(raw);
+        c.bench_function(&format!("telemetry/call {name}"), |b| b.iter(|| one_call(&t, &tool, &call, &ctx)));
+    }
+}
+
+criterion_group!(group, benches);
+criterion_main!(group);
