@@ -201,5 +201,14 @@ async fn payloads_are_recorded_when_asked_truncated_and_without_injected_values(
     assert!(!recorded.contains("alice-secret-id") && !recorded.contains("mallory"), "{recorded}");
     assert!(call.str_attr("gen_ai.tool.call.result").is_some());
     assert_eq!(call.int_attr("toolgate.injection.overrides"), Some(1));
+
+    // Refused before it ran: what the model sent is recorded, less what it wrote for the injected parameter.
+    let refused =
+        call_traced(&mut gw, "call-x", "secret", r#"{"note": {"not": "a string"}, "UserId": "mallory"}"#).await;
+    assert!(refused.error.is_some(), "{refused:?}");
+    let spans =
+        collector.wait_for_spans(|s| s.iter().any(|s| s.str_attr("gen_ai.tool.call.id") == Some("call-x")), WAIT).await;
+    let refused = spans.iter().find(|s| s.str_attr("gen_ai.tool.call.id") == Some("call-x")).unwrap();
+    assert_eq!(refused.str_attr("gen_ai.tool.call.arguments"), Some(r#"{"note":{"not":"a string"}}"#));
     gw.stop().await;
 }

@@ -3,10 +3,11 @@
 
 use super::Telemetry;
 use super::metrics::{UNRESOLVED, kind_name, status_name};
-use crate::pipeline::{CallContext, OVERRIDE_REMOVED, ToolCall, ToolMessage};
+use crate::pipeline::{CallContext, OVERRIDE_REMOVED, ToolCall, ToolMessage, strip_overrides};
 use crate::registry::CompiledTool;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue, StringValue, Value};
+use std::borrow::Cow;
 
 /// One call's span, open until `Telemetry::finish`.
 pub struct CallSpan {
@@ -111,8 +112,8 @@ impl Telemetry {
             KeyValue::new("toolgate.attempts", i64::from(m.attempts)),
         ]);
         if let Some(max) = self.payloads {
-            let arguments = if m.effective_arguments.is_empty() { &call.arguments } else { &m.effective_arguments };
-            span.set_attribute(KeyValue::new("gen_ai.tool.call.arguments", truncate(arguments, max).to_owned()));
+            let arguments = recorded_arguments(call, tool, m);
+            span.set_attribute(KeyValue::new("gen_ai.tool.call.arguments", truncate(&arguments, max).to_owned()));
             span.set_attribute(KeyValue::new("gen_ai.tool.call.result", truncate(&m.content, max).to_owned()));
         }
         if let Some(error) = &m.error {
@@ -178,6 +179,22 @@ pub fn end(cx: &Context, error: Option<&'static str>) {
         span.set_status(Status::error(kind));
     }
     span.end();
+}
+
+/// The arguments a span may record: the model's part of what ran, or, for a call refused before that, what the
+/// model sent with any value it wrote for an injected parameter removed.
+fn recorded_arguments<'a>(call: &'a ToolCall, tool: Option<&CompiledTool>, m: &'a ToolMessage) -> Cow<'a, str> {
+    if !m.effective_arguments.is_empty() {
+        return Cow::Borrowed(&m.effective_arguments);
+    }
+    let Some(tool) = tool.filter(|t| !t.injections.is_empty()) else { return Cow::Borrowed(&call.arguments) };
+    match serde_json::from_str::<serde_json::Value>(&call.arguments) {
+        Ok(mut value) => {
+            strip_overrides(tool, &mut value);
+            Cow::Owned(value.to_string())
+        }
+        Err(_) => Cow::Borrowed("[withheld: the arguments are not strict JSON and the tool has injected parameters]"),
+    }
 }
 
 /// A span context's trace id for a log line, written only if the line is: empty when there is no trace.
