@@ -253,6 +253,9 @@ impl Config {
         if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(ConfigError::Invalid(format!("{name} must be greater than 0")));
         }
+        if self.telemetry.prometheus_listen == Some(self.listen) {
+            return Err(ConfigError::Invalid("telemetry.prometheus_listen must differ from listen".into()));
+        }
         if self.default_timeout.is_zero() {
             return Err(ConfigError::Invalid("limits.default_timeout_ms must be greater than 0".into()));
         }

@@ -10,6 +10,8 @@ use otlp_support::{Collector, SpanRecord};
 use serde_json::{Value, json};
 use std::time::Duration;
 use toolgate::pb::v1 as pb;
+
+type Client = pb::tool_gateway_client::ToolGatewayClient<tonic::transport::Channel>;
 use toolgate::telemetry::{RawTelemetry, TelemetrySettings};
 
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -50,7 +52,7 @@ async fn gateway_with_tools(config: toolgate::Config) -> Gateway {
 }
 
 /// Execute with the agent's `traceparent` in the metadata.
-async fn call_traced(gw: &mut Gateway, id: &str, name: &str, arguments: &str) -> pb::ToolMessage {
+async fn call_traced(client: &mut Client, id: &str, name: &str, arguments: &str) -> pb::ToolMessage {
     let call = pb::ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() };
     let context = pb::CallContext {
         tenant: "acme".into(),
@@ -61,7 +63,7 @@ async fn call_traced(gw: &mut Gateway, id: &str, name: &str, arguments: &str) ->
     let mut request =
         tonic::Request::new(pb::ExecuteRequest { call: Some(call), context: Some(context), ..Default::default() });
     request.metadata_mut().insert("traceparent", format!("00-{TRACE}-{PARENT}-01").parse().unwrap());
-    gw.gateway.execute(request).await.unwrap().into_inner().message.unwrap()
+    client.execute(request).await.unwrap().into_inner().message.unwrap()
 }
 
 fn find<'a>(spans: &'a [SpanRecord], name: &str) -> &'a SpanRecord {
@@ -89,8 +91,8 @@ async fn a_call_span_joins_the_agents_trace_and_its_backend_continues_it() {
     let (_dir, config) = traced(&collector, false);
     let mut gw = gateway_with_tools(config).await;
 
-    let grpc = call_traced(&mut gw, "call-g", "traceparent", "{}").await;
-    let http = call_traced(&mut gw, "call-h", "http_trace", "{}").await;
+    let grpc = call_traced(&mut gw.gateway, "call-g", "traceparent", "{}").await;
+    let http = call_traced(&mut gw.gateway, "call-h", "http_trace", "{}").await;
     let spans =
         collector.wait_for_spans(|s| s.iter().filter(|s| s.name.starts_with("backend ")).count() >= 2, WAIT).await;
 
@@ -133,11 +135,11 @@ async fn repaired_and_failed_calls_say_so_on_their_spans() {
     let (_dir, config) = traced(&collector, false);
     let mut gw = gateway_with_tools(config).await;
 
-    let repaired = call_traced(&mut gw, "call-r", "get_weather", r#"{"City": "Oslo"}"#).await;
+    let repaired = call_traced(&mut gw.gateway, "call-r", "get_weather", r#"{"City": "Oslo"}"#).await;
     assert!(!repaired.repairs.is_empty(), "{repaired:?}");
-    let invalid = call_traced(&mut gw, "call-i", "get_weather", "{}").await;
+    let invalid = call_traced(&mut gw.gateway, "call-i", "get_weather", "{}").await;
     assert!(invalid.error.is_some());
-    call_traced(&mut gw, "call-n", "no_such_tool", "{}").await;
+    call_traced(&mut gw.gateway, "call-n", "no_such_tool", "{}").await;
     let spans =
         collector.wait_for_spans(|s| s.iter().filter(|s| s.name.starts_with("execute_tool")).count() >= 3, WAIT).await;
 
@@ -189,26 +191,119 @@ async fn payloads_are_recorded_when_asked_truncated_and_without_injected_values(
     let collector = Collector::start().await;
     let (_dir, config) = traced(&collector, true);
     let mut gw = gateway_with_tools(config).await;
-    let note = "n".repeat(500);
-    let arguments = json!({"note": note, "user_id": "mallory"}).to_string();
-    let message = call_traced(&mut gw, "call-p", "secret", &arguments).await;
+    // The injected value would come right after the note: short enough that truncation cannot hide it.
+    let arguments = json!({"note": "hi", "user_id": "mallory"}).to_string();
+    let message = call_traced(&mut gw.gateway, "call-p", "secret", &arguments).await;
     assert!(message.error.is_none(), "{message:?}");
+    let long = json!({"note": "n".repeat(500)}).to_string();
+    call_traced(&mut gw.gateway, "call-long", "secret", &long).await;
 
-    let spans = collector.wait_for_spans(|s| s.iter().any(|s| s.name == "execute_tool secret"), WAIT).await;
-    let call = find(&spans, "execute_tool secret");
-    let recorded = call.str_attr("gen_ai.tool.call.arguments").expect("arguments recorded");
-    assert!(recorded.starts_with(r#"{"note":"nnn"#) && recorded.len() == 200, "truncated to 200 bytes: {recorded}");
-    assert!(!recorded.contains("alice-secret-id") && !recorded.contains("mallory"), "{recorded}");
+    let spans =
+        collector.wait_for_spans(|s| s.iter().filter(|s| s.name == "execute_tool secret").count() >= 2, WAIT).await;
+    let by_id = |id: &str| spans.iter().find(|s| s.str_attr("gen_ai.tool.call.id") == Some(id)).unwrap();
+    let call = by_id("call-p");
+    assert_eq!(
+        call.str_attr("gen_ai.tool.call.arguments"),
+        Some(r#"{"note":"hi"}"#),
+        "neither the injected value nor the model's"
+    );
     assert!(call.str_attr("gen_ai.tool.call.result").is_some());
     assert_eq!(call.int_attr("toolgate.injection.overrides"), Some(1));
+    let truncated = by_id("call-long").str_attr("gen_ai.tool.call.arguments").unwrap();
+    assert_eq!((truncated.len(), &truncated[..12]), (200, r#"{"note":"nnn"#), "cut at max_payload_bytes");
 
     // Refused before it ran: what the model sent is recorded, less what it wrote for the injected parameter.
     let refused =
-        call_traced(&mut gw, "call-x", "secret", r#"{"note": {"not": "a string"}, "UserId": "mallory"}"#).await;
+        call_traced(&mut gw.gateway, "call-x", "secret", r#"{"note": {"not": "a string"}, "UserId": "mallory"}"#).await;
     assert!(refused.error.is_some(), "{refused:?}");
     let spans =
         collector.wait_for_spans(|s| s.iter().any(|s| s.str_attr("gen_ai.tool.call.id") == Some("call-x")), WAIT).await;
     let refused = spans.iter().find(|s| s.str_attr("gen_ai.tool.call.id") == Some("call-x")).unwrap();
     assert_eq!(refused.str_attr("gen_ai.tool.call.arguments"), Some(r#"{"note":{"not":"a string"}}"#));
+    gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_retry_is_a_backend_span_of_its_own() {
+    let collector = Collector::start().await;
+    let (_dir, config) = traced(&collector, false);
+    let mut gw = start_gateway(config).await;
+    // Its own runtime: `flaky` fails with UNAVAILABLE until the runtime's third call.
+    let target = start_runtime(Runtime::default()).await;
+    let spec = json!({"name": "flaky", "input_schema": {"type": "object"}, "limits": {"idempotent": true, "retries": 2},
+        "backend": {"grpc": {"target": target}}});
+    gw.register(spec).await.unwrap();
+    let message = call_traced(&mut gw.gateway, "call-f", "flaky", "{}").await;
+    assert_eq!((message.error.is_none(), message.attempts), (true, 3), "{message:?}");
+
+    let spans = collector.wait_for_spans(|s| s.iter().filter(|s| s.name == "backend flaky").count() == 3, WAIT).await;
+    let call = find(&spans, "execute_tool flaky");
+    assert_eq!(call.int_attr("toolgate.attempts"), Some(3));
+    let mut attempts: Vec<(i64, i32, Option<&str>)> = children(&spans, call)
+        .into_iter()
+        .filter(|s| s.name == "backend flaky")
+        .map(|s| (s.int_attr("toolgate.attempt").unwrap(), s.status_code, s.str_attr("error.type")))
+        .collect();
+    attempts.sort();
+    assert_eq!(attempts, [(1, 2, Some("UNAVAILABLE")), (2, 2, Some("UNAVAILABLE")), (3, 0, None)]);
+    gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewed_call_runs_inside_the_span_of_the_execute_that_waited_for_it() {
+    let collector = Collector::start().await;
+    let (_dir, config) = traced(&collector, false);
+    let mut gw = gateway_with_tools(config).await;
+    let target = start_runtime(Runtime::default()).await;
+    let reviewed = json!({"name": "traceparent", "tenant": "acme", "input_schema": {"type": "object"},
+        "review": {"required": true}, "backend": {"grpc": {"target": target}}});
+    gw.register(reviewed).await.unwrap();
+
+    let mut waiting = gw.gateway.clone();
+    let task = tokio::spawn(async move { call_traced(&mut waiting, "call-rv", "traceparent", "{}").await });
+    let mut reviewer = gw.review.clone();
+    for _ in 0..500 {
+        let pending = reviewer.list_pending(pb::ListPendingRequest { tenant: "acme".into(), all_tenants: false });
+        if pending.await.unwrap().into_inner().pending.iter().any(|p| p.call_id == "call-rv") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let approve = pb::DecideRequest {
+        call_id: "call-rv".into(),
+        tenant: "acme".into(),
+        action: pb::ReviewAction::Approve.into(),
+        ..Default::default()
+    };
+    reviewer.decide(approve).await.expect("the approval");
+    let message = tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
+
+    let spans = collector.wait_for_spans(|s| s.iter().any(|s| s.name == "backend traceparent"), WAIT).await;
+    let call = find(&spans, "execute_tool traceparent");
+    let backend = find(&spans, "backend traceparent");
+    assert_eq!((call.parent_span_id.as_str(), backend.parent_span_id.as_str()), (PARENT, call.span_id.as_str()));
+    assert_eq!(parse_traceparent(&message.content), (TRACE.to_owned(), backend.span_id.clone()));
+    gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_whose_caller_goes_away_ends_as_cancelled() {
+    let collector = Collector::start().await;
+    let (_dir, config) = traced(&collector, false);
+    let mut gw = start_gateway(config).await;
+    let target = start_runtime(Runtime::default()).await;
+    gw.register(json!({"name": "sleep", "input_schema": {"type": "object"}, "backend": {"grpc": {"target": target}}}))
+        .await
+        .unwrap();
+    let gave_up = tokio::time::timeout(
+        Duration::from_millis(300),
+        call_traced(&mut gw.gateway, "call-c", "sleep", r#"{"ms": 3000}"#),
+    );
+    assert!(gave_up.await.is_err(), "the client gives up first");
+
+    let spans = collector.wait_for_spans(|s| s.iter().any(|s| s.name == "execute_tool sleep"), WAIT).await;
+    let call = find(&spans, "execute_tool sleep");
+    assert_eq!((call.status_code, call.str_attr("error.type")), (2, Some("CANCELLED")));
+    assert_eq!(call.parent_span_id, PARENT);
     gw.stop().await;
 }

@@ -66,7 +66,7 @@ async fn traffic(gw: &mut Gateway) -> String {
     let mut secret = tool("secret", json!({"type": "object", "properties": {"user_id": {"type": "string"}}}));
     secret["inject"] = json!([{"param": "user_id", "from": "user_id"}]);
     gw.register(secret).await.unwrap();
-    let mut deploy = tool("deploy", json!({"type": "object"}));
+    let mut deploy = tool("deploy", city_schema());
     deploy["review"] = json!({"required": true});
     gw.register(deploy).await.unwrap();
 
@@ -78,9 +78,12 @@ async fn traffic(gw: &mut Gateway) -> String {
     gw.call_as("limited", "{}", alice.clone()).await;
     gw.call_as("secret", r#"{"user_id": "mallory"}"#, alice.clone()).await;
     gw.call_as("no_such_tool", "{}", alice.clone()).await;
-    let call = pb::ToolCall { id: "c-review".into(), name: "deploy".into(), arguments: "{}".into() };
+    // Asked for twice: the second answer is the same call's, so its repair is not counted again.
+    let call = pb::ToolCall { id: "c-review".into(), name: "deploy".into(), arguments: r#"{"City": "Rome"}"#.into() };
     let defer = pb::ExecuteRequest { call: Some(call), context: Some(alice), review_mode: ReviewMode::Defer.into() };
-    gw.gateway.execute(defer).await.unwrap();
+    for _ in 0..2 {
+        gw.gateway.execute(defer.clone()).await.unwrap();
+    }
     repaired.repairs[0].rule.clone()
 }
 
@@ -96,7 +99,7 @@ async fn metrics_arrive_with_bounded_labels_over_otlp_and_prometheus() {
         (&[("tool", "get_weather"), ("status", "ERROR"), ("error.type", "INVALID_ARGUMENTS")], 1.0),
         (&[("tool", "limited"), ("status", "ERROR"), ("error.type", "RATE_LIMITED")], 1.0),
         (&[("tool", "<unresolved>"), ("error.type", "TOOL_NOT_FOUND")], 1.0),
-        (&[("tool", "deploy"), ("status", "PENDING_REVIEW")], 1.0),
+        (&[("tool", "deploy"), ("status", "PENDING_REVIEW")], 2.0),
     ];
     let calls = collector
         .wait_for_points("toolgate.tool.calls", |p| expected.iter().all(|(labels, n)| has(p, labels, *n)), WAIT)
@@ -110,6 +113,7 @@ async fn metrics_arrive_with_bounded_labels_over_otlp_and_prometheus() {
     once("toolgate.review.pending", &[]).await;
     let repairs = collector.wait_for_points("toolgate.tool.repairs", |p| !p.is_empty(), WAIT).await;
     assert!(has(&repairs, &[("tool", "get_weather"), ("rule", &rule)], 1.0), "{repairs:?}");
+    assert!(has(&repairs, &[("tool", "deploy"), ("rule", &rule)], 1.0), "counted once for two answers: {repairs:?}");
     assert!(repairs.iter().all(|p| p.attributes.get("rule").map(String::as_str) != Some("injected_override_removed")));
     let tools = collector.wait_for_points("toolgate.registry.tools", |p| has(p, &[], 4.0), WAIT).await;
     assert_eq!(tools.len(), 1);

@@ -41,9 +41,13 @@ impl HttpClient {
         for (name, value) in &spec.headers {
             request = request.header(name, value);
         }
-        for (name, value) in call.trace {
-            request = request.header(*name, value);
-        }
+        // Replacing, not adding to, any `traceparent` a spec's static headers set.
+        let trace: reqwest::header::HeaderMap = call
+            .trace
+            .iter()
+            .filter_map(|(name, value)| Some((reqwest::header::HeaderName::from_static(name), value.parse().ok()?)))
+            .collect();
+        request = request.headers(trace);
         let mut response = request.send().await.map_err(|e| BackendError::Unavailable(describe(&e)))?;
         let status = response.status();
         let mut body = Vec::new();

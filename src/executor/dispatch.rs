@@ -76,13 +76,13 @@ impl Executor {
             };
             let outcome = match tokio::time::timeout(budget, self.backends.invoke(backend, invocation)).await {
                 Ok(Ok(output)) => {
-                    telemetry::end(&span, None);
+                    self.telemetry.end(&span, None);
                     return (Ok(output), attempts);
                 }
                 Ok(Err(err)) => backend_error(err),
                 Err(_elapsed) => CallError::Timeout { after_ms: millis(budget) },
             };
-            telemetry::end(&span, Some(telemetry::kind_name(outcome.kind())));
+            self.telemetry.end(&span, Some(telemetry::kind_name(outcome.kind())));
             let transient = matches!(&outcome, CallError::Timeout { .. } | CallError::Unavailable(_))
                 || matches!(&outcome, CallError::Tool { retryable: true, .. });
             let pause = RETRY_BACKOFF * attempts;

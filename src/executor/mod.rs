@@ -10,7 +10,7 @@ use crate::pipeline::{Status, ToolCall, ToolMessage};
 use crate::policy::review::ReviewQueue;
 use crate::policy::{BudgetExceeded, BudgetLimits, Policy, SessionKey, ToolKey};
 use crate::registry::{CompiledTool, LimitKey, Registry};
-use crate::telemetry::{self, Telemetry};
+use crate::telemetry::{self, CallSpan, Telemetry};
 use futures::StreamExt;
 use opentelemetry::context::FutureExt;
 use std::sync::Arc;
@@ -66,10 +66,6 @@ impl Executor {
         Self { registry, backends, settings, policy, reviews, telemetry, _alive: alive }
     }
 
-    pub fn telemetry(&self) -> &Telemetry {
-        &self.telemetry
-    }
-
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
     }
@@ -85,38 +81,43 @@ impl Executor {
     ) -> ToolMessage {
         let started = Instant::now();
         let span = self.telemetry.start_call(call, ctx);
-        let (mut message, tool) = self.run(call, ctx, deadline, mode).with_context(span.context().clone()).await;
+        let (mut message, resumed) =
+            self.run(call, ctx, deadline, mode, &span).with_context(span.context().clone()).await;
         message.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        self.telemetry.finish(span, call, ctx, tool.as_deref(), &message);
+        self.telemetry.finish(span, ctx, &message, resumed);
         message
     }
 
-    /// `execute` without its telemetry; also answers with the tool the call resolved to.
+    /// `execute` without its telemetry, naming the tool on `span` once it resolves. Also answers whether the
+    /// call was a reviewed call asked for again.
     async fn run(
         self: &Arc<Self>,
         call: &ToolCall,
         ctx: &CallContext,
         deadline: Option<Instant>,
         mode: ReviewMode,
-    ) -> (ToolMessage, Option<Arc<CompiledTool>>) {
+        span: &CallSpan<'_>,
+    ) -> (ToolMessage, bool) {
         let catalog = self.registry.catalog();
         let stage = self.telemetry.stage("validate");
         let checked = pipeline::check(&catalog, call, &ctx.tenant, &self.settings.prepare);
-        telemetry::end(&stage, checked.as_ref().err().map(|r| telemetry::kind_name(r.error.kind())));
+        self.telemetry.end(&stage, checked.as_ref().err().map(|r| telemetry::kind_name(r.error.kind())));
         match checked {
-            Err(Rejected { tool: None, repairs, error }) => (self.error(call, &call.name, error, repairs), None),
+            Err(Rejected { tool: None, repairs, error }) => (self.error(call, &call.name, error, repairs), false),
             Err(Rejected { tool: Some(tool), repairs, error }) => {
+                span.resolved(&tool);
                 let name = tool.spec.name.clone();
-                let message = self.counted(call, ctx, &tool, async { self.error(call, &name, error, repairs) }).await;
-                (message, Some(tool))
+                (self.counted(call, ctx, &tool, async { self.error(call, &name, error, repairs) }).await, false)
             }
             Ok(checked) => {
                 let tool = Arc::clone(&checked.tool);
-                let message = match self.resume_review(call, ctx, &checked, deadline, mode).await {
-                    Some(message) => message,
-                    None => self.counted(call, ctx, &tool, self.admit(call, ctx, checked, deadline, mode)).await,
-                };
-                (message, Some(tool))
+                span.resolved(&tool);
+                match self.resume_review(call, ctx, &checked, deadline, mode).await {
+                    Some(message) => (message, true),
+                    None => {
+                        (self.counted(call, ctx, &tool, self.admit(call, ctx, checked, deadline, mode)).await, false)
+                    }
+                }
             }
         }
     }
@@ -136,7 +137,7 @@ impl Executor {
             .collect()
             .with_context(batch.clone())
             .await;
-        telemetry::end(&batch, None);
+        self.telemetry.end(&batch, None);
         messages
     }
 

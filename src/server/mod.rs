@@ -26,7 +26,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::server::TcpIncoming;
+use tonic::transport::server::{Router, TcpIncoming};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -62,15 +62,7 @@ pub async fn run_with_clock(
     clock: Clock,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let store = RedbStore::open(&config.data_dir).map_err(RegistryError::from)?;
-    let review_settings =
-        ReviewSettings { max_pending: config.review.max_pending, keep_done: config.review.keep_decided };
-    let reviews = Arc::new(ReviewQueue::open(Arc::new(store.reviews()), review_settings).map_err(RegistryError::from)?);
-    let registry = Arc::new(Registry::open(Arc::new(store), config.documents.clone())?);
-    for spec in config.tools.clone() {
-        let name = spec.name.clone();
-        registry.register_unless_unchanged(spec).await.map_err(|source| ServeError::StaticTool { name, source })?;
-    }
+    let (registry, reviews) = open_state(&config).await?;
     let policy = Arc::new(Policy::new(
         clock,
         PolicySettings {
@@ -81,28 +73,83 @@ pub async fn run_with_clock(
     ));
     let _eviction = policy.spawn_eviction(EVICT_EVERY);
     let _pruning = spawn_pruning(Arc::downgrade(&reviews));
+    // Bound before telemetry is built: a port in use fails the start before there is anything to flush.
+    let metrics_listener = bind_metrics(&config).await?;
     let telemetry = Arc::new(telemetry(&config, &registry, &reviews)?);
-    let metrics_done = serve_metrics(&config, &telemetry).await?;
+    let state = State { registry, reviews, policy, telemetry: Arc::clone(&telemetry) };
+    let served = serve(listener, &config, state, metrics_listener, shutdown).await;
+    // On an error too: dropping the exporters unflushed would block this thread on their last export.
+    telemetry.shutdown(config.telemetry.export_timeout).await;
+    served
+}
+
+/// What the services share.
+struct State {
+    registry: Arc<Registry>,
+    reviews: Arc<ReviewQueue>,
+    policy: Arc<Policy>,
+    telemetry: Arc<Telemetry>,
+}
+
+/// Opens the store under `config.data_dir`, its reviews and registry, and registers the static tools.
+async fn open_state(config: &Config) -> Result<(Arc<Registry>, Arc<ReviewQueue>), ServeError> {
+    let store = RedbStore::open(&config.data_dir).map_err(RegistryError::from)?;
+    let review_settings =
+        ReviewSettings { max_pending: config.review.max_pending, keep_done: config.review.keep_decided };
+    let reviews = Arc::new(ReviewQueue::open(Arc::new(store.reviews()), review_settings).map_err(RegistryError::from)?);
+    let registry = Arc::new(Registry::open(Arc::new(store), config.documents.clone())?);
+    for spec in config.tools.clone() {
+        let name = spec.name.clone();
+        registry.register_unless_unchanged(spec).await.map_err(|source| ServeError::StaticTool { name, source })?;
+    }
+    Ok((registry, reviews))
+}
+
+/// Serves until `shutdown`, then waits for reviewed calls still running.
+async fn serve(
+    listener: TcpListener,
+    config: &Config,
+    state: State,
+    metrics_listener: Option<TcpListener>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    let metrics_done = metrics_listener.map(|listener| spawn_metrics(listener, config, &state.telemetry));
     // Every executor clone, including those in detached review tasks, holds `alive`: once all are gone, the
     // store is closed and the data directory can be opened again.
     let (alive, mut all_gone) = tokio::sync::mpsc::channel::<()>(1);
-    let parts = (Arc::clone(&registry), policy, Arc::clone(&reviews), Arc::clone(&telemetry));
-    let executor = Arc::new(executor(&config, parts, alive));
-    let closing = Arc::clone(&reviews);
+    let executor = Arc::new(executor(config, &state, alive));
+    let closing = Arc::clone(&state.reviews);
     let shutdown = async move {
         shutdown.await;
         closing.close();
         // The metrics endpoint stops with the gateway.
         drop(metrics_done);
     };
+    let router = services(config, executor, state).await?;
+    let addr = listener.local_addr().map_err(|e| ServeError::Listener(e.to_string()))?;
+    tracing::info!(%addr, data_dir = %config.data_dir.display(), "toolgate serving");
+    warn_if_open(addr, config);
+    // tonic applies its own TCP_NODELAY only to listeners it binds: without it, Nagle and delayed ACKs stall
+    // about a third of calls by 40 ms.
+    router.serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), shutdown).await?;
+    // A reviewed call being run when the shutdown began finishes, and stores its outcome, within its timeout.
+    let grace = config.default_timeout + Duration::from_secs(1);
+    if tokio::time::timeout(grace, all_gone.recv()).await.is_err() {
+        tracing::warn!(?grace, "reviewed calls still running at shutdown; their outcomes may be lost");
+    }
+    Ok(())
+}
+
+/// The gRPC services with their size limits and tokens, plus health and reflection.
+async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Result<Router, ServeError> {
     let max = config.max_request_bytes;
     let gateway = ToolGatewayServer::new(gateway::GatewayService::new(executor, config.max_batch_calls))
         .max_decoding_message_size(max);
     let data_token = RequireToken::new("data", config.tokens.data.as_deref());
     let admin_token = RequireToken::new("admin", config.tokens.admin.as_deref());
-    let admin =
-        ToolRegistryServer::new(registry::RegistryService::new(Arc::clone(&registry))).max_decoding_message_size(max);
-    let review = ToolReviewServer::new(review::ReviewService::new(reviews, registry, config.parse_limits))
+    let admin = ToolRegistryServer::new(registry::RegistryService::new(Arc::clone(&state.registry)))
+        .max_decoding_message_size(max);
+    let review = ToolReviewServer::new(review::ReviewService::new(state.reviews, state.registry, config.parse_limits))
         .max_decoding_message_size(max);
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter.set_serving::<ToolGatewayServer<gateway::GatewayService>>().await;
@@ -112,26 +159,12 @@ pub async fn run_with_clock(
         .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
-    let addr = listener.local_addr().map_err(|e| ServeError::Listener(e.to_string()))?;
-    tracing::info!(%addr, data_dir = %config.data_dir.display(), "toolgate serving");
-    warn_if_open(addr, &config);
-    tonic::transport::Server::builder()
+    Ok(tonic::transport::Server::builder()
         .add_service(health)
         .add_service(reflection)
         .add_service(InterceptedService::new(admin, admin_token.clone()))
         .add_service(InterceptedService::new(review, admin_token))
-        .add_service(InterceptedService::new(gateway, data_token))
-        // tonic applies its own TCP_NODELAY only to listeners it binds: without it, Nagle and delayed ACKs stall
-        // about a third of calls by 40 ms.
-        .serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), shutdown)
-        .await?;
-    // A reviewed call being run when the shutdown began finishes, and stores its outcome, within its timeout.
-    let grace = config.default_timeout + Duration::from_secs(1);
-    if tokio::time::timeout(grace, all_gone.recv()).await.is_err() {
-        tracing::warn!(?grace, "reviewed calls still running at shutdown; their outcomes may be lost");
-    }
-    telemetry.shutdown(config.telemetry.export_timeout).await;
-    Ok(())
+        .add_service(InterceptedService::new(gateway, data_token)))
 }
 
 /// Telemetry as configured, with gauges reading the registry and the review queue while they live.
@@ -144,30 +177,29 @@ fn telemetry(config: &Config, registry: &Arc<Registry>, reviews: &Arc<ReviewQueu
     Ok(Telemetry::new(&config.telemetry, gauges)?)
 }
 
-/// Starts the Prometheus endpoint when configured; dropping the returned sender stops it.
-async fn serve_metrics(
-    config: &Config,
-    telemetry: &Telemetry,
-) -> Result<Option<tokio::sync::oneshot::Sender<()>>, ServeError> {
-    let (Some(addr), Some(registry)) = (config.telemetry.prometheus_listen, telemetry.prometheus()) else {
-        return Ok(None);
-    };
+/// Binds the Prometheus endpoint's port, when one is configured.
+async fn bind_metrics(config: &Config) -> Result<Option<TcpListener>, ServeError> {
+    let Some(addr) = config.telemetry.prometheus_listen else { return Ok(None) };
     let listener = TcpListener::bind(addr).await.map_err(|e| ServeError::Metrics { addr, reason: e.to_string() })?;
-    let bound = listener.local_addr().map_err(|e| ServeError::Metrics { addr, reason: e.to_string() })?;
+    Ok(Some(listener))
+}
+
+/// Serves `/metrics` on `listener` in a task of its own; dropping the returned sender stops it.
+fn spawn_metrics(listener: TcpListener, config: &Config, telemetry: &Telemetry) -> tokio::sync::oneshot::Sender<()> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let token = RequireToken::new("admin", config.tokens.admin.as_deref());
-    let registry = registry.clone();
+    let registry = telemetry.prometheus().cloned().unwrap_or_default();
+    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    tracing::info!(%addr, "serving Prometheus metrics at /metrics");
     tokio::spawn(async move {
-        if let Err(err) = metrics::serve(listener, registry, token, async {
+        let stopped = async {
             let _ = stopped.await;
-        })
-        .await
-        {
-            tracing::error!(addr = %bound, error = %err, "the metrics endpoint stopped");
+        };
+        if let Err(err) = metrics::serve(listener, registry, token, stopped).await {
+            tracing::error!(%addr, error = %err, "the metrics endpoint stopped");
         }
     });
-    tracing::info!(addr = %bound, "serving Prometheus metrics at /metrics");
-    Ok(Some(stop))
+    stop
 }
 
 /// How often idle rate-limit keys, semaphores and sessions are swept.
@@ -175,11 +207,7 @@ const EVICT_EVERY: Duration = Duration::from_secs(30);
 /// How often decided reviews past their keep time are deleted.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
 
-fn executor(
-    config: &Config,
-    (registry, policy, reviews, telemetry): (Arc<Registry>, Arc<Policy>, Arc<ReviewQueue>, Arc<Telemetry>),
-    alive: tokio::sync::mpsc::Sender<()>,
-) -> Executor {
+fn executor(config: &Config, state: &State, alive: tokio::sync::mpsc::Sender<()>) -> Executor {
     let settings = ExecSettings {
         prepare: PrepareOptions { limits: config.parse_limits, repair: config.repair },
         default_timeout: config.default_timeout,
@@ -193,6 +221,9 @@ fn executor(
         review_wait: config.review.max_wait,
     };
     let backends = Backends::new(config.connect_timeout, config.max_result_bytes);
+    let registry = Arc::clone(&state.registry);
+    let (policy, reviews, telemetry) =
+        (Arc::clone(&state.policy), Arc::clone(&state.reviews), Arc::clone(&state.telemetry));
     Executor::new(registry, backends, settings, policy, reviews, telemetry, alive)
 }
 
@@ -212,6 +243,12 @@ fn spawn_pruning(reviews: Weak<ReviewQueue>) -> tokio::task::JoinHandle<()> {
 
 /// Beyond loopback, a plane without a token is open to anyone who can reach the port.
 fn warn_if_open(addr: std::net::SocketAddr, config: &Config) {
+    if let Some(scrape) = config.telemetry.prometheus_listen
+        && !scrape.ip().is_loopback()
+        && config.tokens.admin.is_none()
+    {
+        tracing::warn!(%scrape, "serving /metrics beyond loopback with no admin token: anyone who reaches the port can read it; set TOOLGATE_ADMIN_TOKEN");
+    }
     if addr.ip().is_loopback() {
         return;
     }

@@ -2,7 +2,7 @@
 //! queue that drops (and counts) rather than stall a call when the collector is slow or down.
 
 use super::settings::TelemetrySettings;
-use opentelemetry::Context;
+use opentelemetry::{Context, Key, KeyValue};
 use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
@@ -12,6 +12,7 @@ use opentelemetry_sdk::trace::{Span, SpanProcessor};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -56,11 +57,21 @@ impl SpanQueue {
     }
 }
 
+/// `service.name`, `service.version`, and a `service.instance.id` unless `OTEL_RESOURCE_ATTRIBUTES` names one:
+/// without it, the series of two gateways exporting to one collector would overwrite each other.
 pub fn resource(settings: &TelemetrySettings) -> Resource {
-    Resource::builder()
-        .with_service_name(settings.service_name.clone())
-        .with_attribute(opentelemetry::KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
-        .build()
+    let builder = || {
+        Resource::builder()
+            .with_service_name(settings.service_name.clone())
+            .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
+    };
+    let instance = Key::from_static_str("service.instance.id");
+    let resource = builder().build();
+    if resource.get(&instance).is_some() {
+        return resource;
+    }
+    let started = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos();
+    builder().with_attribute(KeyValue::new(instance, format!("{}-{:x}", std::process::id(), started))).build()
 }
 
 /// The tracer provider exporting to `endpoint` in batches through a queue of `max_queued_spans`.
@@ -68,6 +79,7 @@ pub fn tracer_provider(
     settings: &TelemetrySettings,
     endpoint: &str,
     queue: Arc<SpanQueue>,
+    resource: Resource,
 ) -> Result<SdkTracerProvider, ExportError> {
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_tonic()
@@ -82,7 +94,7 @@ pub fn tracer_provider(
     let exporter = CountingExporter { inner: exporter, queue: Arc::clone(&queue) };
     let batch = BatchSpanProcessor::builder(exporter).with_batch_config(config).build();
     Ok(SdkTracerProvider::builder()
-        .with_resource(resource(settings))
+        .with_resource(resource)
         .with_span_processor(BoundedProcessor { inner: batch, queue })
         .build())
 }
@@ -91,8 +103,9 @@ pub fn tracer_provider(
 pub fn meter_provider(
     settings: &TelemetrySettings,
     registry: Option<&prometheus::Registry>,
+    resource: Resource,
 ) -> Result<SdkMeterProvider, ExportError> {
-    let mut builder = SdkMeterProvider::builder().with_resource(resource(settings));
+    let mut builder = SdkMeterProvider::builder().with_resource(resource);
     if let Some(endpoint) = &settings.otlp_endpoint {
         let exporter = opentelemetry_otlp::MetricExporter::builder()
             .with_tonic()

@@ -41,8 +41,9 @@ impl Metrics {
         }
     }
 
-    /// Records one answered call. `tool` is the registered name, or `UNRESOLVED`.
-    pub fn record(&self, tool: opentelemetry::Value, message: &ToolMessage) {
+    /// Records one answered call. `tool` is the registered name, or `UNRESOLVED`. Repairs and overrides are
+    /// counted only with `with_repairs`: an answer given again for the same call does not repeat them.
+    pub fn record(&self, tool: opentelemetry::Value, message: &ToolMessage, with_repairs: bool) {
         let tool = KeyValue::new("tool", tool);
         let status = KeyValue::new("status", status_name(message.status));
         let seconds = message.duration_us as f64 / 1e6;
@@ -57,13 +58,21 @@ impl Metrics {
             }
             None => self.calls.add(1, &[tool.clone(), status]),
         }
-        for repair in &message.repairs {
+        for repair in message.repairs.iter().filter(|_| with_repairs) {
             if repair.rule == OVERRIDE_REMOVED {
                 self.injection_overrides.add(1, std::slice::from_ref(&tool));
             } else {
                 self.repairs.add(1, &[tool.clone(), KeyValue::new("rule", repair.rule.clone())]);
             }
         }
+    }
+}
+
+impl Metrics {
+    /// A call whose caller went away before it was answered.
+    pub fn record_cancelled(&self, tool: opentelemetry::Value) {
+        let kind = KeyValue::new("error.type", "CANCELLED");
+        self.calls.add(1, &[KeyValue::new("tool", tool), KeyValue::new("status", "CANCELLED"), kind]);
     }
 }
 

@@ -10,7 +10,7 @@ mod span;
 pub use export::ExportError;
 pub use metrics::{UNRESOLVED, kind_name, status_name};
 pub use settings::{RawTelemetry, TelemetrySettings};
-pub use span::{CallSpan, end};
+pub use span::CallSpan;
 
 use export::SpanQueue;
 use metrics::Metrics;
@@ -21,6 +21,9 @@ use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How long the SDK's periodic metric reader waits for its last export, whatever timeout it is given.
+const METRICS_FLUSH: Duration = Duration::from_secs(5);
 
 /// Readings the gateway's gauges report when metrics are collected.
 pub struct Gauges {
@@ -46,12 +49,13 @@ impl Telemetry {
     /// Builds the exporters `settings` asks for. Must run inside the Tokio runtime (the OTLP client lives there).
     pub fn new(settings: &TelemetrySettings, gauges: Gauges) -> Result<Self, ExportError> {
         let queue = Arc::new(SpanQueue::new(settings.max_queued_spans));
+        let resource = export::resource(settings);
         let tracer_provider = match &settings.otlp_endpoint {
-            Some(endpoint) => Some(export::tracer_provider(settings, endpoint, Arc::clone(&queue))?),
+            Some(endpoint) => Some(export::tracer_provider(settings, endpoint, Arc::clone(&queue), resource.clone())?),
             None => None,
         };
         let prometheus = settings.prometheus_listen.map(|_| prometheus::Registry::new());
-        let meter_provider = export::meter_provider(settings, prometheus.as_ref())?;
+        let meter_provider = export::meter_provider(settings, prometheus.as_ref(), resource)?;
         let meter = meter_provider.meter("toolgate");
         observe(&meter, gauges, queue);
         let tracer = match &tracer_provider {
@@ -69,18 +73,13 @@ impl Telemetry {
         })
     }
 
-    /// No spans, no metrics.
-    pub fn disabled() -> Self {
-        let gauges = Gauges { registered_tools: Box::new(|| 0), pending_reviews: Box::new(|| 0) };
-        Self::new(&TelemetrySettings::default(), gauges).expect("telemetry without exporters always builds")
-    }
-
     /// The registry the Prometheus endpoint serves, when one is configured.
     pub fn prometheus(&self) -> Option<&prometheus::Registry> {
         self.prometheus.as_ref()
     }
 
-    /// Sends what is still queued, giving the collector at most about `timeout`.
+    /// Sends what is still queued, giving the collector at most about `timeout` (the SDK's metric reader takes up
+    /// to 5 s whatever it is given, so the wait is bounded by the larger of the two).
     pub async fn shutdown(&self, timeout: Duration) {
         // Both block their thread until the exporters finish or give up, so they run side by side off the runtime.
         let spans = self.tracer_provider.clone().map(|provider| {
@@ -99,7 +98,7 @@ impl Telemetry {
                 tracing::debug!(error = %err, "flushing metrics at shutdown failed");
             }
         };
-        if tokio::time::timeout(timeout + Duration::from_secs(1), flushed).await.is_err() {
+        if tokio::time::timeout(timeout.max(METRICS_FLUSH) + Duration::from_secs(1), flushed).await.is_err() {
             tracing::warn!("telemetry did not flush in time at shutdown; the rest is dropped");
         }
     }

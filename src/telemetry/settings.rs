@@ -4,6 +4,9 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+/// The span queue is allocated whole at start, so a typo must not ask for gigabytes.
+const MAX_QUEUED_SPANS: usize = 1_000_000;
+
 /// The file as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,9 +51,13 @@ impl TelemetrySettings {
     pub fn from_raw(raw: RawTelemetry, endpoint: Option<String>) -> Result<Self, String> {
         let otlp_endpoint = endpoint.or(raw.otlp_endpoint).filter(|e| !e.trim().is_empty());
         if let Some(endpoint) = &otlp_endpoint {
-            let parsed = url::Url::parse(endpoint).map_err(|e| format!("otlp_endpoint {endpoint:?}: {e}"))?;
-            if !matches!(parsed.scheme(), "http" | "https") {
-                return Err(format!("otlp_endpoint {endpoint:?} must start with http:// or https://"));
+            let parsed = url::Url::parse(endpoint)
+                .map_err(|e| format!("otlp_endpoint {endpoint:?} must be http://host:port: {e}"))?;
+            if parsed.scheme() != "http" {
+                // The exporter is built without TLS: a collector is expected beside the gateway, on loopback.
+                return Err(format!(
+                    "otlp_endpoint {endpoint:?} must be http://host:port; TLS to the collector is not built in, so run a collector beside the gateway"
+                ));
             }
         }
         let prometheus_listen = match raw.prometheus_listen.filter(|l| !l.trim().is_empty()) {
@@ -66,6 +73,10 @@ impl TelemetrySettings {
             prometheus_listen,
             record_payloads: raw.record_payloads.unwrap_or(false).then(|| raw.max_payload_bytes.unwrap_or(1_024)),
         };
+        if settings.max_queued_spans > MAX_QUEUED_SPANS {
+            // The queue's room is allocated up front.
+            return Err(format!("max_queued_spans must be at most {MAX_QUEUED_SPANS}"));
+        }
         let zero = [
             ("export_interval_ms", settings.export_interval.is_zero()),
             ("export_timeout_ms", settings.export_timeout.is_zero()),
@@ -81,5 +92,40 @@ impl TelemetrySettings {
     /// Whether anything leaves the process: OTLP export or a Prometheus endpoint.
     pub fn exports(&self) -> bool {
         self.otlp_endpoint.is_some() || self.prometheus_listen.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str, endpoint: Option<&str>) -> Result<TelemetrySettings, String> {
+        TelemetrySettings::from_raw(toml::from_str(text).unwrap(), endpoint.map(str::to_owned))
+    }
+
+    #[test]
+    fn nothing_is_exported_by_default_and_the_flag_wins_over_the_file() {
+        let defaults = TelemetrySettings::default();
+        assert!(!defaults.exports() && defaults.record_payloads.is_none());
+        let file = "otlp_endpoint = \"http://collector:4317\"\nrecord_payloads = true\n";
+        let settings = parse(file, Some("http://127.0.0.1:4317")).unwrap();
+        assert_eq!(settings.otlp_endpoint.as_deref(), Some("http://127.0.0.1:4317"));
+        assert_eq!(settings.record_payloads, Some(1024));
+        assert_eq!(parse(file, Some(" ")).unwrap().otlp_endpoint, None, "an empty value turns export off");
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_their_name() {
+        let refused = |text: &str, expected: &str| {
+            let err = parse(text, None).unwrap_err();
+            assert!(err.contains(expected), "{text}: {err}");
+        };
+        refused("otlp_endpoint = \"127.0.0.1:4317\"", "must be http://host:port");
+        refused("otlp_endpoint = \"https://collector:4317\"", "TLS to the collector is not built in");
+        refused("prometheus_listen = \"localhost\"", "prometheus_listen");
+        refused("export_interval_ms = 0", "export_interval_ms must be greater than 0");
+        refused("max_queued_spans = 0", "max_queued_spans must be greater than 0");
+        refused("max_queued_spans = 1000000000", "at most 1000000");
+        refused("record_payloads = true\nmax_payload_bytes = 0", "max_payload_bytes");
     }
 }

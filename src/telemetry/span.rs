@@ -8,32 +8,67 @@ use crate::registry::CompiledTool;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue, StringValue, Value};
 use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
 
-/// One call's span, open until `Telemetry::finish`.
-pub struct CallSpan {
+/// Longest caller-written text (call id, session, tenant) put on a span.
+const MAX_ATTRIBUTE: usize = 256;
+
+/// One call's span, open until `Telemetry::finish`. Dropped unfinished, when the caller went away, it ends as
+/// `CANCELLED`, so no call goes unseen.
+pub struct CallSpan<'a> {
+    telemetry: &'a Telemetry,
+    call: &'a ToolCall,
     cx: Context,
+    tool: OnceLock<Arc<CompiledTool>>,
+    finished: bool,
 }
 
-impl CallSpan {
+impl CallSpan<'_> {
     /// The context the call runs in: its span, or the caller's when spans are off.
     pub fn context(&self) -> &Context {
         &self.cx
+    }
+
+    /// Names the tool the call resolved to, for the span and the metrics.
+    pub fn resolved(&self, tool: &Arc<CompiledTool>) {
+        let _ = self.tool.set(Arc::clone(tool));
+    }
+}
+
+impl Drop for CallSpan<'_> {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let tool = self.tool.get().map(|t| t.spec.name.as_str());
+        self.telemetry.metrics.record_cancelled(tool.map_or_else(|| UNRESOLVED.into(), |t| t.to_owned().into()));
+        tracing::info!(tool = tool.unwrap_or(UNRESOLVED), call_id = %self.call.id, kind = "CANCELLED", trace_id = %TraceIdOf(self.cx.span().span_context()), "call failed: the caller went away");
+        if self.telemetry.tracing {
+            let span = self.cx.span();
+            if let Some(tool) = tool {
+                span.update_name(format!("execute_tool {tool}"));
+            }
+            span.set_attribute(KeyValue::new("error.type", "CANCELLED"));
+            span.set_status(Status::error("CANCELLED"));
+            span.end();
+        }
     }
 }
 
 impl Telemetry {
     /// Opens the call's span under the current context (the caller's trace, or a batch).
-    pub fn start_call(&self, call: &ToolCall, ctx: &CallContext) -> CallSpan {
+    pub fn start_call<'a>(&'a self, call: &'a ToolCall, ctx: &CallContext) -> CallSpan<'a> {
         let parent = Context::current();
+        let open = |cx| CallSpan { telemetry: self, call, cx, tool: OnceLock::new(), finished: false };
         if !self.tracing {
-            return CallSpan { cx: parent };
+            return open(parent);
         }
         let attributes = vec![
             KeyValue::new("gen_ai.operation.name", "execute_tool"),
-            KeyValue::new("gen_ai.tool.call.id", call.id.clone()),
+            KeyValue::new("gen_ai.tool.call.id", truncate(&call.id, MAX_ATTRIBUTE).to_owned()),
             KeyValue::new("gen_ai.tool.type", "function"),
-            KeyValue::new("gen_ai.conversation.id", ctx.session_id.clone()),
-            KeyValue::new("toolgate.tenant", ctx.tenant.clone()),
+            KeyValue::new("gen_ai.conversation.id", truncate(&ctx.session_id, MAX_ATTRIBUTE).to_owned()),
+            KeyValue::new("toolgate.tenant", truncate(&ctx.tenant, MAX_ATTRIBUTE).to_owned()),
         ];
         let span = self
             .tracer
@@ -41,27 +76,24 @@ impl Telemetry {
             .with_kind(SpanKind::Internal)
             .with_attributes(attributes)
             .start_with_context(&self.tracer, &parent);
-        CallSpan { cx: parent.with_span(span) }
+        open(parent.with_span(span))
     }
 
-    /// Closes the call's span with its outcome, records the call's metrics and logs a failure.
-    pub fn finish(
-        &self,
-        span: CallSpan,
-        call: &ToolCall,
-        ctx: &CallContext,
-        tool: Option<&CompiledTool>,
-        m: &ToolMessage,
-    ) {
+    /// Closes the call's span with its outcome, records the call's metrics and logs a failure. A `resumed` call
+    /// (a reviewed call asked for again) had its repairs and overrides counted when it first arrived.
+    pub fn finish(&self, mut span: CallSpan<'_>, ctx: &CallContext, m: &ToolMessage, resumed: bool) {
+        span.finished = true;
+        let call = span.call;
+        let tool = span.tool.get().map(Arc::as_ref);
         let label: Value = match tool {
             Some(tool) => tool.spec.name.clone().into(),
             None => UNRESOLVED.into(),
         };
-        self.metrics.record(label, m);
+        self.metrics.record(label, m, !resumed);
         let span_ref = span.cx.span();
         let trace_id = TraceIdOf(span_ref.span_context());
         let overrides = m.repairs.iter().filter(|r| r.rule == OVERRIDE_REMOVED).count();
-        if overrides > 0 {
+        if overrides > 0 && !resumed {
             // A model writing a value the gateway injects is worth an operator's attention: it may be an attack.
             tracing::warn!(tool = %m.name, tenant = %ctx.tenant, user = %ctx.user_id, overrides, %trace_id, "injected parameters set by the model were removed");
         }
@@ -171,14 +203,20 @@ impl Telemetry {
     }
 }
 
-/// Ends a stage or backend span, as an error when `error` names one.
-pub fn end(cx: &Context, error: Option<&'static str>) {
-    let span = cx.span();
-    if let Some(kind) = error {
-        span.set_attribute(KeyValue::new("error.type", kind));
-        span.set_status(Status::error(kind));
+impl Telemetry {
+    /// Ends a span `stage`, `backend` or `batch` opened, as an error when `error` names one. With spans off they
+    /// opened none, and the caller's span is left alone.
+    pub fn end(&self, cx: &Context, error: Option<&'static str>) {
+        if !self.tracing {
+            return;
+        }
+        let span = cx.span();
+        if let Some(kind) = error {
+            span.set_attribute(KeyValue::new("error.type", kind));
+            span.set_status(Status::error(kind));
+        }
+        span.end();
     }
-    span.end();
 }
 
 /// The arguments a span may record: the model's part of what ran, or, for a call refused before that, what the
