@@ -1,0 +1,83 @@
+//! Micro-benchmarks of one call's work inside the gateway, network aside: the pass path (resolve, parse,
+//! validate, inject, and the policy checks that do not trigger), the repair path, and encoding the answer.
+//!
+//! Run: `cargo bench --bench hot_path -- --warm-up-time 1 --measurement-time 3`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use futures::executor::block_on;
+use prost::Message;
+use std::hint::black_box;
+use std::sync::Arc;
+use toolgate::pipeline::{CallContext, PrepareOptions, ToolCall, prepare, success_message};
+use toolgate::policy::{BudgetLimits, Clock, Policy, PolicySettings, RateRule, SessionKey, ToolKey, parse_rate};
+use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
+use toolgate::server::convert::message_to_proto;
+
+/// About 200 bytes, valid against `schema`.
+const VALID: &str = r#"{"city": "Lyon", "days": 3, "units": "metric", "hourly": false, "tags": ["rain", "wind", "uv"], "location": {"lat": 45.764, "lon": 4.8357}, "lang": "fr"}"#;
+/// The same call as models get it wrong: a number as a string, a key in the wrong case, a Python literal.
+const BROKEN: &str = r#"{"City": "Lyon", "days": "3", "units": "metric", "hourly": False, "tags": ["rain", "wind", "uv"], "location": {"lat": 45.764, "lon": 4.8357}, "lang": "fr"}"#;
+
+fn catalog() -> Catalog {
+    let schema = serde_json::json!({
+        "type": "object", "additionalProperties": false, "required": ["city", "days", "user_id"],
+        "properties": {
+            "city": {"type": "string", "minLength": 1},
+            "days": {"type": "integer", "minimum": 1, "maximum": 14},
+            "units": {"type": "string", "enum": ["metric", "imperial"]},
+            "hourly": {"type": "boolean"},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
+            "location": {"type": "object", "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}}},
+            "lang": {"type": "string"},
+            "user_id": {"type": "string"}
+        }
+    });
+    let mut spec = ToolSpec::offline("get_forecast", "The weather forecast for a city.", schema);
+    spec.inject = vec![toolgate::registry::Injection { param: "user_id".into(), from: "user_id".into() }];
+    Catalog::new(vec![Arc::new(CompiledTool::compile(spec, &SchemaDocuments::default()).unwrap())])
+}
+
+/// What the executor does with a call before dispatch, policy included.
+fn one_call(catalog: &Catalog, policy: &Policy, call: &ToolCall, ctx: &CallContext, limits: &BudgetLimits) {
+    let (rule, options) = (RateRule { rate: parse_rate("1000000000/s").unwrap(), burst: 0 }, PrepareOptions::default());
+    let session = SessionKey::new(&ctx.tenant, &ctx.session_id);
+    policy.budgets.admit(&session, "get_forecast", limits).unwrap();
+    let prepared = prepare(catalog, call, ctx, &options).unwrap();
+    let tool = ToolKey::new(&prepared.tool.spec.tenant, &prepared.tool.spec.name);
+    policy.rates.check(&tool, &rule, &ctx.user_id).unwrap();
+    let permit = block_on(policy.concurrency.acquire(&tool, 64, None)).unwrap();
+    black_box((&prepared, permit));
+    policy.budgets.record(&session, "get_forecast", false);
+}
+
+fn benches(c: &mut Criterion) {
+    let catalog = catalog();
+    let policy = Policy::new(Clock::real(), PolicySettings::default());
+    let ctx = CallContext {
+        tenant: "acme".into(),
+        user_id: "u-42".into(),
+        session_id: "s-7f3a".into(),
+        ..Default::default()
+    };
+    let limits =
+        BudgetLimits { max_calls: Some(u32::MAX), max_tool_calls: Some(u32::MAX), max_consecutive_failures: Some(3) };
+    let call =
+        |arguments: &str| ToolCall { id: "call_1".into(), name: "get_forecast".into(), arguments: arguments.into() };
+    let (valid, broken) = (call(VALID), call(BROKEN));
+    let options = PrepareOptions::default();
+    assert!(prepare(&catalog, &valid, &ctx, &options).unwrap().repairs.is_empty(), "the valid call passes through");
+    assert_eq!(prepare(&catalog, &broken, &ctx, &options).unwrap().repairs.len(), 3, "syntax, a key and a number");
+
+    c.bench_function("hot_path/pass", |b| b.iter(|| one_call(&catalog, &policy, black_box(&valid), &ctx, &limits)));
+    c.bench_function("hot_path/repair", |b| b.iter(|| one_call(&catalog, &policy, black_box(&broken), &ctx, &limits)));
+
+    let prepared = prepare(&catalog, &broken, &ctx, &options).unwrap();
+    let mut message = success_message(&broken, "get_forecast", VALID.into(), Some(VALID.into()));
+    (message.repairs, message.effective_arguments) = (prepared.repairs, prepared.effective_arguments);
+    c.bench_function("hot_path/encode_tool_message", |b| {
+        b.iter(|| message_to_proto(black_box(message.clone())).encode_to_vec())
+    });
+}
+
+criterion_group!(group, benches);
+criterion_main!(group);
