@@ -3,24 +3,28 @@
 use super::{BackendError, Invocation, Output};
 use crate::pb::v1::{self as pb, tool_runtime_client::ToolRuntimeClient};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::RwLock;
 use std::time::Duration;
 use tonic::transport::{Channel, Endpoint};
 
 /// One lazily connected channel per target, shared by all calls to it.
 pub struct GrpcChannels {
-    channels: Mutex<HashMap<String, Channel>>,
+    /// Read on every call, written once per target: a read lock, not a mutex, so calls never queue here.
+    channels: RwLock<HashMap<String, Channel>>,
     connect_timeout: Duration,
     max_result_bytes: usize,
 }
 
 impl GrpcChannels {
     pub fn new(connect_timeout: Duration, max_result_bytes: usize) -> Self {
-        Self { channels: Mutex::default(), connect_timeout, max_result_bytes }
+        Self { channels: RwLock::default(), connect_timeout, max_result_bytes }
     }
 
     fn channel(&self, target: &str) -> Result<Channel, BackendError> {
-        let mut channels = self.channels.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(channel) = self.channels.read().unwrap_or_else(|p| p.into_inner()).get(target) {
+            return Ok(channel.clone());
+        }
+        let mut channels = self.channels.write().unwrap_or_else(|p| p.into_inner());
         if let Some(channel) = channels.get(target) {
             return Ok(channel.clone());
         }
