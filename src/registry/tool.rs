@@ -69,6 +69,11 @@ impl CompiledTool {
         Ok(Self { spec, validator, safe_name, injections, model, rate })
     }
 
+    /// Whether this is the tool registered as `name` for `tenant`.
+    pub fn is(&self, tenant: &str, name: &str) -> bool {
+        self.spec.tenant == tenant && self.spec.name == name
+    }
+
     /// The input schema the model sees and writes: injected parameters removed.
     pub fn model_schema(&self) -> &Value {
         self.model.as_ref().map_or(&self.spec.input_schema, |(schema, _)| schema)
