@@ -1,0 +1,199 @@
+//! Registry scale: a real `toolgate serve` process (this package's binary, temp data dir, free port) measured idle,
+//! while 10,000 tools with distinct schemas are registered over gRPC `ToolRegistry.RegisterTool`, after loading,
+//! and across a restart (SIGTERM, then a new process on the same data dir, timed from spawn until health answers
+//! SERVING and until ListToolDefinitions lists every tool). Then, in this process, `resolve_tool` against catalogs
+//! of 100, 1,000 and 10,000 tools, for an exact name and for a variant only the normalized index finds.
+//!
+//! Memory is `VmRSS` from `/proc/<pid>/status` of the server process. Prints a table and one JSON line; exits
+//! non-zero if a registration fails or the restarted server does not list every tool. Without `--bench` (as under
+//! `cargo test --benches`) it runs a short smoke pass with 200 tools.
+//!
+//! Run: `cargo bench --bench registry_scale` (`SCALE_TOOLS=20000 SCALE_CONCURRENCY=16 cargo bench --bench
+//! registry_scale`).
+
+#[path = "registry_support/lookup.rs"]
+mod lookup;
+#[path = "registry_support/server.rs"]
+mod server;
+#[path = "registry_support/tools.rs"]
+mod tools;
+
+use futures::StreamExt;
+use lookup::LookupCost;
+use server::Server;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+use tonic::transport::Channel;
+use toolgate::pb::v1 as pb;
+use toolgate::pb::v1::tool_registry_client::ToolRegistryClient;
+use toolgate::server::convert::spec_to_proto;
+
+/// What one run does: the full benchmark or the smoke pass.
+struct Plan {
+    tools: usize,
+    concurrency: usize,
+    lookup_sizes: Vec<usize>,
+    lookups: usize,
+}
+
+impl Plan {
+    fn from_env(full: bool) -> Self {
+        let var = |name: &str, default: usize| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+        let tools = var("SCALE_TOOLS", if full { 10_000 } else { 200 });
+        let lookup_sizes = if full { vec![100, 1_000, 10_000] } else { vec![20, 200] };
+        let lookups = if full { 200_000 } else { 2_000 };
+        Self { tools, concurrency: var("SCALE_CONCURRENCY", 8), lookup_sizes, lookups }
+    }
+}
+
+/// What the server process did.
+struct Scale {
+    idle_rss_mib: f64,
+    register: Duration,
+    register_p50: Duration,
+    register_p99: Duration,
+    loaded_rss_mib: f64,
+    restart_serving: Duration,
+    restart_listed: Duration,
+    restarted_rss_mib: f64,
+    spec_bytes: usize,
+}
+
+fn main() -> ExitCode {
+    let full = std::env::args().any(|a| a == "--bench");
+    let plan = Plan::from_env(full);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
+    let scale = match runtime.block_on(run_server(&plan)) {
+        Ok(scale) => scale,
+        Err(err) => {
+            eprintln!("registry_scale: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let costs = match lookup::measure(&plan.lookup_sizes, plan.lookups) {
+        Ok(costs) => costs,
+        Err(err) => {
+            eprintln!("registry_scale: lookup: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    report(&plan, &scale, &costs);
+    ExitCode::SUCCESS
+}
+
+/// Idle, loaded and restarted: one server process after another on one data dir.
+async fn run_server(plan: &Plan) -> Result<Scale, String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (data, log) = (dir.path().join("data"), dir.path().join("toolgate.log"));
+    let outcome = measure_server(plan, &data, &log).await;
+    if outcome.is_err() {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(20).collect();
+        eprintln!("toolgate's last log lines:\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+    }
+    outcome
+}
+
+async fn measure_server(plan: &Plan, data: &std::path::Path, log: &std::path::Path) -> Result<Scale, String> {
+    let mut first = Server::spawn(data, log)?;
+    first.ready(0).await?;
+    let idle_rss_mib = first.rss_mib()?;
+    let channel = first.connect().await?;
+    let started = Instant::now();
+    let mut latencies = register_all(channel.clone(), plan).await?;
+    let register = started.elapsed();
+    let listed = server::list_definitions(channel).await?;
+    if listed != plan.tools {
+        return Err(format!("listed {listed} tools after registering {}", plan.tools));
+    }
+    let loaded_rss_mib = first.rss_mib()?;
+    first.terminate()?;
+    let mut second = Server::spawn(data, log)?;
+    let ready = second.ready(plan.tools).await?;
+    let restarted_rss_mib = second.rss_mib()?;
+    second.terminate()?;
+    latencies.sort();
+    let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q) as usize];
+    Ok(Scale {
+        idle_rss_mib,
+        register,
+        register_p50: at(0.5),
+        register_p99: at(0.99),
+        loaded_rss_mib,
+        restart_serving: ready.serving,
+        restart_listed: ready.listed,
+        restarted_rss_mib,
+        spec_bytes: (0..plan.tools).map(|i| tools::spec_bytes(&tools::tool_spec(i))).sum::<usize>() / plan.tools.max(1),
+    })
+}
+
+/// Registers tools 0..n with `concurrency` calls in flight on one HTTP/2 connection; returns each call's latency.
+async fn register_all(channel: Channel, plan: &Plan) -> Result<Vec<Duration>, String> {
+    let calls = futures::stream::iter(0..plan.tools).map(|i| {
+        let mut client = ToolRegistryClient::new(channel.clone());
+        async move {
+            let request = pb::RegisterToolRequest { spec: Some(spec_to_proto(&tools::tool_spec(i))) };
+            let sent = Instant::now();
+            let response = client.register_tool(request).await.map_err(|e| format!("register tool {i}: {e}"))?;
+            match response.into_inner().created {
+                true => Ok(sent.elapsed()),
+                false => Err(format!("tool {i} replaced another: names are not distinct")),
+            }
+        }
+    });
+    calls.buffer_unordered(plan.concurrency.max(1)).collect::<Vec<_>>().await.into_iter().collect()
+}
+
+fn report(plan: &Plan, scale: &Scale, costs: &[LookupCost]) {
+    let rate = plan.tools as f64 / scale.register.as_secs_f64();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let flat = lookup_growth(costs);
+    println!(
+        "\nregistry scale: {} tools (~{} bytes each as stored), {} registrations in flight",
+        plan.tools, scale.spec_bytes, plan.concurrency
+    );
+    println!("{:<44} {:>12}  target", "measure", "value");
+    let row = |name: &str, value: String, target: &str| println!("{name:<44} {value:>12}  {target}");
+    row("idle RSS", format!("{:.1} MiB", scale.idle_rss_mib), "<= 30 MB");
+    row("registration rate", format!("{rate:.0} tools/s"), "");
+    row(
+        "registration latency p50 / p99",
+        format!("{:.2} / {:.2} ms", ms(scale.register_p50), ms(scale.register_p99)),
+        "",
+    );
+    row("RSS after registering", format!("{:.1} MiB", scale.loaded_rss_mib), "<= 150 MB");
+    row("restart: spawn to health SERVING", format!("{:.0} ms", ms(scale.restart_serving)), "");
+    row("restart: spawn to every tool listed", format!("{:.0} ms", ms(scale.restart_listed)), "<= 2 s");
+    row("RSS after restart, tools loaded from store", format!("{:.1} MiB", scale.restarted_rss_mib), "<= 150 MB");
+    for c in costs {
+        row(&format!("resolve_tool, {} tools: exact", c.tools), format!("{:.0} ns", c.exact_ns), "flat");
+        row(&format!("resolve_tool, {} tools: normalized variant", c.tools), format!("{:.0} ns", c.variant_ns), "flat");
+    }
+    row("lookup growth, largest / smallest catalog", format!("{flat:.2}x"), "~1x");
+    let lookups: Vec<String> = costs
+        .iter()
+        .map(|c| format!(r#"{{"tools":{},"exact_ns":{:.0},"variant_ns":{:.0}}}"#, c.tools, c.exact_ns, c.variant_ns))
+        .collect();
+    println!(
+        r#"{{"bench":"registry_scale","tools":{},"spec_bytes":{},"concurrency":{},"idle_rss_mib":{:.1},"register_per_s":{rate:.0},"register_p50_ms":{:.2},"register_p99_ms":{:.2},"loaded_rss_mib":{:.1},"restart_serving_ms":{:.0},"restart_listed_ms":{:.0},"restarted_rss_mib":{:.1},"lookup":[{}],"lookup_growth":{flat:.2}}}"#,
+        plan.tools,
+        scale.spec_bytes,
+        plan.concurrency,
+        scale.idle_rss_mib,
+        ms(scale.register_p50),
+        ms(scale.register_p99),
+        scale.loaded_rss_mib,
+        ms(scale.restart_serving),
+        ms(scale.restart_listed),
+        scale.restarted_rss_mib,
+        lookups.join(",")
+    );
+}
+
+/// The slower of the two lookups with the most tools, over the same with the fewest.
+fn lookup_growth(costs: &[LookupCost]) -> f64 {
+    match (costs.first(), costs.last()) {
+        (Some(small), Some(large)) => (large.exact_ns / small.exact_ns).max(large.variant_ns / small.variant_ns),
+        _ => 1.0,
+    }
+}

@@ -1,0 +1,72 @@
+//! Lookup cost against catalogs of growing size: `resolve_tool` for an exact name and for a normalized variant.
+
+use super::tools::{tool_name, tool_spec, variant_name};
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+use toolgate::pipeline::{RepairSettings, resolve_tool};
+use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments};
+
+/// At most this many distinct names are looked up in turn, spread over the catalog, so one hot entry is not all
+/// that is measured.
+const PROBES: usize = 1024;
+/// Timed rounds per case; the median is reported.
+const ROUNDS: usize = 5;
+
+/// Nanoseconds per `resolve_tool` with `tools` registered.
+pub struct LookupCost {
+    pub tools: usize,
+    pub exact_ns: f64,
+    pub variant_ns: f64,
+}
+
+/// Compiles the largest catalog once and measures each size over a prefix of it.
+pub fn measure(sizes: &[usize], lookups: usize) -> Result<Vec<LookupCost>, String> {
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let documents = SchemaDocuments::default();
+    let compiled: Vec<Arc<CompiledTool>> = (0..largest)
+        .map(|i| CompiledTool::compile(tool_spec(i), &documents).map(Arc::new).map_err(|e| format!("tool {i}: {e}")))
+        .collect::<Result<_, _>>()?;
+    let mut costs = Vec::new();
+    for &tools in sizes {
+        let catalog = Catalog::new(compiled[..tools].to_vec());
+        let probes: Vec<usize> = (0..PROBES.min(tools)).map(|k| k * tools / PROBES.min(tools)).collect();
+        let exact: Vec<(usize, String)> = probes.iter().map(|&i| (i, tool_name(i))).collect();
+        let variant: Vec<(usize, String)> = probes.iter().map(|&i| (i, variant_name(i))).collect();
+        check(&catalog, &exact)?;
+        check(&catalog, &variant)?;
+        let exact_ns = median_ns(&catalog, &exact, lookups);
+        let variant_ns = median_ns(&catalog, &variant, lookups);
+        costs.push(LookupCost { tools, exact_ns, variant_ns });
+    }
+    Ok(costs)
+}
+
+/// Every probe resolves to its own tool, so the timing measures a hit, not a miss.
+fn check(catalog: &Catalog, names: &[(usize, String)]) -> Result<(), String> {
+    for (i, name) in names {
+        let resolved =
+            resolve_tool(catalog, "", name, RepairSettings::default()).map_err(|e| format!("{name}: {e:?}"))?;
+        if resolved.tool.spec.name != tool_name(*i) {
+            return Err(format!("{name} resolved to {}", resolved.tool.spec.name));
+        }
+    }
+    Ok(())
+}
+
+fn median_ns(catalog: &Catalog, names: &[(usize, String)], lookups: usize) -> f64 {
+    time_ns(catalog, names, lookups / 10);
+    let mut rounds: Vec<f64> = (0..ROUNDS).map(|_| time_ns(catalog, names, lookups)).collect();
+    rounds.sort_by(f64::total_cmp);
+    rounds[ROUNDS / 2]
+}
+
+fn time_ns(catalog: &Catalog, names: &[(usize, String)], lookups: usize) -> f64 {
+    let settings = RepairSettings::default();
+    let start = Instant::now();
+    for k in 0..lookups {
+        let name = names[k % names.len()].1.as_str();
+        let _ = black_box(resolve_tool(black_box(catalog), "", black_box(name), settings));
+    }
+    start.elapsed().as_nanos() as f64 / lookups.max(1) as f64
+}
