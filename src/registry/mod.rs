@@ -10,9 +10,9 @@ mod tool;
 
 pub use catalog::{Catalog, normalize_name};
 pub use inject::{Injected, Source, json_pointer};
-pub use schema::{SchemaDocuments, SchemaError, compile_schema};
+pub use schema::{LazyValidator, SchemaDocuments, SchemaError, compile_schema};
 pub use spec::{Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RepairPolicy, Review, ToolSpec};
-pub use store::{RedbStore, StoreError, ToolStore};
+pub use store::{RedbStore, StoreError, StoredRecord, ToolStore};
 pub use tool::{CompiledTool, SpecError};
 
 use arc_swap::ArcSwap;
@@ -42,7 +42,7 @@ impl Registry {
     /// Loads and compiles every stored tool, on every core. A stored spec that no longer compiles is kept in the
     /// store and skipped with an error log, so an upgrade never deletes a registration.
     pub fn open(store: Arc<dyn ToolStore>, documents: SchemaDocuments) -> Result<Self, RegistryError> {
-        let tools = compile_stored(store.load()?, &documents);
+        let tools = compile_stored(store.load()?, &documents)?;
         Ok(Self {
             store,
             documents,
@@ -101,20 +101,28 @@ impl Registry {
     }
 }
 
-/// Compiles stored specs on every core: a restart with 10,000 tools is bound by schema compilation.
-/// A spec that fails is logged and left out.
-fn compile_stored(specs: Vec<ToolSpec>, documents: &SchemaDocuments) -> Vec<Arc<CompiledTool>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, specs.len().max(1));
-    let mut batches: Vec<Vec<ToolSpec>> = (0..threads).map(|_| Vec::new()).collect();
-    for (i, spec) in specs.into_iter().enumerate() {
-        batches[i % threads].push(spec);
+/// Parses and compiles stored specs on every core: a restart with 10,000 tools is bound by schema checks. A spec
+/// that no longer compiles is logged and left out; one that does not parse fails the start.
+fn compile_stored(
+    records: Vec<StoredRecord>,
+    documents: &SchemaDocuments,
+) -> Result<Vec<Arc<CompiledTool>>, StoreError> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, records.len().max(1));
+    let mut batches: Vec<Vec<StoredRecord>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, record) in records.into_iter().enumerate() {
+        batches[i % threads].push(record);
     }
-    let compile_batch = |batch: Vec<ToolSpec>| -> Vec<Arc<CompiledTool>> {
-        batch.into_iter().filter_map(|spec| compile_logged(spec, documents)).map(Arc::new).collect()
+    let compile_batch = |batch: Vec<StoredRecord>| -> Result<Vec<Arc<CompiledTool>>, StoreError> {
+        let mut tools = Vec::with_capacity(batch.len());
+        for record in batch {
+            tools.extend(compile_logged(record.parse()?, documents).map(Arc::new));
+        }
+        Ok(tools)
     };
     std::thread::scope(|scope| {
         let workers: Vec<_> = batches.into_iter().map(|batch| scope.spawn(move || compile_batch(batch))).collect();
-        workers.into_iter().flat_map(|w| w.join().expect("a compile thread panicked")).collect()
+        let compiled = workers.into_iter().map(|w| w.join().expect("a compile thread panicked"));
+        compiled.collect::<Result<Vec<_>, _>>().map(|batches| batches.concat())
     })
 }
 
