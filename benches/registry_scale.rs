@@ -25,6 +25,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use tonic::transport::Channel;
 use toolgate::pb::v1 as pb;
+use toolgate::pb::v1::tool_gateway_client::ToolGatewayClient;
 use toolgate::pb::v1::tool_registry_client::ToolRegistryClient;
 use toolgate::server::convert::spec_to_proto;
 
@@ -40,7 +41,7 @@ impl Plan {
     fn from_env(full: bool) -> Self {
         let var = |name: &str, default: usize| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
         let tools = var("SCALE_TOOLS", if full { 10_000 } else { 200 });
-        let lookup_sizes = if full { vec![100, 1_000, 10_000] } else { vec![20, 200] };
+        let lookup_sizes = if full { vec![100, 1_000, 10_000] } else { vec![100, 300] };
         let lookups = if full { 200_000 } else { 2_000 };
         Self { tools, concurrency: var("SCALE_CONCURRENCY", 8), lookup_sizes, lookups }
     }
@@ -52,10 +53,16 @@ struct Scale {
     register: Duration,
     register_p50: Duration,
     register_p99: Duration,
+    /// After registering, then after one ListToolDefinitions rendered every definition.
     loaded_rss_mib: f64,
+    listed_rss_mib: f64,
     restart_serving: Duration,
     restart_listed: Duration,
+    /// The restarted process, tools loaded from the store: once serving, then after listing them all.
     restarted_rss_mib: f64,
+    restarted_listed_rss_mib: f64,
+    /// Then after one call of every tool, which compiles every validator: the most the tools can take.
+    called_rss_mib: f64,
     spec_bytes: usize,
 }
 
@@ -102,15 +109,18 @@ async fn measure_server(plan: &Plan, data: &std::path::Path, log: &std::path::Pa
     let started = Instant::now();
     let mut latencies = register_all(channel.clone(), plan).await?;
     let register = started.elapsed();
+    let loaded_rss_mib = first.rss_mib()?;
     let listed = server::list_definitions(channel).await?;
     if listed != plan.tools {
         return Err(format!("listed {listed} tools after registering {}", plan.tools));
     }
-    let loaded_rss_mib = first.rss_mib()?;
+    let listed_rss_mib = first.rss_mib()?;
     first.terminate()?;
     let mut second = Server::spawn(data, log)?;
     let ready = second.ready(plan.tools).await?;
-    let restarted_rss_mib = second.rss_mib()?;
+    let restarted_listed_rss_mib = second.rss_mib()?;
+    call_all(second.connect().await?, plan).await?;
+    let called_rss_mib = second.rss_mib()?;
     second.terminate()?;
     latencies.sort();
     let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q) as usize];
@@ -120,9 +130,12 @@ async fn measure_server(plan: &Plan, data: &std::path::Path, log: &std::path::Pa
         register_p50: at(0.5),
         register_p99: at(0.99),
         loaded_rss_mib,
+        listed_rss_mib,
         restart_serving: ready.serving,
         restart_listed: ready.listed,
-        restarted_rss_mib,
+        restarted_rss_mib: ready.serving_rss_mib,
+        restarted_listed_rss_mib,
+        called_rss_mib,
         spec_bytes: (0..plan.tools).map(|i| tools::spec_bytes(&tools::tool_spec(i))).sum::<usize>() / plan.tools.max(1),
     })
 }
@@ -139,6 +152,23 @@ async fn register_all(channel: Channel, plan: &Plan) -> Result<Vec<Duration>, St
                 true => Ok(sent.elapsed()),
                 false => Err(format!("tool {i} replaced another: names are not distinct")),
             }
+        }
+    });
+    calls.buffer_unordered(plan.concurrency.max(1)).collect::<Vec<_>>().await.into_iter().collect()
+}
+
+/// Calls every tool once with `{}`, `concurrency` calls in flight. Each answers with a ToolMessage (most with
+/// INVALID_ARGUMENTS, the rest with UNAVAILABLE from the closed port of their backend): what matters is that the
+/// call compiled the tool's validator.
+async fn call_all(channel: Channel, plan: &Plan) -> Result<(), String> {
+    let calls = futures::stream::iter(0..plan.tools).map(|i| {
+        let mut client = ToolGatewayClient::new(channel.clone());
+        async move {
+            let call = pb::ToolCall { id: format!("call-{i}"), name: tools::tool_name(i), arguments: "{}".into() };
+            let request =
+                pb::ExecuteRequest { call: Some(call), context: Some(Default::default()), ..Default::default() };
+            let message = client.execute(request).await.map_err(|e| format!("execute tool {i}: {e}"))?.into_inner();
+            message.message.map(|_| ()).ok_or_else(|| format!("tool {i}: no message"))
         }
     });
     calls.buffer_unordered(plan.concurrency.max(1)).collect::<Vec<_>>().await.into_iter().collect()
@@ -162,9 +192,12 @@ fn report(plan: &Plan, scale: &Scale, costs: &[LookupCost]) {
         "",
     );
     row("RSS after registering", format!("{:.1} MiB", scale.loaded_rss_mib), "<= 150 MB");
+    row("  then after listing every definition", format!("{:.1} MiB", scale.listed_rss_mib), "");
     row("restart: spawn to health SERVING", format!("{:.0} ms", ms(scale.restart_serving)), "");
     row("restart: spawn to every tool listed", format!("{:.0} ms", ms(scale.restart_listed)), "<= 2 s");
     row("RSS after restart, tools loaded from store", format!("{:.1} MiB", scale.restarted_rss_mib), "<= 150 MB");
+    row("  then after listing every definition", format!("{:.1} MiB", scale.restarted_listed_rss_mib), "");
+    row("  then after calling every tool once", format!("{:.1} MiB", scale.called_rss_mib), "");
     for c in costs {
         row(&format!("resolve_tool, {} tools: exact", c.tools), format!("{:.0} ns", c.exact_ns), "flat");
         row(&format!("resolve_tool, {} tools: normalized variant", c.tools), format!("{:.0} ns", c.variant_ns), "flat");
@@ -175,7 +208,7 @@ fn report(plan: &Plan, scale: &Scale, costs: &[LookupCost]) {
         .map(|c| format!(r#"{{"tools":{},"exact_ns":{:.0},"variant_ns":{:.0}}}"#, c.tools, c.exact_ns, c.variant_ns))
         .collect();
     println!(
-        r#"{{"bench":"registry_scale","tools":{},"spec_bytes":{},"concurrency":{},"idle_rss_mib":{:.1},"register_per_s":{rate:.0},"register_p50_ms":{:.2},"register_p99_ms":{:.2},"loaded_rss_mib":{:.1},"restart_serving_ms":{:.0},"restart_listed_ms":{:.0},"restarted_rss_mib":{:.1},"lookup":[{}],"lookup_growth":{flat:.2}}}"#,
+        r#"{{"bench":"registry_scale","tools":{},"spec_bytes":{},"concurrency":{},"idle_rss_mib":{:.1},"register_per_s":{rate:.0},"register_p50_ms":{:.2},"register_p99_ms":{:.2},"loaded_rss_mib":{:.1},"listed_rss_mib":{:.1},"restart_serving_ms":{:.0},"restart_listed_ms":{:.0},"restarted_rss_mib":{:.1},"restarted_listed_rss_mib":{:.1},"called_rss_mib":{:.1},"lookup":[{}],"lookup_growth":{flat:.2}}}"#,
         plan.tools,
         scale.spec_bytes,
         plan.concurrency,
@@ -183,9 +216,12 @@ fn report(plan: &Plan, scale: &Scale, costs: &[LookupCost]) {
         ms(scale.register_p50),
         ms(scale.register_p99),
         scale.loaded_rss_mib,
+        scale.listed_rss_mib,
         ms(scale.restart_serving),
         ms(scale.restart_listed),
         scale.restarted_rss_mib,
+        scale.restarted_listed_rss_mib,
+        scale.called_rss_mib,
         lookups.join(",")
     );
 }

@@ -26,6 +26,8 @@ pub struct Server {
 /// When a freshly spawned server first answered health, and when it first listed every tool.
 pub struct Ready {
     pub serving: Duration,
+    /// Resident memory once serving, before ListToolDefinitions renders every definition.
+    pub serving_rss_mib: f64,
     pub listed: Duration,
 }
 
@@ -58,11 +60,12 @@ impl Server {
             self.pause().await?;
         }
         let serving = self.spawned.elapsed();
+        let serving_rss_mib = self.rss_mib()?;
         let listed = list_definitions(channel).await?;
         if listed != tools {
             return Err(format!("ListToolDefinitions listed {listed} tools, expected {tools}"));
         }
-        Ok(Ready { serving, listed: self.spawned.elapsed() })
+        Ok(Ready { serving, serving_rss_mib, listed: self.spawned.elapsed() })
     }
 
     /// A channel to the server, once it accepts connections.
