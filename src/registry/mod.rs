@@ -39,7 +39,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Loads and compiles every stored tool, on every core. A stored spec that no longer compiles is kept in the
+    /// Loads and checks every stored tool, on every core. A stored spec that no longer compiles is kept in the
     /// store and skipped with an error log, so an upgrade never deletes a registration.
     pub fn open(store: Arc<dyn ToolStore>, documents: SchemaDocuments) -> Result<Self, RegistryError> {
         let tools = compile_stored(store.load()?, &documents)?;
@@ -58,7 +58,7 @@ impl Registry {
 
     /// Creates or replaces a tool. Returns it with its new version, and whether it was created.
     pub async fn register(&self, spec: ToolSpec) -> Result<(Arc<CompiledTool>, bool), RegistryError> {
-        // Compiled before taking the writer lock, so registrations compile in parallel with each other's commits.
+        // Checked before taking the writer lock, so registrations compile in parallel with each other's commits.
         let mut tool = CompiledTool::compile(spec, &self.documents)?;
         if tool.spec.backend.is_none() {
             return Err(SpecError::Backend("is required: one of grpc, http".into()).into());

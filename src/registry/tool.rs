@@ -1,4 +1,4 @@
-//! Checking a `ToolSpec` and compiling it, once, into the `CompiledTool` every call uses.
+//! Checking a `ToolSpec` once into the `CompiledTool` every call uses, whose validators compile at its first call.
 
 use super::inject::{self, Injected};
 use super::schema::{LazyValidator, SchemaDocuments, SchemaError, compacted, compile_schema};
@@ -44,7 +44,8 @@ pub enum SpecError {
 }
 
 impl CompiledTool {
-    /// Checks every field a registration may get wrong, then compiles the schemas.
+    /// Checks every field a registration may get wrong, the schemas by compiling them; the validators calls run
+    /// are compiled again at the tool's first call, so a registered tool that is never called costs only its spec.
     pub fn compile(mut spec: ToolSpec, documents: &SchemaDocuments) -> Result<Self, SpecError> {
         check_name(&spec.name)?;
         spec.input_schema = compacted(std::mem::take(&mut spec.input_schema));
