@@ -138,3 +138,48 @@ async fn run_blocking<T: Send + 'static>(
 ) -> Result<T, StoreError> {
     tokio::task::spawn_blocking(f).await.expect("store task panicked")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Stored records as given, for what `Registry::open` makes of them.
+    struct Records(Vec<StoredRecord>);
+
+    impl ToolStore for Records {
+        fn load(&self) -> Result<Vec<StoredRecord>, StoreError> {
+            Ok(self.0.clone())
+        }
+        fn put(&self, _: &ToolSpec) -> Result<(), StoreError> {
+            Ok(())
+        }
+        fn delete(&self, _: &str, _: &str) -> Result<(), StoreError> {
+            Ok(())
+        }
+    }
+
+    fn record(name: &str, schema: serde_json::Value) -> StoredRecord {
+        let spec = json!({"name": name, "input_schema": schema, "backend": {"grpc": {"target": "http://127.0.0.1:1"}}});
+        StoredRecord::new(format!("\0{name}"), spec.to_string())
+    }
+
+    #[test]
+    fn open_checks_every_stored_spec_and_skips_one_that_no_longer_compiles() {
+        let mut records: Vec<_> = (0..50).map(|i| record(&format!("t{i}"), json!({"type": "object"}))).collect();
+        records.push(record("stale", json!({"type": "object", "properties": {"a": {"type": 5}}})));
+        let registry = Registry::open(Arc::new(Records(records)), SchemaDocuments::default()).unwrap();
+        assert_eq!(registry.catalog().len(), 50);
+        assert!(registry.get("", "t49").is_ok() && registry.get("", "stale").is_err());
+    }
+
+    #[test]
+    fn open_fails_on_a_record_that_does_not_parse() {
+        let records = vec![record("t", json!({"type": "object"})), StoredRecord::new("acme\0broken", "{nope")];
+        let err = Registry::open(Arc::new(Records(records)), SchemaDocuments::default()).err().unwrap();
+        assert!(
+            matches!(err, RegistryError::Store(StoreError::Corrupt { ref key, .. }) if key == "acme/broken"),
+            "{err}"
+        );
+    }
+}

@@ -97,19 +97,25 @@ fn load_raw(db: &Database, table: JsonTable) -> Result<Vec<StoredRecord>, StoreE
     let mut records = Vec::new();
     for entry in table.iter().map_err(redb::Error::from)? {
         let (k, v) = entry.map_err(redb::Error::from)?;
-        records.push(StoredRecord { key: k.value().to_owned(), json: v.value().to_vec() });
+        records.push(StoredRecord::new(k.value(), v.value()));
     }
     Ok(records)
 }
 
 /// A record as stored: parsed where it is used, so a restart with 10,000 tools parses each spec beside its
 /// compilation instead of holding every parsed spec at once.
+#[derive(Debug, Clone)]
 pub struct StoredRecord {
     key: String,
     json: Vec<u8>,
 }
 
 impl StoredRecord {
+    /// A record under `key` (`tenant` + NUL + name) holding `json`.
+    pub fn new(key: impl Into<String>, json: impl Into<Vec<u8>>) -> Self {
+        Self { key: key.into(), json: json.into() }
+    }
+
     /// The record's value; one that does not parse is an error naming its key.
     pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, StoreError> {
         serde_json::from_slice(&self.json)
