@@ -1,16 +1,19 @@
-//! An immutable snapshot of the registered tools, indexed for resolving names. Swapped whole on every change.
+//! An immutable snapshot of the registered tools, indexed for resolving names. A change makes a new snapshot
+//! that shares every index shard it does not touch with the previous one.
 
 use super::CompiledTool;
-use std::collections::HashMap;
-use std::sync::Arc;
+use super::index::Index;
+use std::sync::{Arc, OnceLock};
 
 /// Every registered tool, with the indices the resolver needs.
 #[derive(Debug, Default)]
 pub struct Catalog {
-    tools: Vec<Arc<CompiledTool>>,
-    by_name: HashMap<String, Vec<usize>>,
-    by_safe_name: HashMap<String, Vec<usize>>,
-    by_normalized: HashMap<String, Vec<usize>>,
+    by_name: Index,
+    by_safe_name: Index,
+    by_normalized: Index,
+    len: usize,
+    /// Every tool sorted by tenant then name, built on first use: listing is rare, registering 10,000 tools is not.
+    sorted: OnceLock<Vec<Arc<CompiledTool>>>,
 }
 
 /// The comparison key for name variants: lowercase, without `.`, `-` and `_`.
@@ -19,26 +22,51 @@ pub fn normalize_name(name: &str) -> String {
 }
 
 impl Catalog {
-    pub fn new(mut tools: Vec<Arc<CompiledTool>>) -> Self {
-        tools.sort_by(|a, b| (&a.spec.tenant, &a.spec.name).cmp(&(&b.spec.tenant, &b.spec.name)));
+    /// A catalog of `tools`; of two with the same tenant and name, the later one is kept.
+    pub fn new(tools: Vec<Arc<CompiledTool>>) -> Self {
         let mut catalog = Catalog::default();
-        for (i, tool) in tools.iter().enumerate() {
-            catalog.by_name.entry(tool.spec.name.clone()).or_default().push(i);
-            catalog.by_safe_name.entry(tool.safe_name.clone()).or_default().push(i);
-            catalog.by_normalized.entry(normalize_name(&tool.spec.name)).or_default().push(i);
+        for tool in tools {
+            catalog.put(tool);
         }
-        catalog.tools = tools;
         catalog
+    }
+
+    /// This snapshot with `tool` added, replacing the tool of the same tenant and name. Costs a few hundred
+    /// pointer copies plus one shard of each index, however many tools there are.
+    pub fn with(&self, tool: Arc<CompiledTool>) -> Self {
+        let mut next = self.unsorted_copy();
+        next.put(tool);
+        next
+    }
+
+    /// This snapshot without the tool of `tenant` and `name`.
+    pub fn without(&self, tenant: &str, name: &str) -> Self {
+        let mut next = self.unsorted_copy();
+        next.take(tenant, name);
+        next
+    }
+
+    /// The number of tools, of every tenant.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// All tools, sorted by tenant then name.
     pub fn all(&self) -> &[Arc<CompiledTool>] {
-        &self.tools
+        self.sorted.get_or_init(|| {
+            let mut tools: Vec<_> = self.by_name.iter().cloned().collect();
+            tools.sort_by(|a, b| (&a.spec.tenant, &a.spec.name).cmp(&(&b.spec.tenant, &b.spec.name)));
+            tools
+        })
     }
 
     /// The tools a caller of `tenant` may see: its own, and the shared ones its own do not shadow.
     pub fn visible<'a>(&'a self, tenant: &'a str) -> impl Iterator<Item = &'a Arc<CompiledTool>> + 'a {
-        self.tools.iter().filter(move |t| self.is_visible(t, tenant))
+        self.all().iter().filter(move |t| self.is_visible(t, tenant))
     }
 
     /// A tool is visible to its own tenant; a shared tool to everyone, unless the tenant has its own of that name.
@@ -51,7 +79,7 @@ impl Catalog {
 
     /// The tool registered under exactly `name` for `tenant`, not counting shared ones.
     pub fn get(&self, tenant: &str, name: &str) -> Option<&Arc<CompiledTool>> {
-        self.lookup(&self.by_name, name).find(|t| t.spec.tenant == tenant)
+        self.by_name.get(name).iter().find(|t| t.spec.tenant == tenant)
     }
 
     /// Visible tools with exactly this name; a tenant's own tool shadows a shared one.
@@ -69,20 +97,86 @@ impl Catalog {
         self.visible_in(&self.by_normalized, tenant, &normalize_name(name))
     }
 
-    fn lookup<'a>(
-        &'a self,
-        index: &'a HashMap<String, Vec<usize>>,
-        key: &str,
-    ) -> impl Iterator<Item = &'a Arc<CompiledTool>> + 'a {
-        index.get(key).into_iter().flatten().map(|&i| &self.tools[i])
+    fn visible_in<'a>(&'a self, index: &'a Index, tenant: &str, key: &str) -> Vec<&'a Arc<CompiledTool>> {
+        index.get(key).iter().filter(|t| self.is_visible(t, tenant)).collect()
     }
 
-    fn visible_in<'a>(
-        &'a self,
-        index: &'a HashMap<String, Vec<usize>>,
-        tenant: &str,
-        key: &str,
-    ) -> Vec<&'a Arc<CompiledTool>> {
-        self.lookup(index, key).filter(|t| self.is_visible(t, tenant)).collect()
+    /// The indices, shared shard by shard, without the sorted list, which a change would make stale.
+    fn unsorted_copy(&self) -> Self {
+        let (by_name, by_safe_name) = (self.by_name.clone(), self.by_safe_name.clone());
+        Self {
+            by_name,
+            by_safe_name,
+            by_normalized: self.by_normalized.clone(),
+            len: self.len,
+            sorted: OnceLock::new(),
+        }
+    }
+
+    fn put(&mut self, tool: Arc<CompiledTool>) {
+        self.take(&tool.spec.tenant, &tool.spec.name);
+        self.by_name.insert(tool.spec.name.clone(), Arc::clone(&tool));
+        self.by_safe_name.insert(tool.safe_name.clone(), Arc::clone(&tool));
+        self.by_normalized.insert(normalize_name(&tool.spec.name), tool);
+        self.len += 1;
+    }
+
+    /// Removes the tool of `tenant` and `name`. Its other keys derive from its name, so they are found too.
+    fn take(&mut self, tenant: &str, name: &str) {
+        let Some(old) = self.get(tenant, name).cloned() else { return };
+        self.by_name.remove(name, tenant, name);
+        self.by_safe_name.remove(&old.safe_name, tenant, name);
+        self.by_normalized.remove(&normalize_name(name), tenant, name);
+        self.len -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::{SchemaDocuments, ToolSpec};
+    use serde_json::json;
+
+    fn tool(tenant: &str, name: &str, description: &str) -> Arc<CompiledTool> {
+        let mut spec = ToolSpec::offline(name, description, json!({"type": "object"}));
+        spec.tenant = tenant.to_owned();
+        Arc::new(CompiledTool::compile(spec, &SchemaDocuments::default()).unwrap())
+    }
+
+    fn names(catalog: &Catalog) -> Vec<String> {
+        catalog.all().iter().map(|t| format!("{}/{}:{}", t.spec.tenant, t.spec.name, t.spec.description)).collect()
+    }
+
+    #[test]
+    fn a_change_makes_a_new_snapshot_and_leaves_the_old_one_whole() {
+        let first = Catalog::new((0..600).map(|i| tool("", &format!("t{i}"), "v1")).collect());
+        let second = first.with(tool("", "t7", "v2")).with(tool("acme", "Weather.Get", "v1"));
+        let third = second.without("", "t8");
+        assert_eq!((first.len(), second.len(), third.len()), (600, 601, 600));
+        assert_eq!(first.get("", "t7").unwrap().spec.description, "v1");
+        assert_eq!(second.get("", "t7").unwrap().spec.description, "v2");
+        assert!(second.get("", "t8").is_some() && third.get("", "t8").is_none());
+        assert_eq!(third.by_normalized("acme", "weather_get").len(), 1);
+        assert_eq!(third.by_safe_name("acme", "Weather_Get").len(), 1);
+        assert!(third.without("acme", "Weather.Get").by_normalized("acme", "weatherget").is_empty());
+        assert_eq!(names(&third).len(), 600);
+        assert_eq!(names(&third).last().unwrap(), "acme/Weather.Get:v1", "sorted by tenant, then name");
+    }
+
+    #[test]
+    fn a_tenant_tool_shadows_a_shared_one_and_removing_it_shows_the_shared_one_again() {
+        let catalog = Catalog::new(vec![tool("", "search", "shared")]).with(tool("acme", "search", "own"));
+        assert_eq!(catalog.by_name("acme", "search")[0].spec.description, "own");
+        assert_eq!(catalog.visible("acme").count(), 1);
+        assert_eq!(catalog.by_name("other", "search")[0].spec.description, "shared");
+        let catalog = catalog.without("acme", "search");
+        assert_eq!(catalog.by_name("acme", "search")[0].spec.description, "shared");
+        assert_eq!(catalog.without("nobody", "search").len(), 1, "removing a missing tool changes nothing");
+    }
+
+    #[test]
+    fn of_two_tools_with_one_key_the_later_is_kept() {
+        let catalog = Catalog::new(vec![tool("", "a", "first"), tool("", "a", "second")]);
+        assert_eq!(names(&catalog), ["/a:second"]);
     }
 }

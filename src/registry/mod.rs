@@ -1,6 +1,7 @@
 //! The tool registry: specs, their compiled form, the catalog snapshot calls resolve against, and the store.
 
 mod catalog;
+mod index;
 mod inject;
 mod schema;
 mod spec;
@@ -9,12 +10,13 @@ mod tool;
 
 pub use catalog::{Catalog, normalize_name};
 pub use inject::{Injected, Source, json_pointer};
-pub use schema::{SchemaDocuments, SchemaError, compile_schema};
+pub use schema::{LazyValidator, SchemaDocuments, SchemaError, compile_schema};
 pub use spec::{Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RepairPolicy, Review, ToolSpec};
-pub use store::{RedbStore, StoreError, ToolStore};
+pub use store::{RedbStore, StoreError, StoredRecord, ToolStore};
 pub use tool::{CompiledTool, SpecError};
 
-use std::sync::{Arc, RwLock};
+use arc_swap::ArcSwap;
+use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
@@ -26,56 +28,50 @@ pub enum RegistryError {
     Store(#[from] StoreError),
 }
 
-/// Registered tools: durable in the store, served from an immutable `Catalog` swapped on every change.
+/// Registered tools: durable in the store, served from an immutable `Catalog` replaced on every change.
 pub struct Registry {
     store: Arc<dyn ToolStore>,
     documents: SchemaDocuments,
-    catalog: RwLock<Arc<Catalog>>,
-    /// Serialises writers, so a version is read and bumped atomically.
+    /// Readers load it without a lock; writers store a new snapshot built from the current one.
+    catalog: ArcSwap<Catalog>,
+    /// Serialises writers, so a version is read and bumped, and a snapshot built and stored, atomically.
     writer: tokio::sync::Mutex<()>,
 }
 
 impl Registry {
-    /// Loads and compiles every stored tool. A stored spec that no longer compiles is kept in the store
-    /// and skipped with an error log, so an upgrade never deletes a registration.
+    /// Loads and checks every stored tool, on every core. A stored spec that no longer compiles is kept in the
+    /// store and skipped with an error log, so an upgrade never deletes a registration.
     pub fn open(store: Arc<dyn ToolStore>, documents: SchemaDocuments) -> Result<Self, RegistryError> {
-        let mut tools = Vec::new();
-        for spec in store.load()? {
-            let (tenant, name) = (spec.tenant.clone(), spec.name.clone());
-            match CompiledTool::compile(spec, &documents) {
-                Ok(tool) => tools.push(Arc::new(tool)),
-                Err(err) => tracing::error!(tool = %name, tenant = %tenant, error = %err, "stored tool skipped"),
-            }
-        }
+        let tools = compile_stored(store.load()?, &documents)?;
         Ok(Self {
             store,
             documents,
-            catalog: RwLock::new(Arc::new(Catalog::new(tools))),
+            catalog: ArcSwap::from_pointee(Catalog::new(tools)),
             writer: tokio::sync::Mutex::new(()),
         })
     }
 
-    /// The current snapshot. Cheap: one `Arc` clone.
+    /// The current snapshot. Cheap and lock-free: one `Arc` clone.
     pub fn catalog(&self) -> Arc<Catalog> {
-        Arc::clone(&self.catalog.read().unwrap_or_else(|p| p.into_inner()))
+        self.catalog.load_full()
     }
 
     /// Creates or replaces a tool. Returns it with its new version, and whether it was created.
-    pub async fn register(&self, mut spec: ToolSpec) -> Result<(Arc<CompiledTool>, bool), RegistryError> {
-        let _writer = self.writer.lock().await;
-        let previous = self.catalog().get(&spec.tenant, &spec.name).cloned();
-        spec.version = previous.as_ref().map_or(1, |p| p.spec.version + 1);
-        let tool = Arc::new(CompiledTool::compile(spec, &self.documents)?);
+    pub async fn register(&self, spec: ToolSpec) -> Result<(Arc<CompiledTool>, bool), RegistryError> {
+        // Checked before taking the writer lock, so registrations compile in parallel with each other's commits.
+        let mut tool = CompiledTool::compile(spec, &self.documents)?;
         if tool.spec.backend.is_none() {
             return Err(SpecError::Backend("is required: one of grpc, http".into()).into());
         }
+        let _writer = self.writer.lock().await;
+        let current = self.catalog.load_full();
+        let previous = current.get(&tool.spec.tenant, &tool.spec.name);
+        tool.spec.version = previous.map_or(1, |p| p.spec.version + 1);
+        let tool = Arc::new(tool);
         let store = Arc::clone(&self.store);
-        let stored = tool.spec.clone();
-        run_blocking(move || store.put(&stored)).await?;
-        self.swap(|tools| {
-            tools.retain(|t| !same_key(t, &tool.spec.tenant, &tool.spec.name));
-            tools.push(Arc::clone(&tool));
-        });
+        let stored = Arc::clone(&tool);
+        run_blocking(move || store.put(&stored.spec)).await?;
+        self.catalog.store(Arc::new(current.with(Arc::clone(&tool))));
         Ok((tool, previous.is_none()))
     }
 
@@ -90,7 +86,7 @@ impl Registry {
     }
 
     pub fn get(&self, tenant: &str, name: &str) -> Result<Arc<CompiledTool>, RegistryError> {
-        self.catalog().get(tenant, name).cloned().ok_or_else(|| RegistryError::NotFound { name: name.to_owned() })
+        self.catalog.load().get(tenant, name).cloned().ok_or_else(|| RegistryError::NotFound { name: name.to_owned() })
     }
 
     pub async fn delete(&self, tenant: &str, name: &str) -> Result<(), RegistryError> {
@@ -99,23 +95,91 @@ impl Registry {
         let store = Arc::clone(&self.store);
         let (t, n) = (tenant.to_owned(), name.to_owned());
         run_blocking(move || store.delete(&t, &n)).await?;
-        self.swap(|tools| tools.retain(|t| !same_key(t, tenant, name)));
+        let current = self.catalog.load_full();
+        self.catalog.store(Arc::new(current.without(tenant, name)));
         Ok(())
-    }
-
-    fn swap(&self, change: impl FnOnce(&mut Vec<Arc<CompiledTool>>)) {
-        let mut tools = self.catalog().all().to_vec();
-        change(&mut tools);
-        *self.catalog.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(Catalog::new(tools));
     }
 }
 
-fn same_key(tool: &CompiledTool, tenant: &str, name: &str) -> bool {
-    tool.spec.tenant == tenant && tool.spec.name == name
+/// Parses and compiles stored specs on every core: a restart with 10,000 tools is bound by schema checks. A spec
+/// that no longer compiles is logged and left out; one that does not parse fails the start.
+fn compile_stored(
+    records: Vec<StoredRecord>,
+    documents: &SchemaDocuments,
+) -> Result<Vec<Arc<CompiledTool>>, StoreError> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, records.len().max(1));
+    let mut batches: Vec<Vec<StoredRecord>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, record) in records.into_iter().enumerate() {
+        batches[i % threads].push(record);
+    }
+    let compile_batch = |batch: Vec<StoredRecord>| -> Result<Vec<Arc<CompiledTool>>, StoreError> {
+        let mut tools = Vec::with_capacity(batch.len());
+        for record in batch {
+            tools.extend(compile_logged(record.parse()?, documents).map(Arc::new));
+        }
+        Ok(tools)
+    };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = batches.into_iter().map(|batch| scope.spawn(move || compile_batch(batch))).collect();
+        let compiled = workers.into_iter().map(|w| w.join().expect("a compile thread panicked"));
+        compiled.collect::<Result<Vec<_>, _>>().map(|batches| batches.concat())
+    })
+}
+
+fn compile_logged(spec: ToolSpec, documents: &SchemaDocuments) -> Option<CompiledTool> {
+    let (tenant, name) = (spec.tenant.clone(), spec.name.clone());
+    CompiledTool::compile(spec, documents)
+        .inspect_err(|err| tracing::error!(tool = %name, tenant = %tenant, error = %err, "stored tool skipped"))
+        .ok()
 }
 
 async fn run_blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, StoreError> {
     tokio::task::spawn_blocking(f).await.expect("store task panicked")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Stored records as given, for what `Registry::open` makes of them.
+    struct Records(Vec<StoredRecord>);
+
+    impl ToolStore for Records {
+        fn load(&self) -> Result<Vec<StoredRecord>, StoreError> {
+            Ok(self.0.clone())
+        }
+        fn put(&self, _: &ToolSpec) -> Result<(), StoreError> {
+            Ok(())
+        }
+        fn delete(&self, _: &str, _: &str) -> Result<(), StoreError> {
+            Ok(())
+        }
+    }
+
+    fn record(name: &str, schema: serde_json::Value) -> StoredRecord {
+        let spec = json!({"name": name, "input_schema": schema, "backend": {"grpc": {"target": "http://127.0.0.1:1"}}});
+        StoredRecord::new(format!("\0{name}"), spec.to_string())
+    }
+
+    #[test]
+    fn open_checks_every_stored_spec_and_skips_one_that_no_longer_compiles() {
+        let mut records: Vec<_> = (0..50).map(|i| record(&format!("t{i}"), json!({"type": "object"}))).collect();
+        records.push(record("stale", json!({"type": "object", "properties": {"a": {"type": 5}}})));
+        let registry = Registry::open(Arc::new(Records(records)), SchemaDocuments::default()).unwrap();
+        assert_eq!(registry.catalog().len(), 50);
+        assert!(registry.get("", "t49").is_ok() && registry.get("", "stale").is_err());
+    }
+
+    #[test]
+    fn open_fails_on_a_record_that_does_not_parse() {
+        let records = vec![record("t", json!({"type": "object"})), StoredRecord::new("acme\0broken", "{nope")];
+        let err = Registry::open(Arc::new(Records(records)), SchemaDocuments::default()).err().unwrap();
+        assert!(
+            matches!(err, RegistryError::Store(StoreError::Corrupt { ref key, .. }) if key == "acme/broken"),
+            "{err}"
+        );
+    }
 }

@@ -4,7 +4,7 @@
 use jsonschema::{PatternOptions, Retrieve, Uri, Validator};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Backtracking budget per regex match, so a catastrophic `pattern` cannot hang the gateway.
 const REGEX_BACKTRACK_LIMIT: usize = 100_000;
@@ -46,6 +46,67 @@ pub fn compile_schema(schema: &Value, documents: &SchemaDocuments) -> Result<Val
     })
 }
 
+/// `value` with every object and array allocated to its length. A parsed schema's maps keep the room they grew
+/// into, about a fifth of a stored schema's memory.
+pub fn compacted(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut exact = serde_json::Map::with_capacity(map.len());
+            exact.extend(map.into_iter().map(|(key, value)| (key, compacted(value))));
+            Value::Object(exact)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(compacted).collect()),
+        other => other,
+    }
+}
+
+/// A checked schema whose validator is compiled at first use, then kept. A compiled validator takes about ten
+/// times the memory of its schema's text, so 10,000 registered tools cost their specs, and only the tools that
+/// are called cost their validators. Dereferences to the `Validator`.
+pub struct LazyValidator {
+    /// The schema as compact JSON, which is what is compiled: it was checked to compile with `documents`.
+    schema: Box<str>,
+    documents: SchemaDocuments,
+    compiled: OnceLock<Validator>,
+}
+
+impl LazyValidator {
+    /// Compiles `schema` to check it, and keeps its text for the first use.
+    pub fn checked(schema: &Value, documents: &SchemaDocuments) -> Result<Self, SchemaError> {
+        compile_schema(schema, documents)?;
+        Ok(Self { schema: schema.to_string().into(), documents: documents.clone(), compiled: OnceLock::new() })
+    }
+
+    /// Whether the validator has been compiled yet.
+    pub fn is_compiled(&self) -> bool {
+        self.compiled.get().is_some()
+    }
+
+    /// Compiles what was checked. Compiling is deterministic, so this fails only on a bug: then the tool refuses
+    /// every call, and says why in the log, rather than crash the gateway.
+    fn compile(&self) -> Validator {
+        let schema = serde_json::from_str(&self.schema).unwrap_or(Value::Bool(false));
+        compile_schema(&schema, &self.documents).unwrap_or_else(|err| {
+            tracing::error!(error = %err, "a checked schema failed to compile: the tool refuses every call");
+            compile_schema(&Value::Bool(false), &SchemaDocuments::default()).expect("`false` is a schema")
+        })
+    }
+}
+
+impl std::ops::Deref for LazyValidator {
+    type Target = Validator;
+
+    fn deref(&self) -> &Validator {
+        self.compiled.get_or_init(|| self.compile())
+    }
+}
+
+impl std::fmt::Debug for LazyValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyValidator").field("schema", &self.schema).field("compiled", &self.is_compiled()).finish()
+    }
+}
+
 /// Serves pre-registered documents and refuses, recording the URI, everything else.
 struct LocalRetriever {
     docs: Arc<HashMap<String, Value>>,
@@ -84,6 +145,25 @@ mod tests {
         let v = compile_schema(&schema, &SchemaDocuments::new(docs)).unwrap();
         assert!(v.is_valid(&json!(3)));
         assert!(!v.is_valid(&json!("3")));
+    }
+
+    #[test]
+    fn compacting_keeps_the_value_and_its_order() {
+        let schema = json!({"type": "object", "properties": {"b": {"enum": [1, "x", null]}, "a": {}}, "required": []});
+        let compact = compacted(schema.clone());
+        assert_eq!(compact, schema);
+        assert_eq!(compact.to_string(), schema.to_string(), "key order kept");
+    }
+
+    #[test]
+    fn a_lazy_validator_compiles_on_first_use() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
+        let lazy = LazyValidator::checked(&schema, &SchemaDocuments::default()).unwrap();
+        assert!(!lazy.is_compiled());
+        assert!(lazy.is_valid(&json!({"a": 1})) && !lazy.is_valid(&json!({"a": "1"})));
+        assert!(lazy.is_compiled());
+        let bad = json!({"type": "object", "properties": {"a": {"type": 5}}});
+        assert!(matches!(LazyValidator::checked(&bad, &SchemaDocuments::default()), Err(SchemaError::Invalid(_))));
     }
 
     #[test]

@@ -9,6 +9,9 @@ use std::sync::Arc;
 /// Key: `tenant` + NUL + `name`; value: the spec as JSON, with its version.
 const TOOLS: JsonTable = TableDefinition::new("tools");
 const DB_FILE: &str = "registry.redb";
+/// redb's page cache. Its default, 1 GiB, ends up holding every page of the file in memory (20 MB with 10,000
+/// tools), although the registry reads its table once, at start, and review records are few and small.
+const CACHE_BYTES: usize = 4 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -22,7 +25,8 @@ pub enum StoreError {
 
 /// Durable storage of specs. Every write is atomic: a crash leaves the previous version intact.
 pub trait ToolStore: Send + Sync + 'static {
-    fn load(&self) -> Result<Vec<ToolSpec>, StoreError>;
+    /// Every stored spec, each parsed with `StoredRecord::parse::<ToolSpec>`.
+    fn load(&self) -> Result<Vec<StoredRecord>, StoreError>;
     fn put(&self, spec: &ToolSpec) -> Result<(), StoreError>;
     fn delete(&self, tenant: &str, name: &str) -> Result<(), StoreError>;
 }
@@ -41,7 +45,8 @@ impl RedbStore {
     /// Opens (or creates) the store in `dir`. Fails if another process holds it.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
         std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir { path: dir.display().to_string(), source })?;
-        let db = Database::create(dir.join(DB_FILE)).map_err(redb::Error::from)?;
+        let db =
+            redb::Builder::new().set_cache_size(CACHE_BYTES).create(dir.join(DB_FILE)).map_err(redb::Error::from)?;
         let txn = db.begin_write().map_err(redb::Error::from)?;
         txn.open_table(TOOLS).map_err(redb::Error::from)?;
         txn.open_table(REVIEWS_TABLE).map_err(redb::Error::from)?;
@@ -82,21 +87,45 @@ pub(crate) fn write_table(
 
 /// Every record of `table`; one that does not parse is an error naming its key.
 pub(crate) fn load_json<T: serde::de::DeserializeOwned>(db: &Database, table: JsonTable) -> Result<Vec<T>, StoreError> {
+    load_raw(db, table)?.iter().map(StoredRecord::parse).collect()
+}
+
+/// Every record of `table`, unparsed.
+fn load_raw(db: &Database, table: JsonTable) -> Result<Vec<StoredRecord>, StoreError> {
     let txn = db.begin_read().map_err(redb::Error::from)?;
     let table = txn.open_table(table).map_err(redb::Error::from)?;
     let mut records = Vec::new();
     for entry in table.iter().map_err(redb::Error::from)? {
         let (k, v) = entry.map_err(redb::Error::from)?;
-        let record = serde_json::from_slice(v.value())
-            .map_err(|source| StoreError::Corrupt { key: k.value().replace('\0', "/"), source })?;
-        records.push(record);
+        records.push(StoredRecord::new(k.value(), v.value()));
     }
     Ok(records)
 }
 
+/// A record as stored: parsed where it is used, so a restart with 10,000 tools parses each spec beside its
+/// compilation instead of holding every parsed spec at once.
+#[derive(Debug, Clone)]
+pub struct StoredRecord {
+    key: String,
+    json: Vec<u8>,
+}
+
+impl StoredRecord {
+    /// A record under `key` (`tenant` + NUL + name) holding `json`.
+    pub fn new(key: impl Into<String>, json: impl Into<Vec<u8>>) -> Self {
+        Self { key: key.into(), json: json.into() }
+    }
+
+    /// The record's value; one that does not parse is an error naming its key.
+    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, StoreError> {
+        serde_json::from_slice(&self.json)
+            .map_err(|source| StoreError::Corrupt { key: self.key.replace('\0', "/"), source })
+    }
+}
+
 impl ToolStore for RedbStore {
-    fn load(&self) -> Result<Vec<ToolSpec>, StoreError> {
-        load_json(&self.db, TOOLS)
+    fn load(&self) -> Result<Vec<StoredRecord>, StoreError> {
+        load_raw(&self.db, TOOLS)
     }
 
     fn put(&self, spec: &ToolSpec) -> Result<(), StoreError> {

@@ -1,7 +1,7 @@
-//! Checking a `ToolSpec` and compiling it, once, into the `CompiledTool` every call uses.
+//! Checking a `ToolSpec` once into the `CompiledTool` every call uses, whose validators compile at its first call.
 
 use super::inject::{self, Injected};
-use super::schema::{SchemaDocuments, SchemaError, compile_schema};
+use super::schema::{LazyValidator, SchemaDocuments, SchemaError, compacted, compile_schema};
 use super::spec::{Backend, ToolSpec};
 use crate::policy::{RateRule, parse_rate};
 use jsonschema::Validator;
@@ -11,14 +11,15 @@ use serde_json::Value;
 #[derive(Debug)]
 pub struct CompiledTool {
     pub spec: ToolSpec,
-    /// The whole input schema: what the tool receives, injected parameters included.
-    pub validator: Validator,
+    /// The whole input schema: what the tool receives, injected parameters included. Checked here, compiled at
+    /// the tool's first call.
+    pub validator: LazyValidator,
     /// The name as provider formats show it: `^[A-Za-z0-9_-]{1,64}$`.
     pub safe_name: String,
     /// The parameters the gateway fills from the call context, in registration order.
     pub injections: Vec<Injected>,
     /// The schema without the injected parameters, when there are any: what the model sees and writes.
-    model: Option<(Value, Validator)>,
+    model: Option<(Value, LazyValidator)>,
     /// `limits.rate` and `limits.burst`, parsed; `None` is unlimited.
     pub rate: Option<RateRule>,
 }
@@ -43,12 +44,15 @@ pub enum SpecError {
 }
 
 impl CompiledTool {
-    /// Checks every field a registration may get wrong, then compiles the schemas.
-    pub fn compile(spec: ToolSpec, documents: &SchemaDocuments) -> Result<Self, SpecError> {
+    /// Checks every field a registration may get wrong, the schemas by compiling them; the validators calls run
+    /// are compiled again at the tool's first call, so a registered tool that is never called costs only its spec.
+    pub fn compile(mut spec: ToolSpec, documents: &SchemaDocuments) -> Result<Self, SpecError> {
         check_name(&spec.name)?;
+        spec.input_schema = compacted(std::mem::take(&mut spec.input_schema));
+        spec.output_schema = spec.output_schema.map(compacted);
         check_object_schema(&spec.input_schema).map_err(SpecError::InputSchema)?;
-        let validator =
-            compile_schema(&spec.input_schema, documents).map_err(|e| SpecError::InputSchema(schema_reason(e)))?;
+        let validator = LazyValidator::checked(&spec.input_schema, documents)
+            .map_err(|e| SpecError::InputSchema(schema_reason(e)))?;
         if let Some(output) = &spec.output_schema {
             compile_schema(output, documents).map_err(|e| SpecError::OutputSchema(schema_reason(e)))?;
         }
@@ -61,12 +65,18 @@ impl CompiledTool {
         let model = if injections.is_empty() {
             None
         } else {
-            let schema = inject::model_schema(&spec.input_schema, &injections);
-            let validator = compile_schema(&schema, documents).map_err(|e| SpecError::InputSchema(schema_reason(e)))?;
+            let schema = compacted(inject::model_schema(&spec.input_schema, &injections));
+            let validator =
+                LazyValidator::checked(&schema, documents).map_err(|e| SpecError::InputSchema(schema_reason(e)))?;
             Some((schema, validator))
         };
         let safe_name = crate::definitions::provider_safe_name(&spec.name);
         Ok(Self { spec, validator, safe_name, injections, model, rate })
+    }
+
+    /// Whether this is the tool registered as `name` for `tenant`.
+    pub fn is(&self, tenant: &str, name: &str) -> bool {
+        self.spec.tenant == tenant && self.spec.name == name
     }
 
     /// The input schema the model sees and writes: injected parameters removed.
