@@ -1,0 +1,134 @@
+//! The end-to-end bench's report (`cargo bench --bench e2e`): the machine, a table, one JSON line per mode, one JSON
+//! line of ratios to direct, and what the OTLP sink received.
+
+use super::load::Summary;
+use super::stack::EXPORT_INTERVAL_MS;
+use super::workload::{ARGUMENTS, BROKEN_ARGUMENTS, Mode, PREFLIGHT_EXECUTES};
+use super::{Outcome, Plan};
+use serde_json::json;
+
+/// The machine: logical cores this process may use, and the CPU model when `/proc/cpuinfo` names one.
+struct Machine {
+    cores: usize,
+    cpu: String,
+}
+
+fn machine() -> Machine {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        (key.trim() == "model name").then(|| value.trim().to_owned())
+    });
+    Machine { cores, cpu: model.unwrap_or_else(|| "unknown".into()) }
+}
+
+fn summary(outcome: &Outcome, mode: Mode) -> &Summary {
+    outcome.summaries.iter().find(|s| s.mode == mode).expect("every mode is summarised")
+}
+
+/// `a` against `b`: latency as `a / b`, throughput as the fraction `a / b` of `b`'s.
+fn ratios(a: &Summary, b: &Summary) -> serde_json::Value {
+    json!({
+        "c1_p50": a.c1_p50_us / b.c1_p50_us, "c1_p99": a.c1_p99_us / b.c1_p99_us,
+        "c64_throughput": a.c64_rps / b.c64_rps,
+        "c64_p50": a.c64_p50_us / b.c64_p50_us, "c64_p99": a.c64_p99_us / b.c64_p99_us,
+    })
+}
+
+fn mode_json(plan: Plan, s: &Summary) -> serde_json::Value {
+    let bytes = if s.mode == Mode::Repair { BROKEN_ARGUMENTS.len() } else { ARGUMENTS.len() };
+    json!({
+        "bench": "e2e", "mode": s.mode.name(), "smoke": plan.smoke, "arguments_bytes": bytes,
+        "c1_p50_us": s.c1_p50_us, "c1_p99_us": s.c1_p99_us,
+        "c64_rps": s.c64_rps, "c64_p50_us": s.c64_p50_us, "c64_p99_us": s.c64_p99_us,
+        "c64_rps_rounds": s.c64_rps_rounds, "requests": s.requests, "failures": s.failures,
+    })
+}
+
+/// Calls the gateway answered, warm-up and preflight included: each sends about three spans.
+fn gateway_calls(outcome: &Outcome) -> usize {
+    summary(outcome, Mode::Gateway).requests + summary(outcome, Mode::Repair).requests + PREFLIGHT_EXECUTES
+}
+
+fn print_table(plan: Plan, concurrency: usize, outcome: &Outcome, machine: &Machine) {
+    let smoke = if plan.smoke { " (smoke)" } else { "" };
+    println!(
+        "\ne2e{smoke}: {} rounds, each mode per round at c=1 ({} calls) and c={concurrency} ({} calls), alternating",
+        plan.rounds, plan.c1_requests, plan.c64_requests
+    );
+    println!(
+        "machine: {} cores, {}; one process: echo ToolRuntime, gateway, OTLP sink, client",
+        machine.cores, machine.cpu
+    );
+    println!(
+        "{:<16} {:>10} {:>10} {:>11} {:>11} {:>11} {:>9} {:>9}",
+        "mode", "c1 p50 µs", "c1 p99 µs", "c64 req/s", "c64 p50 µs", "c64 p99 µs", "requests", "failures"
+    );
+    for s in &outcome.summaries {
+        println!(
+            "{:<16} {:>10.1} {:>10.1} {:>11.0} {:>11.1} {:>11.1} {:>9} {:>9}",
+            s.mode.name(),
+            s.c1_p50_us,
+            s.c1_p99_us,
+            s.c64_rps,
+            s.c64_p50_us,
+            s.c64_p99_us,
+            s.requests,
+            s.failures
+        );
+    }
+    let direct = summary(outcome, Mode::Direct);
+    println!(
+        "{:<16} {:>10} {:>10} {:>11}   (latency a/b; throughput a as a fraction of b)",
+        "ratio", "c1 p50", "c1 p99", "c64 tput"
+    );
+    for mode in [Mode::Gateway, Mode::Repair] {
+        let s = summary(outcome, mode);
+        let name = format!("{}/direct", mode.name());
+        let (p50, p99, tput) =
+            (s.c1_p50_us / direct.c1_p50_us, s.c1_p99_us / direct.c1_p99_us, s.c64_rps / direct.c64_rps);
+        println!("{name:<16} {p50:>9.2}x {p99:>9.2}x {tput:>11.2}");
+    }
+}
+
+fn print_sink(outcome: &Outcome) {
+    let got = outcome.received;
+    let calls = gateway_calls(outcome);
+    let dropped = got.spans_dropped.map_or("?".into(), |n| n.to_string());
+    println!(
+        "otel sink: {} spans in {} exports, {:.2} per gateway call ({calls} calls); {dropped} spans dropped by the gateway",
+        got.spans,
+        got.trace_exports,
+        got.spans as f64 / calls as f64
+    );
+    println!(
+        "           {} metric points in {} exports (every {EXPORT_INTERVAL_MS} ms)",
+        got.points, got.metric_exports
+    );
+}
+
+pub fn print(plan: Plan, concurrency: usize, outcome: &Outcome) {
+    let machine = machine();
+    print_table(plan, concurrency, outcome, &machine);
+    print_sink(outcome);
+    for s in &outcome.summaries {
+        println!("{}", mode_json(plan, s));
+    }
+    let (direct, got) = (summary(outcome, Mode::Direct), outcome.received);
+    let line = json!({
+        "bench": "e2e", "ratios": {
+            "gateway/direct": ratios(summary(outcome, Mode::Gateway), direct),
+            "repair/direct": ratios(summary(outcome, Mode::Repair), direct),
+        },
+        "smoke": plan.smoke, "rounds": plan.rounds, "c1_requests": plan.c1_requests,
+        "c64_requests": plan.c64_requests, "concurrency": concurrency, "warmup": plan.warmup,
+        "machine": {"cores": machine.cores, "cpu": machine.cpu},
+        "otel": {
+            "export_interval_ms": EXPORT_INTERVAL_MS, "gateway_calls": gateway_calls(outcome), "spans": got.spans,
+            "trace_exports": got.trace_exports, "spans_dropped": got.spans_dropped,
+            "metric_points": got.points, "metric_exports": got.metric_exports,
+        },
+    });
+    println!("{line}");
+}
