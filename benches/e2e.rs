@@ -9,7 +9,7 @@
 //! Each of 64 load workers is its own agent (user, session) and all share one HTTP/2 channel per server.
 //!
 //! After a warm-up, `E2E_ROUNDS` rounds (default 5) each run every mode once at concurrency 1 (`E2E_C1_REQUESTS`
-//! calls, default 2,000) and once at concurrency 64 (`E2E_REQUESTS`, default 20,000), the modes' order rotating
+//! calls, default 5,000) and once at concurrency 64 (`E2E_REQUESTS`, default 40,000), the modes' order rotating
 //! each round so drift falls on all of them alike. Latencies are pooled across rounds for p50/p99; throughput is the
 //! median of the rounds'. Prints a table, one JSON line per mode, one JSON line of ratios to direct, what the sink
 //! received and the machine. Exits non-zero if any call failed or was not a SUCCESS, or no span reached the sink.
@@ -60,7 +60,7 @@ fn env_count(name: &str, default: usize) -> Result<usize, String> {
 
 fn plan() -> Result<Plan, String> {
     let smoke = !std::env::args().any(|a| a == "--bench");
-    let (rounds, c1, c64, warmup) = if smoke { (1, 40, 100, 20) } else { (5, 2_000, 20_000, 2_000) };
+    let (rounds, c1, c64, warmup) = if smoke { (1, 40, 100, 20) } else { (5, 5_000, 40_000, 2_000) };
     Ok(Plan {
         rounds: env_count("E2E_ROUNDS", rounds)?,
         c1_requests: env_count("E2E_C1_REQUESTS", c1)?,

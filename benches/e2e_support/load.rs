@@ -9,10 +9,26 @@ use std::time::{Duration, Instant};
 /// Per-call budget: a call that takes longer counts as a failure, so no run waits forever.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// One run: every call's latency in nanoseconds, unsorted, and how long the whole run took.
+/// Clock ticks per second of `/proc/self/stat` (`USER_HZ`, 100 on every Linux this runs on).
+const USER_HZ: u64 = 100;
+
+/// CPU time this whole process has used (all threads: client, servers, the gateway, the OTel SDK's exporters and the
+/// sink), from `/proc/self/stat`; `None` where there is none.
+pub fn process_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name may hold spaces; the fields after it start with the state (field 3), so utime and stime
+    // (fields 14 and 15) are the 12th and 13th.
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace().skip(11);
+    let (utime, stime): (u64, u64) = (fields.next()?.parse().ok()?, fields.next()?.parse().ok()?);
+    Some(Duration::from_millis((utime + stime) * 1_000 / USER_HZ))
+}
+
+/// One run: every call's latency in nanoseconds, unsorted, how long the whole run took, and the process CPU time it
+/// used.
 pub struct Run {
     pub latencies: Vec<u64>,
     pub elapsed: Duration,
+    pub cpu: Option<Duration>,
     pub failures: usize,
     pub first_failure: Option<String>,
 }
@@ -20,6 +36,11 @@ pub struct Run {
 impl Run {
     pub fn throughput(&self) -> f64 {
         self.latencies.len() as f64 / self.elapsed.as_secs_f64()
+    }
+
+    /// Process CPU time per call, in microseconds.
+    pub fn cpu_us_per_call(&self) -> Option<f64> {
+        Some(self.cpu?.as_secs_f64() * 1e6 / self.latencies.len() as f64)
     }
 }
 
@@ -52,14 +73,19 @@ async fn work(mut caller: Caller, mode: Mode, next: Arc<AtomicUsize>, requests: 
 pub async fn drive(mode: Mode, requests: usize, callers: &[Caller]) -> Run {
     let next = Arc::new(AtomicUsize::new(0));
     let share = requests / callers.len().max(1) + 1;
-    let started = Instant::now();
+    let (started, cpu) = (Instant::now(), process_cpu());
     let workers: Vec<_> = callers
         .iter()
         .take(requests)
         .map(|caller| tokio::spawn(work(caller.clone(), mode, Arc::clone(&next), requests, share)))
         .collect();
-    let mut run =
-        Run { latencies: Vec::with_capacity(requests), elapsed: Duration::ZERO, failures: 0, first_failure: None };
+    let mut run = Run {
+        latencies: Vec::with_capacity(requests),
+        elapsed: Duration::ZERO,
+        cpu: None,
+        failures: 0,
+        first_failure: None,
+    };
     for worker in workers {
         let worker = worker.await.expect("a load worker panicked");
         run.latencies.extend(worker.latencies);
@@ -67,6 +93,7 @@ pub async fn drive(mode: Mode, requests: usize, callers: &[Caller]) -> Run {
         run.first_failure = run.first_failure.or(worker.first_failure);
     }
     run.elapsed = started.elapsed();
+    run.cpu = process_cpu().zip(cpu).map(|(after, before)| after.saturating_sub(before));
     run
 }
 
@@ -77,6 +104,7 @@ pub fn percentile_us(sorted: &[u64], p: f64) -> f64 {
     sorted.get(rank - 1).map_or(f64::NAN, |&ns| ns as f64 / 1_000.0)
 }
 
+/// The median, `NaN` for none.
 fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
@@ -93,6 +121,8 @@ pub struct Tally {
     c1: Vec<u64>,
     c64: Vec<u64>,
     c64_rps: Vec<f64>,
+    c64_cpu: Vec<f64>,
+    c1_cpu: Vec<f64>,
     /// Calls sent, warm-up included.
     pub requests: usize,
     pub failures: usize,
@@ -109,12 +139,14 @@ impl Tally {
 
     pub fn add_c1(&mut self, mut run: Run) {
         self.count(&mut run);
+        self.c1_cpu.extend(run.cpu_us_per_call());
         self.c1.extend(run.latencies);
     }
 
     pub fn add_c64(&mut self, mut run: Run) {
         self.count(&mut run);
         self.c64_rps.push(run.throughput());
+        self.c64_cpu.extend(run.cpu_us_per_call());
         self.c64.extend(run.latencies);
     }
 
@@ -125,8 +157,10 @@ impl Tally {
             mode,
             c1_p50_us: percentile_us(&self.c1, 0.50),
             c1_p99_us: percentile_us(&self.c1, 0.99),
+            c1_cpu_us: median(&self.c1_cpu),
             c64_rps: median(&self.c64_rps),
             c64_rps_rounds: self.c64_rps,
+            c64_cpu_us: median(&self.c64_cpu),
             c64_p50_us: percentile_us(&self.c64, 0.50),
             c64_p99_us: percentile_us(&self.c64, 0.99),
             requests: self.requests,
@@ -136,14 +170,17 @@ impl Tally {
     }
 }
 
-/// One mode's figures: c=1 latency over the pooled samples, and at c=64 the median throughput of the
-/// rounds and the latency over the pooled samples.
+/// One mode's figures: c=1 latency over the pooled samples, and at c=64 the median throughput of the rounds and the
+/// latency over the pooled samples. CPU is the whole process's per call, the median of the rounds'; `NaN` without
+/// `/proc`.
 pub struct Summary {
     pub mode: Mode,
     pub c1_p50_us: f64,
     pub c1_p99_us: f64,
+    pub c1_cpu_us: f64,
     pub c64_rps: f64,
     pub c64_rps_rounds: Vec<f64>,
+    pub c64_cpu_us: f64,
     pub c64_p50_us: f64,
     pub c64_p99_us: f64,
     pub requests: usize,

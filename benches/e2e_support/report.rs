@@ -27,12 +27,14 @@ fn summary(outcome: &Outcome, mode: Mode) -> &Summary {
     outcome.summaries.iter().find(|s| s.mode == mode).expect("every mode is summarised")
 }
 
-/// `a` against `b`: latency as `a / b`, throughput as the fraction `a / b` of `b`'s.
+/// `a` against `b`: latency and CPU per call as `a / b`, throughput as the fraction `a / b` of `b`'s, and the CPU
+/// time per call `a` adds over `b`.
 fn ratios(a: &Summary, b: &Summary) -> serde_json::Value {
     json!({
         "c1_p50": a.c1_p50_us / b.c1_p50_us, "c1_p99": a.c1_p99_us / b.c1_p99_us,
         "c64_throughput": a.c64_rps / b.c64_rps,
         "c64_p50": a.c64_p50_us / b.c64_p50_us, "c64_p99": a.c64_p99_us / b.c64_p99_us,
+        "c64_cpu_per_call": a.c64_cpu_us / b.c64_cpu_us, "c64_cpu_extra_us": a.c64_cpu_us - b.c64_cpu_us,
     })
 }
 
@@ -40,9 +42,10 @@ fn mode_json(plan: Plan, s: &Summary) -> serde_json::Value {
     let bytes = if s.mode == Mode::Repair { BROKEN_ARGUMENTS.len() } else { ARGUMENTS.len() };
     json!({
         "bench": "e2e", "mode": s.mode.name(), "smoke": plan.smoke, "arguments_bytes": bytes,
-        "c1_p50_us": s.c1_p50_us, "c1_p99_us": s.c1_p99_us,
+        "c1_p50_us": s.c1_p50_us, "c1_p99_us": s.c1_p99_us, "c1_cpu_us_per_call": s.c1_cpu_us,
         "c64_rps": s.c64_rps, "c64_p50_us": s.c64_p50_us, "c64_p99_us": s.c64_p99_us,
-        "c64_rps_rounds": s.c64_rps_rounds, "requests": s.requests, "failures": s.failures,
+        "c64_cpu_us_per_call": s.c64_cpu_us, "c64_rps_rounds": s.c64_rps_rounds,
+        "requests": s.requests, "failures": s.failures,
     })
 }
 
@@ -61,34 +64,49 @@ fn print_table(plan: Plan, concurrency: usize, outcome: &Outcome, machine: &Mach
         "machine: {} cores, {}; one process: echo ToolRuntime, gateway, OTLP sink, client",
         machine.cores, machine.cpu
     );
+    println!("CPU: the whole process's, per call (client, servers, gateway, OTel exporters, sink)");
     println!(
-        "{:<16} {:>10} {:>10} {:>11} {:>11} {:>11} {:>9} {:>9}",
-        "mode", "c1 p50 µs", "c1 p99 µs", "c64 req/s", "c64 p50 µs", "c64 p99 µs", "requests", "failures"
+        "{:<16} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
+        "mode",
+        "c1 p50µs",
+        "c1 p99µs",
+        "c1 CPUµs",
+        "c64 req/s",
+        "c64 p50µs",
+        "c64 p99µs",
+        "c64 CPUµs",
+        "requests",
+        "failures"
     );
     for s in &outcome.summaries {
         println!(
-            "{:<16} {:>10.1} {:>10.1} {:>11.0} {:>11.1} {:>11.1} {:>9} {:>9}",
+            "{:<16} {:>9.1} {:>9.1} {:>9.1} {:>10.0} {:>10.1} {:>10.1} {:>10.1} {:>9} {:>9}",
             s.mode.name(),
             s.c1_p50_us,
             s.c1_p99_us,
+            s.c1_cpu_us,
             s.c64_rps,
             s.c64_p50_us,
             s.c64_p99_us,
+            s.c64_cpu_us,
             s.requests,
             s.failures
         );
     }
+}
+
+fn print_ratios(outcome: &Outcome) {
     let direct = summary(outcome, Mode::Direct);
     println!(
-        "{:<16} {:>10} {:>10} {:>11}   (latency a/b; throughput a as a fraction of b)",
-        "ratio", "c1 p50", "c1 p99", "c64 tput"
+        "{:<16} {:>9} {:>9} {:>9} {:>12}   (latency a/b; throughput a as a fraction of b; CPU a - b)",
+        "ratio", "c1 p50", "c1 p99", "c64 tput", "c64 CPU/call"
     );
     for mode in [Mode::Gateway, Mode::Repair] {
         let s = summary(outcome, mode);
         let name = format!("{}/direct", mode.name());
-        let (p50, p99, tput) =
-            (s.c1_p50_us / direct.c1_p50_us, s.c1_p99_us / direct.c1_p99_us, s.c64_rps / direct.c64_rps);
-        println!("{name:<16} {p50:>9.2}x {p99:>9.2}x {tput:>11.2}");
+        let (p50, p99) = (s.c1_p50_us / direct.c1_p50_us, s.c1_p99_us / direct.c1_p99_us);
+        let (tput, cpu) = (s.c64_rps / direct.c64_rps, s.c64_cpu_us - direct.c64_cpu_us);
+        println!("{name:<16} {p50:>8.2}x {p99:>8.2}x {tput:>9.2} {cpu:>+10.1}µs");
     }
 }
 
@@ -111,6 +129,7 @@ fn print_sink(outcome: &Outcome) {
 pub fn print(plan: Plan, concurrency: usize, outcome: &Outcome) {
     let machine = machine();
     print_table(plan, concurrency, outcome, &machine);
+    print_ratios(outcome);
     print_sink(outcome);
     for s in &outcome.summaries {
         println!("{}", mode_json(plan, s));
