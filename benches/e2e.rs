@@ -9,14 +9,18 @@
 //! Each of 64 load workers is its own agent (user, session) and all share one HTTP/2 channel per server.
 //!
 //! After a warm-up, `E2E_ROUNDS` rounds (default 5) each run every mode once at concurrency 1 (`E2E_C1_REQUESTS`
-//! calls, default 5,000) and once at concurrency 64 (`E2E_REQUESTS`, default 40,000), the modes' order rotating
-//! each round so drift falls on all of them alike. Latencies are pooled across rounds for p50/p99; throughput is the
-//! median of the rounds'. Prints a table, one JSON line per mode, one JSON line of ratios to direct, what the sink
-//! received and the machine. Exits non-zero if any call failed or was not a SUCCESS, or no span reached the sink.
+//! calls, default 5,000) and once at concurrency 64 (`E2E_REQUESTS`, default 60,000), the modes' order rotating
+//! each round so drift falls on all of them alike. Latencies are pooled across rounds for p50/p99; throughput, and
+//! the process's CPU time per call, are the median of the rounds'. Prints a table, one JSON line per mode, one JSON
+//! line of ratios to direct, what the sink received, and the machine with the share of its cores other processes
+//! used meanwhile (a build beside the bench skews the rounds it overlaps). Exits non-zero if any call failed or was
+//! not a SUCCESS, or no span reached the sink.
 //! Without `--bench` (as under `cargo test --benches`) it runs a short smoke pass instead.
 //!
 //! Run: `cargo bench --bench e2e` (`E2E_ROUNDS=9 E2E_REQUESTS=50000 cargo bench --bench e2e`).
 
+#[path = "e2e_support/cpu.rs"]
+mod cpu;
 #[path = "e2e_support/load.rs"]
 mod load;
 #[path = "e2e_support/otlp_sink.rs"]
@@ -28,6 +32,7 @@ mod stack;
 #[path = "e2e_support/workload.rs"]
 mod workload;
 
+use cpu::Snapshot;
 use load::{Summary, Tally, drive};
 use otlp_sink::{Received, Sink};
 use stack::{Gateway, connect, start_runtime};
@@ -60,7 +65,7 @@ fn env_count(name: &str, default: usize) -> Result<usize, String> {
 
 fn plan() -> Result<Plan, String> {
     let smoke = !std::env::args().any(|a| a == "--bench");
-    let (rounds, c1, c64, warmup) = if smoke { (1, 40, 100, 20) } else { (5, 5_000, 40_000, 2_000) };
+    let (rounds, c1, c64, warmup) = if smoke { (1, 40, 100, 20) } else { (5, 5_000, 60_000, 2_000) };
     Ok(Plan {
         rounds: env_count("E2E_ROUNDS", rounds)?,
         c1_requests: env_count("E2E_C1_REQUESTS", c1)?,
@@ -73,6 +78,9 @@ fn plan() -> Result<Plan, String> {
 /// What a whole run measured, and how the gateway stopped.
 pub struct Outcome {
     pub summaries: Vec<Summary>,
+    /// The share of the cores other processes used, over the warm-up and rounds, then per round.
+    pub others_share: Option<f64>,
+    pub others_share_rounds: Vec<Option<f64>>,
     pub received: Received,
     pub stopped: Result<(), String>,
 }
@@ -84,13 +92,23 @@ fn order(round: usize) -> [Mode; 3] {
     modes
 }
 
+/// What the warm-up and rounds measured.
+struct Measured {
+    tallies: [Tally; 3],
+    others_share: Option<f64>,
+    others_share_rounds: Vec<Option<f64>>,
+}
+
 /// The warm-up, then the rounds: per round every mode at c=1, then every mode at c=64.
-async fn measure(plan: Plan, callers: &[Caller]) -> [Tally; 3] {
+async fn measure(plan: Plan, callers: &[Caller]) -> Measured {
+    let (all, cores) = (Snapshot::now(), cpu::cores());
     let mut tallies: [Tally; 3] = Default::default();
+    let mut others_share_rounds = Vec::new();
     for mode in Mode::ALL {
         tallies[mode as usize].count(&mut drive(mode, plan.warmup, callers).await);
     }
     for round in 0..plan.rounds {
+        let started = Snapshot::now();
         for mode in order(round) {
             tallies[mode as usize].add_c1(drive(mode, plan.c1_requests, &callers[..1]).await);
         }
@@ -100,9 +118,15 @@ async fn measure(plan: Plan, callers: &[Caller]) -> [Tally; 3] {
             throughputs.push(format!("{} {:.0}/s", mode.name(), run.throughput()));
             tallies[mode as usize].add_c64(run);
         }
-        eprintln!("e2e: round {}/{} at c={CONCURRENCY}: {}", round + 1, plan.rounds, throughputs.join(", "));
+        let others = started.others_share(cores);
+        others_share_rounds.push(others);
+        let others = others.map_or("?".into(), |share| format!("{:.0}%", share * 100.0));
+        let (round, rounds, throughputs) = (round + 1, plan.rounds, throughputs.join(", "));
+        eprintln!(
+            "e2e: round {round}/{rounds} at c={CONCURRENCY}: {throughputs}; other processes used {others} of the cores"
+        );
     }
-    tallies
+    Measured { tallies, others_share: all.others_share(cores), others_share_rounds }
 }
 
 /// Starts everything, checks one call of each mode in depth, measures, then stops the gateway so that its last
@@ -115,11 +139,11 @@ async fn run(plan: Plan) -> Result<Outcome, String> {
     let callers: Vec<Caller> =
         (0..CONCURRENCY).map(|w| Caller::new(runtime_channel.clone(), gateway.channel.clone(), w)).collect();
     preflight(&mut callers[0].clone(), 0).await.map_err(|e| format!("the preflight call failed: {e}"))?;
-    let tallies = measure(plan, &callers).await;
+    let Measured { tallies, others_share, others_share_rounds } = measure(plan, &callers).await;
     drop(callers);
     let stopped = gateway.stop().await;
     let summaries = Mode::ALL.into_iter().zip(tallies).map(|(mode, tally)| tally.summary(mode)).collect();
-    Ok(Outcome { summaries, received: sink.received(), stopped })
+    Ok(Outcome { summaries, others_share, others_share_rounds, received: sink.received(), stopped })
 }
 
 /// Failure if any call failed, the gateway stopped badly, or no span arrived.

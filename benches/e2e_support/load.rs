@@ -1,6 +1,7 @@
 //! The end-to-end bench's load client (`cargo bench --bench e2e`): runs of N calls at a given concurrency, and the
 //! per-mode tally that pools latencies across rounds and takes the median of the rounds' throughputs.
 
+use super::cpu::process_cpu;
 use super::workload::{Caller, Mode};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,20 +9,6 @@ use std::time::{Duration, Instant};
 
 /// Per-call budget: a call that takes longer counts as a failure, so no run waits forever.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Clock ticks per second of `/proc/self/stat` (`USER_HZ`, 100 on every Linux this runs on).
-const USER_HZ: u64 = 100;
-
-/// CPU time this whole process has used (all threads: client, servers, the gateway, the OTel SDK's exporters and the
-/// sink), from `/proc/self/stat`; `None` where there is none.
-pub fn process_cpu() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // The command name may hold spaces; the fields after it start with the state (field 3), so utime and stime
-    // (fields 14 and 15) are the 12th and 13th.
-    let mut fields = stat.rsplit_once(')')?.1.split_whitespace().skip(11);
-    let (utime, stime): (u64, u64) = (fields.next()?.parse().ok()?, fields.next()?.parse().ok()?);
-    Some(Duration::from_millis((utime + stime) * 1_000 / USER_HZ))
-}
 
 /// One run: every call's latency in nanoseconds, unsorted, how long the whole run took, and the process CPU time it
 /// used.

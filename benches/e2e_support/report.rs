@@ -14,7 +14,7 @@ struct Machine {
 }
 
 fn machine() -> Machine {
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cores = super::cpu::cores();
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo.lines().find_map(|line| {
         let (key, value) = line.split_once(':')?;
@@ -60,11 +60,9 @@ fn print_table(plan: Plan, concurrency: usize, outcome: &Outcome, machine: &Mach
         "\ne2e{smoke}: {} rounds, each mode per round at c=1 ({} calls) and c={concurrency} ({} calls), alternating",
         plan.rounds, plan.c1_requests, plan.c64_requests
     );
-    println!(
-        "machine: {} cores, {}; one process: echo ToolRuntime, gateway, OTLP sink, client",
-        machine.cores, machine.cpu
-    );
-    println!("CPU: the whole process's, per call (client, servers, gateway, OTel exporters, sink)");
+    let others = outcome.others_share.map_or("?".into(), |share| format!("{:.1}%", share * 100.0));
+    println!("machine: {} cores, {}; other processes used {others} of the cores meanwhile", machine.cores, machine.cpu);
+    println!("one process: echo ToolRuntime, gateway, OTLP sink, load client; CPU columns are its CPU time per call");
     println!(
         "{:<16} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9}",
         "mode",
@@ -142,7 +140,10 @@ pub fn print(plan: Plan, concurrency: usize, outcome: &Outcome) {
         },
         "smoke": plan.smoke, "rounds": plan.rounds, "c1_requests": plan.c1_requests,
         "c64_requests": plan.c64_requests, "concurrency": concurrency, "warmup": plan.warmup,
-        "machine": {"cores": machine.cores, "cpu": machine.cpu},
+        "machine": {
+            "cores": machine.cores, "cpu": machine.cpu,
+            "others_cpu_share": outcome.others_share, "others_cpu_share_rounds": outcome.others_share_rounds,
+        },
         "otel": {
             "export_interval_ms": EXPORT_INTERVAL_MS, "gateway_calls": gateway_calls(outcome), "spans": got.spans,
             "trace_exports": got.trace_exports, "spans_dropped": got.spans_dropped,
