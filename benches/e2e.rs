@@ -35,7 +35,7 @@ mod workload;
 use cpu::Snapshot;
 use load::{Summary, Tally, drive};
 use otlp_sink::{Received, Sink};
-use stack::{Gateway, connect, start_runtime};
+use stack::{Gateway, connect, init_logging, start_runtime};
 use std::process::ExitCode;
 use workload::{Caller, Mode, preflight};
 
@@ -167,6 +167,7 @@ fn verdict(outcome: &Outcome) -> ExitCode {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    init_logging();
     let outcome = match plan() {
         Ok(plan) => run(plan).await.map(|outcome| (plan, outcome)),
         Err(reason) => Err(reason),

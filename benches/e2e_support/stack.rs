@@ -35,6 +35,14 @@ fn config_text(otlp_endpoint: &str) -> String {
     )
 }
 
+/// Logs as `toolgate serve` does (`RUST_LOG`, else `info`, to stderr), so that the gateway's disabled `debug` and
+/// `trace` call sites, its own and its dependencies', cost here what they cost in the shipped binary.
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).try_init();
+}
+
 async fn bind() -> (TcpListener, SocketAddr) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
     let addr = listener.local_addr().expect("a local address");
