@@ -1,11 +1,11 @@
 //! Micro-benchmark of what telemetry adds to one call on the caller's thread: opening the call's span, its
 //! `validate` and `backend` children, then `finish` (outcome attributes, metrics). Off; metrics only (a Prometheus
 //! reader); and everything on, exporting to an in-process OTLP sink (the export itself runs on the SDK's thread,
-//! which this figure includes only as the contention it causes; the load bench measures it end to end).
+//! which this figure includes only as the contention it causes; the e2e bench measures it end to end).
 //!
 //! Run: `cargo bench --bench telemetry -- --warm-up-time 1 --measurement-time 3`.
 
-#[path = "load_support/otlp_sink.rs"]
+#[path = "e2e_support/otlp_sink.rs"]
 mod otlp_sink;
 
 use criterion::{Criterion, criterion_group, criterion_main};

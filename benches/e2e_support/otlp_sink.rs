@@ -1,6 +1,6 @@
-//! A minimal in-process OTLP/gRPC collector for the load bench: the trace and metrics services of
-//! `opentelemetry-proto`, on 127.0.0.1:0, that only count what they receive and answer OK. Keeping nothing, they cost
-//! the process (which the gateway shares) as little as a collector can.
+//! A minimal in-process OTLP/gRPC collector for the e2e and telemetry benches (`cargo bench --bench e2e`): the
+//! trace and metrics services of `opentelemetry-proto`, on 127.0.0.1:0, that only count what they receive and answer
+//! OK. Keeping nothing, they cost the process (which the gateway shares) as little as a collector can.
 
 use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
     MetricsService, MetricsServiceServer,
