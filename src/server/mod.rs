@@ -171,7 +171,7 @@ async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Res
 fn telemetry(config: &Config, registry: &Arc<Registry>, reviews: &Arc<ReviewQueue>) -> Result<Telemetry, ServeError> {
     let (registry, reviews) = (Arc::downgrade(registry), Arc::downgrade(reviews));
     let gauges = Gauges {
-        registered_tools: Box::new(move || registry.upgrade().map_or(0, |r| r.catalog().all().len() as u64)),
+        registered_tools: Box::new(move || registry.upgrade().map_or(0, |r| r.catalog().len() as u64)),
         pending_reviews: Box::new(move || reviews.upgrade().map_or(0, |q| q.pending_count() as u64)),
     };
     Ok(Telemetry::new(&config.telemetry, gauges)?)
