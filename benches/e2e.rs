@@ -19,6 +19,10 @@
 //!
 //! Run: `cargo bench --bench e2e` (`E2E_ROUNDS=9 E2E_REQUESTS=50000 cargo bench --bench e2e`).
 
+/// The shipped binary's allocator (see `src/main.rs`), so the gateway here costs what it costs there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "e2e_support/cpu.rs"]
 mod cpu;
 #[path = "e2e_support/load.rs"]

@@ -3,6 +3,10 @@
 //!
 //! Run: `cargo bench --bench hot_path -- --warm-up-time 1 --measurement-time 3`.
 
+/// The shipped binary's allocator (see `src/main.rs`), so the gateway here costs what it costs there.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures::executor::block_on;
 use prost::Message;
