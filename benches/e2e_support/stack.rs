@@ -26,13 +26,17 @@ pub const EXPORT_INTERVAL_MS: u64 = 1_000;
 const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The gateway's configuration file, but for the sink's endpoint: session budgets set high enough never to refuse,
-/// so every call is checked and counted against them, and OTLP export of spans and metrics.
+/// so every call is checked and counted against them, and OTLP export of spans and metrics. `E2E_OTEL=off` leaves
+/// telemetry out, to tell its share of the gateway's cost.
 fn config_text(otlp_endpoint: &str) -> String {
-    format!(
-        "[budgets]\nmax_calls = {max}\nmax_tool_calls = {max}\nmax_consecutive_failures = 1000\n\n\
-         [telemetry]\notlp_endpoint = \"{otlp_endpoint}\"\nexport_interval_ms = {EXPORT_INTERVAL_MS}\n",
-        max = u32::MAX,
-    )
+    let budgets = format!(
+        "[budgets]\nmax_calls = {max}\nmax_tool_calls = {max}\nmax_consecutive_failures = 1000\n\n",
+        max = u32::MAX
+    );
+    if std::env::var("E2E_OTEL").is_ok_and(|v| v == "off") {
+        return budgets;
+    }
+    format!("{budgets}[telemetry]\notlp_endpoint = \"{otlp_endpoint}\"\nexport_interval_ms = {EXPORT_INTERVAL_MS}\n")
 }
 
 /// Logs as `toolgate serve` does (`RUST_LOG`, else `info`, to stderr), so that the gateway's disabled `debug` and
