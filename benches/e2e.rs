@@ -163,8 +163,7 @@ fn verdict(outcome: &Outcome) -> ExitCode {
         eprintln!("e2e: {reason}");
         ok = false;
     }
-    let telemetry_off = std::env::var("E2E_OTEL").is_ok_and(|v| v == "off");
-    if outcome.received.spans == 0 && !telemetry_off {
+    if outcome.received.spans == 0 && !stack::telemetry_off() {
         eprintln!("e2e: the OTLP sink received no span from the gateway");
         ok = false;
     }

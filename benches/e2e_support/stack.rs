@@ -33,10 +33,15 @@ fn config_text(otlp_endpoint: &str) -> String {
         "[budgets]\nmax_calls = {max}\nmax_tool_calls = {max}\nmax_consecutive_failures = 1000\n\n",
         max = u32::MAX
     );
-    if std::env::var("E2E_OTEL").is_ok_and(|v| v == "off") {
+    if telemetry_off() {
         return budgets;
     }
     format!("{budgets}[telemetry]\notlp_endpoint = \"{otlp_endpoint}\"\nexport_interval_ms = {EXPORT_INTERVAL_MS}\n")
+}
+
+/// `E2E_OTEL=off`: the gateway runs without telemetry.
+pub fn telemetry_off() -> bool {
+    std::env::var("E2E_OTEL").is_ok_and(|v| v == "off")
 }
 
 /// Logs as `toolgate serve` does (`RUST_LOG`, else `info`, to stderr), so that the gateway's disabled `debug` and

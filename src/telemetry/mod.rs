@@ -35,8 +35,6 @@ pub struct Gauges {
 /// backends); without any exporter the instruments are no-ops.
 pub struct Telemetry {
     tracer: BoxedTracer,
-    /// Whether spans are built at all.
-    tracing: bool,
     metrics: Metrics,
     /// `Some(max bytes)` when arguments and results are recorded on spans.
     payloads: Option<usize>,
@@ -64,13 +62,17 @@ impl Telemetry {
         };
         Ok(Self {
             tracer,
-            tracing: tracer_provider.is_some(),
             metrics: Metrics::new(&meter),
             payloads: settings.record_payloads,
             tracer_provider,
             meter_provider,
             prometheus,
         })
+    }
+
+    /// Whether spans are built at all: only with an OTLP endpoint to send them to.
+    fn tracing(&self) -> bool {
+        self.tracer_provider.is_some()
     }
 
     /// The registry the Prometheus endpoint serves, when one is configured.

@@ -43,7 +43,7 @@ impl Drop for CallSpan<'_> {
         let tool = self.tool.get().map(|t| t.spec.name.as_str());
         self.telemetry.metrics.record_cancelled(tool.map_or_else(|| UNRESOLVED.into(), |t| t.to_owned().into()));
         tracing::info!(tool = tool.unwrap_or(UNRESOLVED), call_id = %self.call.id, kind = "CANCELLED", trace_id = %TraceIdOf(self.cx.span().span_context()), "call failed: the caller went away");
-        if self.telemetry.tracing {
+        if self.telemetry.tracing() {
             let span = self.cx.span();
             if let Some(tool) = tool {
                 span.update_name(format!("execute_tool {tool}"));
@@ -58,25 +58,17 @@ impl Drop for CallSpan<'_> {
 impl Telemetry {
     /// Opens the call's span under the current context (the caller's trace, or a batch).
     pub fn start_call<'a>(&'a self, call: &'a ToolCall, ctx: &CallContext) -> CallSpan<'a> {
-        let parent = Context::current();
-        let open = |cx| CallSpan { telemetry: self, call, cx, tool: OnceLock::new(), finished: false };
-        if !self.tracing {
-            return open(parent);
-        }
-        let attributes = vec![
-            KeyValue::new("gen_ai.operation.name", "execute_tool"),
-            KeyValue::new("gen_ai.tool.call.id", truncate(&call.id, MAX_ATTRIBUTE).to_owned()),
-            KeyValue::new("gen_ai.tool.type", "function"),
-            KeyValue::new("gen_ai.conversation.id", truncate(&ctx.session_id, MAX_ATTRIBUTE).to_owned()),
-            KeyValue::new("toolgate.tenant", truncate(&ctx.tenant, MAX_ATTRIBUTE).to_owned()),
-        ];
-        let span = self
-            .tracer
-            .span_builder("execute_tool")
-            .with_kind(SpanKind::Internal)
-            .with_attributes(attributes)
-            .start_with_context(&self.tracer, &parent);
-        open(parent.with_span(span))
+        let cx = self.child(|| {
+            let attributes = vec![
+                KeyValue::new("gen_ai.operation.name", "execute_tool"),
+                KeyValue::new("gen_ai.tool.call.id", truncate(&call.id, MAX_ATTRIBUTE).to_owned()),
+                KeyValue::new("gen_ai.tool.type", "function"),
+                KeyValue::new("gen_ai.conversation.id", truncate(&ctx.session_id, MAX_ATTRIBUTE).to_owned()),
+                KeyValue::new("toolgate.tenant", truncate(&ctx.tenant, MAX_ATTRIBUTE).to_owned()),
+            ];
+            ("execute_tool".into(), SpanKind::Internal, attributes)
+        });
+        CallSpan { telemetry: self, call, cx, tool: OnceLock::new(), finished: false }
     }
 
     /// Closes the call's span with its outcome, records the call's metrics and logs a failure. A `resumed` call
@@ -105,7 +97,7 @@ impl Telemetry {
                 tracing::debug!(tool = %m.name, call_id = %call.id, status = %status_name(m.status), duration_us = m.duration_us, %trace_id, "call");
             }
         }
-        if self.tracing {
+        if self.tracing() {
             self.close_call_span(&span.cx, call, tool, m, overrides);
         }
     }
@@ -157,46 +149,40 @@ impl Telemetry {
 
     /// A child span of the current context for a stage of the call, such as `validate`.
     pub fn stage(&self, name: &'static str) -> Context {
-        let parent = Context::current();
-        if !self.tracing {
-            return parent;
-        }
-        let span =
-            self.tracer.span_builder(name).with_kind(SpanKind::Internal).start_with_context(&self.tracer, &parent);
-        parent.with_span(span)
+        self.child(|| (name.into(), SpanKind::Internal, Vec::new()))
     }
 
     /// A client span for one attempt at the backend, under the current context.
     pub fn backend(&self, tool: &str, backend: &'static str, attempt: u32) -> Context {
-        let parent = Context::current();
-        if !self.tracing {
-            return parent;
-        }
-        let attributes = vec![
-            KeyValue::new("gen_ai.tool.name", tool.to_owned()),
-            KeyValue::new("toolgate.backend", backend),
-            KeyValue::new("toolgate.attempt", i64::from(attempt)),
-        ];
-        let span = self
-            .tracer
-            .span_builder(format!("backend {tool}"))
-            .with_kind(SpanKind::Client)
-            .with_attributes(attributes)
-            .start_with_context(&self.tracer, &parent);
-        parent.with_span(span)
+        self.child(|| {
+            let attributes = vec![
+                KeyValue::new("gen_ai.tool.name", tool.to_owned()),
+                KeyValue::new("toolgate.backend", backend),
+                KeyValue::new("toolgate.attempt", i64::from(attempt)),
+            ];
+            (format!("backend {tool}").into(), SpanKind::Client, attributes)
+        })
     }
 
     /// A span around the calls of one batch, which become its children.
     pub fn batch(&self, calls: usize) -> Context {
+        self.child(|| {
+            ("execute_tool_batch".into(), SpanKind::Internal, vec![KeyValue::new("toolgate.batch.size", calls as i64)])
+        })
+    }
+
+    /// A span under the current context, described by `describe` only when spans are on; the current context
+    /// itself when they are off.
+    fn child(&self, describe: impl FnOnce() -> (Cow<'static, str>, SpanKind, Vec<KeyValue>)) -> Context {
         let parent = Context::current();
-        if !self.tracing {
+        if !self.tracing() {
             return parent;
         }
-        let attributes = vec![KeyValue::new("toolgate.batch.size", calls as i64)];
+        let (name, kind, attributes) = describe();
         let span = self
             .tracer
-            .span_builder("execute_tool_batch")
-            .with_kind(SpanKind::Internal)
+            .span_builder(name)
+            .with_kind(kind)
             .with_attributes(attributes)
             .start_with_context(&self.tracer, &parent);
         parent.with_span(span)
@@ -207,7 +193,7 @@ impl Telemetry {
     /// Ends a span `stage`, `backend` or `batch` opened, as an error when `error` names one. With spans off they
     /// opened none, and the caller's span is left alone.
     pub fn end(&self, cx: &Context, error: Option<&'static str>) {
-        if !self.tracing {
+        if !self.tracing() {
             return;
         }
         let span = cx.span();
