@@ -72,7 +72,7 @@ async fn invalid_specs_are_rejected_with_a_precise_reason() {
             "input_schema has a remote $ref https://schemas.example/a.json is not fetched",
         ),
         (with(json!({"backend": {"grpc": {"target": "not a url"}}})), "backend grpc.target"),
-        (with(json!({"backend": {"worker": {}}})), "backend worker is not available"),
+        (with(json!({"backend": {"mcp": {"server": "files", "tool": ""}}})), "backend mcp needs both server and tool"),
         (with(json!({"backend": null})), "backend is required"),
     ];
     for (spec, reason) in cases {

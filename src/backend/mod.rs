@@ -2,21 +2,28 @@
 
 mod grpc;
 mod http;
+pub mod mcp;
+pub mod worker;
 
 use crate::pipeline::CallContext;
 use crate::registry::Backend;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What a backend is asked to run.
 #[derive(Debug, Clone, Copy)]
 pub struct Invocation<'a> {
     pub call_id: &'a str,
+    /// The tool's registry name and tenant.
     pub tool: &'a str,
+    pub tenant: &'a str,
     /// JSON text of the arguments.
     pub arguments: &'a str,
     pub context: &'a CallContext,
     /// Trace context headers (`traceparent`, `tracestate`) that continue the gateway's span in the tool.
     pub trace: &'a [(&'static str, String)],
+    /// How long the gateway waits for this attempt; backends that can pass a deadline on do.
+    pub budget: Duration,
 }
 
 /// A backend's successful answer.
@@ -37,18 +44,28 @@ pub enum BackendError {
     Unavailable(String),
 }
 
-/// Connections to every backend, shared by all calls: one HTTP client pool, one gRPC channel per target.
+/// Connections to every backend, shared by all calls: one HTTP client pool, one gRPC channel per target, the MCP
+/// servers' sessions and the connected workers.
 pub struct Backends {
     http: http::HttpClient,
     grpc: grpc::GrpcChannels,
+    mcp: Arc<mcp::McpHub>,
+    workers: Arc<worker::WorkerPool>,
 }
 
 impl Backends {
     /// `max_result_bytes` bounds what a backend may answer.
-    pub fn new(connect_timeout: Duration, max_result_bytes: usize) -> Self {
+    pub fn new(
+        connect_timeout: Duration,
+        max_result_bytes: usize,
+        mcp: Arc<mcp::McpHub>,
+        workers: Arc<worker::WorkerPool>,
+    ) -> Self {
         Self {
             http: http::HttpClient::new(connect_timeout, max_result_bytes),
             grpc: grpc::GrpcChannels::new(connect_timeout, max_result_bytes),
+            mcp,
+            workers,
         }
     }
 
@@ -57,9 +74,8 @@ impl Backends {
         match backend {
             Backend::Grpc { target } => self.grpc.invoke(target, call).await,
             Backend::Http(spec) => self.http.invoke(spec, call).await,
-            Backend::Mcp { .. } | Backend::Worker {} => {
-                Err(BackendError::Unavailable(format!("{} backends are not available in this version", backend.kind())))
-            }
+            Backend::Mcp { server, tool } => self.mcp.invoke(server, tool, call).await,
+            Backend::Worker {} => self.workers.invoke(call).await,
         }
     }
 }

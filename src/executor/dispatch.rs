@@ -70,9 +70,11 @@ impl Executor {
             let invocation = Invocation {
                 call_id: &call.id,
                 tool: &tool.spec.name,
+                tenant: &tool.spec.tenant,
                 arguments: &prepared.arguments_text,
                 context: ctx,
                 trace: &trace,
+                budget,
             };
             let outcome = match tokio::time::timeout(budget, self.backends.invoke(backend, invocation)).await {
                 Ok(Ok(output)) => {

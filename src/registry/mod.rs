@@ -61,7 +61,7 @@ impl Registry {
         // Checked before taking the writer lock, so registrations compile in parallel with each other's commits.
         let mut tool = CompiledTool::compile(spec, &self.documents)?;
         if tool.spec.backend.is_none() {
-            return Err(SpecError::Backend("is required: one of grpc, http".into()).into());
+            return Err(SpecError::Backend("is required: one of grpc, http, mcp, worker".into()).into());
         }
         let _writer = self.writer.lock().await;
         let current = self.catalog.load_full();

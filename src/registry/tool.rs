@@ -150,9 +150,10 @@ fn check_backend(backend: &Backend) -> Result<(), SpecError> {
             }
             Ok(())
         }
-        Backend::Mcp { .. } | Backend::Worker {} => {
-            bad(format!("{} is not available in this version: use grpc or http", backend.kind()))
+        Backend::Mcp { server, tool } if server.is_empty() || tool.is_empty() => {
+            bad("mcp needs both server and tool".to_owned())
         }
+        Backend::Mcp { .. } | Backend::Worker {} => Ok(()),
     }
 }
 

@@ -11,6 +11,8 @@ mod status;
 pub use status::ServiceError;
 
 use crate::backend::Backends;
+use crate::backend::mcp::McpHub;
+use crate::backend::worker::WorkerPool;
 use crate::config::Config;
 use crate::executor::{ExecSettings, Executor};
 use crate::pb::v1::tool_review_server::ToolReviewServer;
@@ -76,7 +78,8 @@ pub async fn run_with_clock(
     // Bound before telemetry is built: a port in use fails the start before there is anything to flush.
     let metrics_listener = bind_metrics(&config).await?;
     let telemetry = Arc::new(telemetry(&config, &registry, &reviews)?);
-    let state = State { registry, reviews, policy, telemetry: Arc::clone(&telemetry) };
+    let (mcp, workers) = (Arc::new(McpHub::new()), Arc::new(WorkerPool::new()));
+    let state = State { registry, reviews, policy, telemetry: Arc::clone(&telemetry), mcp, workers };
     let served = serve(listener, &config, state, metrics_listener, shutdown).await;
     // On an error too: dropping the exporters unflushed would block this thread on their last export.
     telemetry.shutdown(config.telemetry.export_timeout).await;
@@ -89,6 +92,8 @@ struct State {
     reviews: Arc<ReviewQueue>,
     policy: Arc<Policy>,
     telemetry: Arc<Telemetry>,
+    mcp: Arc<McpHub>,
+    workers: Arc<WorkerPool>,
 }
 
 /// Opens the store under `config.data_dir`, its reviews and registry, and registers the static tools.
@@ -220,7 +225,12 @@ fn executor(config: &Config, state: &State, alive: tokio::sync::mpsc::Sender<()>
         },
         review_wait: config.review.max_wait,
     };
-    let backends = Backends::new(config.connect_timeout, config.max_result_bytes);
+    let backends = Backends::new(
+        config.connect_timeout,
+        config.max_result_bytes,
+        Arc::clone(&state.mcp),
+        Arc::clone(&state.workers),
+    );
     let registry = Arc::clone(&state.registry);
     let (policy, reviews, telemetry) =
         (Arc::clone(&state.policy), Arc::clone(&state.reviews), Arc::clone(&state.telemetry));
