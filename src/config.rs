@@ -1,6 +1,7 @@
 //! Configuration: the TOML file (`RawConfig`, unknown fields refused) layered under flags and environment,
 //! validated into `Config`.
 
+use crate::backend::mcp::McpServerSpec;
 use crate::pipeline::{Messages, ParseLimits, RepairSettings};
 use crate::registry::{SchemaDocuments, ToolSpec};
 use crate::telemetry::{RawTelemetry, TelemetrySettings};
@@ -49,6 +50,9 @@ pub struct RawConfig {
     /// Tools declared statically; registered at start.
     #[serde(default)]
     pub tools: Vec<ToolSpec>,
+    /// MCP servers whose tools are imported; stored at start, like those added over the admin API.
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServerSpec>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -170,6 +174,7 @@ pub struct Config {
     pub messages: Messages,
     pub documents: SchemaDocuments,
     pub tools: Vec<ToolSpec>,
+    pub mcp_servers: Vec<McpServerSpec>,
     pub tokens: Tokens,
     pub budgets: BudgetConfig,
     pub review: ReviewConfig,
@@ -222,6 +227,7 @@ impl Config {
             messages: raw.messages,
             documents: load_documents(&raw.schema_documents, base)?,
             tools: raw.tools,
+            mcp_servers: raw.mcp_servers,
             tokens: tokens(
                 overrides.admin_token.or(raw.auth.admin_token),
                 overrides.data_token.or(raw.auth.data_token),
@@ -258,6 +264,12 @@ impl Config {
         }
         if self.default_timeout.is_zero() {
             return Err(ConfigError::Invalid("limits.default_timeout_ms must be greater than 0".into()));
+        }
+        for (i, server) in self.mcp_servers.iter().enumerate() {
+            server.check().map_err(|e| ConfigError::Invalid(format!("mcp_servers[{i}] ({}): {e}", server.name)))?;
+            if self.mcp_servers[..i].iter().any(|s| s.name == server.name) {
+                return Err(ConfigError::Invalid(format!("mcp_servers: {:?} is declared twice", server.name)));
+            }
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 
 mod call;
 mod definitions;
+mod mcp;
 mod repair;
 mod review;
 mod serve;
@@ -34,6 +35,8 @@ enum Command {
     Repair(repair::RepairArgs),
     /// List the calls waiting for human review, and approve, edit or reject them.
     Review(review::ReviewArgs),
+    /// Add, list and remove the MCP servers whose tools the gateway imports.
+    Mcp(mcp::McpArgs),
 }
 
 /// Where client commands find the gateway, and the token its plane may require.
@@ -90,6 +93,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Definitions(args) => definitions::run(args).await,
             Command::Repair(args) => repair::run(args),
             Command::Review(args) => review::run(args).await,
+            Command::Mcp(args) => mcp::run(args).await,
         }
     });
     match result {

@@ -1,6 +1,7 @@
 //! Where registrations persist: the `ToolStore` trait and its embedded redb implementation.
 
 use super::spec::ToolSpec;
+use crate::backend::mcp::store::{MCP_SERVERS_TABLE, RedbMcpStore};
 use crate::policy::review::{REVIEWS_TABLE, RedbReviewStore};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use std::path::Path;
@@ -50,8 +51,14 @@ impl RedbStore {
         let txn = db.begin_write().map_err(redb::Error::from)?;
         txn.open_table(TOOLS).map_err(redb::Error::from)?;
         txn.open_table(REVIEWS_TABLE).map_err(redb::Error::from)?;
+        txn.open_table(MCP_SERVERS_TABLE).map_err(redb::Error::from)?;
         txn.commit().map_err(redb::Error::from)?;
         Ok(Self { db: Arc::new(db) })
+    }
+
+    /// The MCP server definitions' store, in the same database file.
+    pub fn mcp_servers(&self) -> RedbMcpStore {
+        RedbMcpStore::new(Arc::clone(&self.db))
     }
 
     /// The review queue's store, in the same database file.

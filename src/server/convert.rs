@@ -18,44 +18,60 @@ pub fn spec_from_proto(spec: pb::ToolSpec) -> Result<ToolSpec, String> {
         pb::backend::Kind::Mcp(m) => Backend::Mcp { server: m.server, tool: m.tool },
         pb::backend::Kind::Worker(_) => Backend::Worker {},
     });
-    let repair = spec.repair.unwrap_or_default();
-    let limits = spec.limits.unwrap_or_default();
-    let key = match pb::LimitKey::try_from(limits.key).unwrap_or_default() {
-        pb::LimitKey::Unspecified | pb::LimitKey::Tool => LimitKey::Tool,
-        pb::LimitKey::Tenant => LimitKey::Tenant,
-        pb::LimitKey::User => LimitKey::User,
-        pb::LimitKey::Session => LimitKey::Session,
-    };
     Ok(ToolSpec {
         name: spec.name,
         description: spec.description,
         input_schema,
         output_schema,
         backend,
-        inject: spec.inject.into_iter().map(|i| Injection { param: i.param, from: i.from }).collect(),
-        repair: RepairPolicy {
-            enabled: repair.enabled,
-            aliases: repair.aliases.into_iter().collect(),
-            drop_unknown: repair.drop_unknown,
-        },
-        limits: Limits {
-            rate: limits.rate,
-            burst: limits.burst,
-            key,
-            max_concurrency: limits.max_concurrency,
-            timeout_ms: limits.timeout_ms,
-            retries: limits.retries,
-            idempotent: limits.idempotent,
-        },
+        inject: injections_from_proto(spec.inject),
+        repair: repair_policy_from_proto(spec.repair),
+        limits: limits_from_proto(spec.limits),
         review: Review { required: spec.review.is_some_and(|r| r.required) },
-        budget: spec.budget.map_or_else(Budget::default, |b| Budget {
-            max_calls: b.max_calls,
-            max_consecutive_failures: b.max_consecutive_failures,
-        }),
+        budget: budget_from_proto(spec.budget),
         tenant: spec.tenant,
         labels: spec.labels.into_iter().collect(),
         // Output only: the registry sets it on registration.
         version: spec.version,
+    })
+}
+
+pub(super) fn injections_from_proto(inject: Vec<pb::Injection>) -> Vec<Injection> {
+    inject.into_iter().map(|i| Injection { param: i.param, from: i.from }).collect()
+}
+
+pub(super) fn repair_policy_from_proto(repair: Option<pb::RepairPolicy>) -> RepairPolicy {
+    let repair = repair.unwrap_or_default();
+    RepairPolicy {
+        enabled: repair.enabled,
+        aliases: repair.aliases.into_iter().collect(),
+        drop_unknown: repair.drop_unknown,
+    }
+}
+
+pub(super) fn limits_from_proto(limits: Option<pb::Limits>) -> Limits {
+    let limits = limits.unwrap_or_default();
+    let key = match pb::LimitKey::try_from(limits.key).unwrap_or_default() {
+        pb::LimitKey::Unspecified | pb::LimitKey::Tool => LimitKey::Tool,
+        pb::LimitKey::Tenant => LimitKey::Tenant,
+        pb::LimitKey::User => LimitKey::User,
+        pb::LimitKey::Session => LimitKey::Session,
+    };
+    Limits {
+        rate: limits.rate,
+        burst: limits.burst,
+        key,
+        max_concurrency: limits.max_concurrency,
+        timeout_ms: limits.timeout_ms,
+        retries: limits.retries,
+        idempotent: limits.idempotent,
+    }
+}
+
+pub(super) fn budget_from_proto(budget: Option<pb::Budget>) -> Budget {
+    budget.map_or_else(Budget::default, |b| Budget {
+        max_calls: b.max_calls,
+        max_consecutive_failures: b.max_consecutive_failures,
     })
 }
 
@@ -79,43 +95,55 @@ pub fn spec_to_proto(spec: &ToolSpec) -> pb::ToolSpec {
         }
         Backend::Worker {} => pb::backend::Kind::Worker(pb::WorkerBackend {}),
     });
-    let key = match spec.limits.key {
-        LimitKey::Tool => pb::LimitKey::Tool,
-        LimitKey::Tenant => pb::LimitKey::Tenant,
-        LimitKey::User => pb::LimitKey::User,
-        LimitKey::Session => pb::LimitKey::Session,
-    };
-    let l = &spec.limits;
     pb::ToolSpec {
         name: spec.name.clone(),
         description: spec.description.clone(),
         input_schema: spec.input_schema.to_string(),
         output_schema: spec.output_schema.as_ref().map(Value::to_string).unwrap_or_default(),
         backend: Some(pb::Backend { kind }),
-        inject: spec.inject.iter().map(|i| pb::Injection { param: i.param.clone(), from: i.from.clone() }).collect(),
-        repair: Some(pb::RepairPolicy {
-            enabled: spec.repair.enabled,
-            aliases: spec.repair.aliases.clone().into_iter().collect(),
-            drop_unknown: spec.repair.drop_unknown,
-        }),
-        limits: Some(pb::Limits {
-            rate: l.rate.clone(),
-            burst: l.burst,
-            key: key.into(),
-            max_concurrency: l.max_concurrency,
-            timeout_ms: l.timeout_ms,
-            retries: l.retries,
-            idempotent: l.idempotent,
-        }),
+        inject: injections_to_proto(&spec.inject),
+        repair: Some(repair_policy_to_proto(&spec.repair)),
+        limits: Some(limits_to_proto(&spec.limits)),
         review: Some(pb::Review { required: spec.review.required }),
-        budget: Some(pb::Budget {
-            max_calls: spec.budget.max_calls,
-            max_consecutive_failures: spec.budget.max_consecutive_failures,
-        }),
+        budget: Some(budget_to_proto(spec.budget)),
         tenant: spec.tenant.clone(),
         labels: spec.labels.clone().into_iter().collect(),
         version: spec.version,
     }
+}
+
+pub(super) fn injections_to_proto(inject: &[Injection]) -> Vec<pb::Injection> {
+    inject.iter().map(|i| pb::Injection { param: i.param.clone(), from: i.from.clone() }).collect()
+}
+
+pub(super) fn repair_policy_to_proto(repair: &RepairPolicy) -> pb::RepairPolicy {
+    pb::RepairPolicy {
+        enabled: repair.enabled,
+        aliases: repair.aliases.clone().into_iter().collect(),
+        drop_unknown: repair.drop_unknown,
+    }
+}
+
+pub(super) fn limits_to_proto(l: &Limits) -> pb::Limits {
+    let key = match l.key {
+        LimitKey::Tool => pb::LimitKey::Tool,
+        LimitKey::Tenant => pb::LimitKey::Tenant,
+        LimitKey::User => pb::LimitKey::User,
+        LimitKey::Session => pb::LimitKey::Session,
+    };
+    pb::Limits {
+        rate: l.rate.clone(),
+        burst: l.burst,
+        key: key.into(),
+        max_concurrency: l.max_concurrency,
+        timeout_ms: l.timeout_ms,
+        retries: l.retries,
+        idempotent: l.idempotent,
+    }
+}
+
+pub(super) fn budget_to_proto(b: Budget) -> pb::Budget {
+    pb::Budget { max_calls: b.max_calls, max_consecutive_failures: b.max_consecutive_failures }
 }
 
 pub fn call_from_proto(call: pb::ToolCall) -> p::ToolCall {

@@ -3,6 +3,7 @@
 mod auth;
 pub mod convert;
 mod gateway;
+pub(crate) mod mcp;
 mod metrics;
 mod registry;
 mod review;
@@ -15,6 +16,7 @@ use crate::backend::mcp::McpHub;
 use crate::backend::worker::WorkerPool;
 use crate::config::Config;
 use crate::executor::{ExecSettings, Executor};
+use crate::pb::v1::mcp_registry_server::McpRegistryServer;
 use crate::pb::v1::tool_review_server::ToolReviewServer;
 use crate::pb::v1::{tool_gateway_server::ToolGatewayServer, tool_registry_server::ToolRegistryServer};
 use crate::pipeline::PrepareOptions;
@@ -36,6 +38,8 @@ pub enum ServeError {
     Registry(#[from] crate::registry::RegistryError),
     #[error("static tool {name:?} in the config: {source}")]
     StaticTool { name: String, source: crate::registry::RegistryError },
+    #[error(transparent)]
+    Mcp(#[from] crate::backend::mcp::McpError),
     #[error("reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
     #[error("listener: {0}")]
@@ -64,7 +68,7 @@ pub async fn run_with_clock(
     clock: Clock,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let (registry, reviews) = open_state(&config).await?;
+    let (registry, reviews, mcp) = open_state(&config).await?;
     let policy = Arc::new(Policy::new(
         clock,
         PolicySettings {
@@ -78,9 +82,11 @@ pub async fn run_with_clock(
     // Bound before telemetry is built: a port in use fails the start before there is anything to flush.
     let metrics_listener = bind_metrics(&config).await?;
     let telemetry = Arc::new(telemetry(&config, &registry, &reviews)?);
-    let (mcp, workers) = (Arc::new(McpHub::new()), Arc::new(WorkerPool::new()));
-    let state = State { registry, reviews, policy, telemetry: Arc::clone(&telemetry), mcp, workers };
+    let workers = Arc::new(WorkerPool::new());
+    let state = State { registry, reviews, policy, telemetry: Arc::clone(&telemetry), mcp: Arc::clone(&mcp), workers };
     let served = serve(listener, &config, state, metrics_listener, shutdown).await;
+    // Stdio MCP servers are child processes: they end with the gateway.
+    mcp.shutdown().await;
     // On an error too: dropping the exporters unflushed would block this thread on their last export.
     telemetry.shutdown(config.telemetry.export_timeout).await;
     served
@@ -96,18 +102,28 @@ struct State {
     workers: Arc<WorkerPool>,
 }
 
-/// Opens the store under `config.data_dir`, its reviews and registry, and registers the static tools.
-async fn open_state(config: &Config) -> Result<(Arc<Registry>, Arc<ReviewQueue>), ServeError> {
+/// Opens the store under `config.data_dir`, its reviews and registry, registers the static tools, and starts the
+/// MCP servers.
+async fn open_state(config: &Config) -> Result<(Arc<Registry>, Arc<ReviewQueue>, Arc<McpHub>), ServeError> {
     let store = RedbStore::open(&config.data_dir).map_err(RegistryError::from)?;
     let review_settings =
         ReviewSettings { max_pending: config.review.max_pending, keep_done: config.review.keep_decided };
     let reviews = Arc::new(ReviewQueue::open(Arc::new(store.reviews()), review_settings).map_err(RegistryError::from)?);
+    let mcp_store = Arc::new(store.mcp_servers());
     let registry = Arc::new(Registry::open(Arc::new(store), config.documents.clone())?);
     for spec in config.tools.clone() {
         let name = spec.name.clone();
         registry.register_unless_unchanged(spec).await.map_err(|source| ServeError::StaticTool { name, source })?;
     }
-    Ok((registry, reviews))
+    let mcp = Arc::new(McpHub::new(
+        Arc::clone(&registry),
+        config.documents.clone(),
+        mcp_store,
+        config.connect_timeout,
+        config.max_result_bytes,
+    ));
+    mcp.start(config.mcp_servers.clone()).await?;
+    Ok((registry, reviews, mcp))
 }
 
 /// Serves until `shutdown`, then waits for reviewed calls still running.
@@ -156,10 +172,12 @@ async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Res
         .max_decoding_message_size(max);
     let review = ToolReviewServer::new(review::ReviewService::new(state.reviews, state.registry, config.parse_limits))
         .max_decoding_message_size(max);
+    let mcp = McpRegistryServer::new(mcp::McpService::new(state.mcp)).max_decoding_message_size(max);
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter.set_serving::<ToolGatewayServer<gateway::GatewayService>>().await;
     health_reporter.set_serving::<ToolRegistryServer<registry::RegistryService>>().await;
     health_reporter.set_serving::<ToolReviewServer<review::ReviewService>>().await;
+    health_reporter.set_serving::<McpRegistryServer<mcp::McpService>>().await;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -168,6 +186,7 @@ async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Res
         .add_service(health)
         .add_service(reflection)
         .add_service(InterceptedService::new(admin, admin_token.clone()))
+        .add_service(InterceptedService::new(mcp, admin_token.clone()))
         .add_service(InterceptedService::new(review, admin_token))
         .add_service(InterceptedService::new(gateway, data_token)))
 }

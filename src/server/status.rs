@@ -1,5 +1,6 @@
 //! The one place errors become `tonic::Status`: an exhaustive match, so no new variant slips through unmapped.
 
+use crate::backend::mcp::McpError;
 use crate::policy::review::ReviewError;
 use crate::registry::{RegistryError, StoreError};
 use tonic::{Code, Status};
@@ -15,6 +16,8 @@ pub enum ServiceError {
     Unauthenticated(String),
     #[error(transparent)]
     Review(#[from] ReviewError),
+    #[error(transparent)]
+    Mcp(#[from] McpError),
     /// A stream that cannot go on; the client should start it again.
     #[error("{0}")]
     Aborted(String),
@@ -32,6 +35,11 @@ impl From<ServiceError> for Status {
                 ReviewError::Conflict => Code::AlreadyExists,
                 ReviewError::Full { .. } => Code::ResourceExhausted,
                 ReviewError::Store(_) => Code::Internal,
+            },
+            ServiceError::Mcp(e) => match e {
+                McpError::Invalid(_) => Code::InvalidArgument,
+                McpError::NotFound(_) => Code::NotFound,
+                McpError::Store(_) => Code::Internal,
             },
             ServiceError::Registry(e) => match e {
                 RegistryError::Spec(_) => Code::InvalidArgument,

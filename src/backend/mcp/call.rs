@@ -1,0 +1,190 @@
+//! One `tools/call`: the request built from an invocation, and the server's answer (a result, a JSON-RPC error,
+//! or a broken session) made into an `Output` or a `BackendError`.
+
+use crate::backend::{BackendError, Invocation, Output};
+use jsonschema::Validator;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, MetaObject};
+use rmcp::model::{JsonObject, RequestMetaObject};
+use rmcp::service::{Peer, RoleClient, ServiceError};
+
+/// What became of a call, and whether the session it went over is broken and must be opened again.
+pub struct Outcome {
+    pub result: Result<Output, BackendError>,
+    pub session_broken: bool,
+    pub output_violation: bool,
+}
+
+/// How a result is checked.
+pub struct Checks<'a> {
+    pub output: Option<&'a Validator>,
+    pub pass_invalid_output: bool,
+    pub max_result_bytes: usize,
+}
+
+pub async fn call(peer: &Peer<RoleClient>, tool: &str, call: Invocation<'_>, checks: Checks<'_>) -> Outcome {
+    let arguments = match serde_json::from_str::<JsonObject>(call.arguments) {
+        Ok(arguments) => arguments,
+        // The pipeline validated an object schema, so this is a gateway bug, not the model's.
+        Err(err) => return failed(BackendError::Unavailable(format!("arguments are not a JSON object: {err}"))),
+    };
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    params.arguments = Some(arguments);
+    params.meta = trace_meta(call.trace);
+    match peer.call_tool_once(params).await {
+        Ok(CallToolResponse::Complete(result)) => answer(result, &checks),
+        Ok(_) => failed(BackendError::Tool {
+            message: "the MCP server asked for input or started a task; toolgate supports complete results only".into(),
+            retryable: false,
+            model_fixable: false,
+        }),
+        Err(err) => service_error(err),
+    }
+}
+
+/// The W3C trace context in `_meta` (SEP-414), so the server can continue the gateway's trace.
+fn trace_meta(trace: &[(&'static str, String)]) -> Option<RequestMetaObject> {
+    if trace.is_empty() {
+        return None;
+    }
+    let mut meta = MetaObject::new();
+    for (name, value) in trace {
+        meta.0.insert((*name).to_owned(), value.clone().into());
+    }
+    Some(RequestMetaObject(meta))
+}
+
+fn failed(err: BackendError) -> Outcome {
+    Outcome { result: Err(err), session_broken: false, output_violation: false }
+}
+
+/// A result: `isError` is the tool's failure, with its text; otherwise its text and structured content, the
+/// latter checked against the tool's `outputSchema`.
+pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> Outcome {
+    let mut content = text_of(&result.content);
+    let structured = result.structured_content.as_ref().map(|v| v.to_string());
+    if content.is_empty()
+        && let Some(json) = &structured
+    {
+        content.clone_from(json);
+    }
+    let size = content.len() + structured.as_ref().map_or(0, String::len);
+    if size > checks.max_result_bytes {
+        let message = format!("the result is {size} bytes, over the limit of {}", checks.max_result_bytes);
+        return failed(BackendError::Tool { message, retryable: false, model_fixable: false });
+    }
+    if result.is_error == Some(true) {
+        return failed(BackendError::Tool { message: content, retryable: false, model_fixable: false });
+    }
+    let violation = checks.output.and_then(|validator| match &result.structured_content {
+        None => Some("declares an outputSchema but returned no structuredContent".to_owned()),
+        Some(value) => {
+            validator.iter_errors(value).next().map(|e| format!("{} at {:?}", e, e.instance_path().as_str()))
+        }
+    });
+    let Some(reason) = violation else {
+        return Outcome { result: Ok(Output { content, structured }), session_broken: false, output_violation: false };
+    };
+    let message = format!("the result does not match the tool's outputSchema: {reason}");
+    if checks.pass_invalid_output {
+        tracing::warn!(%message, "MCP result passed through despite its outputSchema");
+        return Outcome { result: Ok(Output { content, structured }), session_broken: false, output_violation: true };
+    }
+    Outcome {
+        result: Err(BackendError::Tool { message, retryable: false, model_fixable: false }),
+        session_broken: false,
+        output_violation: true,
+    }
+}
+
+/// Text blocks as they are, one per line; any other block (an image, a resource) as its JSON, so nothing is lost.
+fn text_of(blocks: &[ContentBlock]) -> String {
+    let parts: Vec<String> = blocks
+        .iter()
+        .map(|block| match block.as_text() {
+            Some(text) => text.text.clone(),
+            None => serde_json::to_string(block).unwrap_or_default(),
+        })
+        .collect();
+    parts.join("\n")
+}
+
+/// A JSON-RPC error is the tool's (invalid params are the model's to fix); a closed or failing transport means
+/// the server is unavailable and its session must be opened again.
+fn service_error(err: ServiceError) -> Outcome {
+    let (result, session_broken) = match err {
+        ServiceError::McpError(data) => {
+            let message = format!("MCP error {}: {}", data.code.0, data.message);
+            let result = match data.code {
+                ErrorCode::INVALID_PARAMS => BackendError::Tool { message, retryable: false, model_fixable: true },
+                // The server no longer has the tool: its list changed under us.
+                ErrorCode::METHOD_NOT_FOUND => BackendError::Unavailable(message),
+                _ => BackendError::Tool { message, retryable: false, model_fixable: false },
+            };
+            (result, false)
+        }
+        ServiceError::TransportSend(_) | ServiceError::TransportClosed => {
+            (BackendError::Unavailable(format!("the MCP server's connection is lost: {err}")), true)
+        }
+        other => (BackendError::Unavailable(format!("MCP: {other}")), false),
+    };
+    Outcome { result: Err(result), session_broken, output_violation: false }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn result(value: serde_json::Value) -> CallToolResult {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn checks(output: Option<&Validator>, pass: bool) -> Checks<'_> {
+        Checks { output, pass_invalid_output: pass, max_result_bytes: 1 << 20 }
+    }
+
+    #[test]
+    fn text_and_structured_content_become_the_output() {
+        let r = result(json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+                              "structuredContent": {"sum": 3}}));
+        let out = answer(r, &checks(None, false)).result.unwrap();
+        assert_eq!((out.content.as_str(), out.structured.as_deref()), ("a\nb", Some(r#"{"sum":3}"#)));
+    }
+
+    #[test]
+    fn is_error_is_a_tool_error_with_the_servers_text() {
+        let r = result(json!({"content": [{"type": "text", "text": "disk full"}], "isError": true}));
+        let err = answer(r, &checks(None, false)).result.unwrap_err();
+        assert_eq!(err, BackendError::Tool { message: "disk full".into(), retryable: false, model_fixable: false });
+    }
+
+    #[test]
+    fn an_output_schema_violation_fails_or_passes_as_configured() {
+        let schema = json!({"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]});
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let bad = || result(json!({"content": [], "structuredContent": {"sum": "x"}}));
+        let failed = answer(bad(), &checks(Some(&validator), false));
+        assert!(failed.output_violation);
+        assert!(
+            matches!(failed.result, Err(BackendError::Tool { ref message, .. }) if message.contains("outputSchema"))
+        );
+        let passed = answer(bad(), &checks(Some(&validator), true));
+        assert!(passed.output_violation && passed.result.is_ok());
+        let missing =
+            answer(result(json!({"content": [{"type": "text", "text": "t"}]})), &checks(Some(&validator), false));
+        assert!(missing.output_violation && missing.result.is_err());
+        let good =
+            answer(result(json!({"content": [], "structuredContent": {"sum": 1}})), &checks(Some(&validator), false));
+        assert!(!good.output_violation);
+        assert_eq!(good.result.unwrap().content, r#"{"sum":1}"#, "no text: the structured JSON is the content");
+    }
+
+    #[test]
+    fn an_oversized_result_is_refused() {
+        let r = result(json!({"content": [{"type": "text", "text": "x".repeat(100)}]}));
+        let out = answer(r, &Checks { output: None, pass_invalid_output: false, max_result_bytes: 10 });
+        assert!(
+            matches!(out.result, Err(BackendError::Tool { ref message, .. }) if message.contains("over the limit"))
+        );
+    }
+}

@@ -1,0 +1,121 @@
+//! Opening an MCP session: a supervised child process over stdio, or a streamable-HTTP endpoint, initialized
+//! with a client handler that reports `notifications/tools/list_changed`.
+
+use super::spec::{INHERITED_ENV, McpServerSpec, Transport};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ServiceExt};
+use std::collections::{BTreeMap, HashMap};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::Notify;
+
+/// An open session with one server.
+pub type Session = RunningService<RoleClient, Listener>;
+
+/// The client side of a session: it answers nothing, and wakes the supervisor when the tool list changes.
+pub struct Listener {
+    changed: Arc<Notify>,
+}
+
+impl ClientHandler for Listener {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.notify_one();
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::default(), Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+    }
+}
+
+/// Starts (or reaches) the server and runs the MCP handshake, all within `timeout`.
+pub async fn connect(spec: &McpServerSpec, changed: Arc<Notify>, timeout: Duration) -> Result<Session, String> {
+    let listener = Listener { changed };
+    let handshake = async {
+        match spec.transport() {
+            Transport::Stdio { command, args, env, cwd } => {
+                let child = spawn(&spec.name, command, args, env, cwd)?;
+                listener.serve(child).await.map_err(|e| format!("MCP handshake failed: {e}"))
+            }
+            Transport::Http { url, headers } => {
+                let transport = http_transport(url, headers, timeout)?;
+                listener.serve(transport).await.map_err(|e| format!("MCP handshake with {url} failed: {e}"))
+            }
+        }
+    };
+    tokio::time::timeout(timeout, handshake)
+        .await
+        .unwrap_or_else(|_| Err(format!("no MCP handshake within {} ms", timeout.as_millis())))
+}
+
+/// The server's process, with only the inherited variables and its own, and its stderr read into the log. The
+/// transport kills it when the session ends.
+fn spawn(
+    server: &str,
+    command: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: Option<&str>,
+) -> Result<TokioChildProcess, String> {
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args).env_clear();
+    for name in INHERITED_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            cmd.env(name, value);
+        }
+    }
+    cmd.envs(env);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    let (child, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {command:?}: {e}"))?;
+    tracing::info!(server, pid = child.id(), command, "MCP server process started");
+    if let Some(stderr) = stderr {
+        let server = server.to_owned();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(target: "toolgate::mcp::stderr", server = %server, "{}", truncated(&line));
+            }
+        });
+    }
+    Ok(child)
+}
+
+/// A stderr line as logged: at most 2 KiB, so a runaway server cannot flood one log record.
+fn truncated(line: &str) -> &str {
+    const MAX: usize = 2048;
+    if line.len() <= MAX {
+        return line;
+    }
+    let mut end = MAX;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    &line[..end]
+}
+
+fn http_transport(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+    connect_timeout: Duration,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    let mut custom = HashMap::new();
+    for (name, value) in headers {
+        let name = http::HeaderName::try_from(name.as_str()).map_err(|e| format!("header {name:?}: {e}"))?;
+        let value = http::HeaderValue::try_from(value.as_str()).map_err(|e| format!("header {name}: {e}"))?;
+        custom.insert(name, value);
+    }
+    let client =
+        reqwest::Client::builder().connect_timeout(connect_timeout).build().map_err(|e| format!("HTTP client: {e}"))?;
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom).reinit_on_expired_session(true);
+    Ok(StreamableHttpClientTransport::with_client(client, config))
+}

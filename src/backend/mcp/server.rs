@@ -1,0 +1,140 @@
+//! One MCP server as the gateway holds it: its definition, its live session's peer, what its last import did,
+//! and the signals its supervisor waits on.
+
+use super::spec::McpServerSpec;
+use jsonschema::Validator;
+use rmcp::service::{Peer, RoleClient};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::{Notify, watch};
+
+/// What an admin sees of a server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpStatus {
+    /// Redacted: env and header values hidden.
+    pub spec: McpServerSpec,
+    pub connected: bool,
+    pub tools: Vec<String>,
+    pub problems: Vec<String>,
+    pub last_error: String,
+    pub connects: u32,
+    pub output_violations: u64,
+}
+
+#[derive(Default)]
+struct Health {
+    connected: bool,
+    tools: Vec<String>,
+    problems: Vec<String>,
+    last_error: String,
+    connects: u32,
+}
+
+pub struct Server {
+    pub spec: McpServerSpec,
+    peer: RwLock<Option<Peer<RoleClient>>>,
+    health: Mutex<Health>,
+    /// Compiled outputSchemas, by the tool's own name on the server.
+    outputs: RwLock<HashMap<String, Arc<Validator>>>,
+    output_violations: AtomicU64,
+    /// `notifications/tools/list_changed` arrived.
+    pub changed: Arc<Notify>,
+    /// A call found the session broken.
+    pub broken: Notify,
+    stop: watch::Sender<bool>,
+    /// Bumped after each connection attempt, so `add` can wait for the first one.
+    attempts: watch::Sender<u32>,
+    supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Server {
+    pub fn new(spec: McpServerSpec) -> Self {
+        Self {
+            spec,
+            peer: RwLock::new(None),
+            health: Mutex::new(Health::default()),
+            outputs: RwLock::new(HashMap::new()),
+            output_violations: AtomicU64::new(0),
+            changed: Arc::new(Notify::new()),
+            broken: Notify::new(),
+            stop: watch::Sender::new(false),
+            attempts: watch::Sender::new(0),
+            supervisor: Mutex::new(None),
+        }
+    }
+
+    pub fn peer(&self) -> Option<Peer<RoleClient>> {
+        self.peer.read().expect("peer lock").clone()
+    }
+
+    pub fn output(&self, tool: &str) -> Option<Arc<Validator>> {
+        self.outputs.read().expect("outputs lock").get(tool).cloned()
+    }
+
+    pub fn count_output_violation(&self) {
+        self.output_violations.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn connected(&self, peer: Peer<RoleClient>) {
+        *self.peer.write().expect("peer lock") = Some(peer);
+        let mut health = self.health.lock().expect("health lock");
+        health.connected = true;
+        health.connects += 1;
+        health.last_error.clear();
+    }
+
+    /// The session is gone: calls answer UNAVAILABLE until the next one.
+    pub fn disconnected(&self, reason: &str) {
+        *self.peer.write().expect("peer lock") = None;
+        let mut health = self.health.lock().expect("health lock");
+        health.connected = false;
+        reason.clone_into(&mut health.last_error);
+    }
+
+    pub fn imported(&self, tools: Vec<String>, problems: Vec<String>, outputs: HashMap<String, Arc<Validator>>) {
+        *self.outputs.write().expect("outputs lock") = outputs;
+        let mut health = self.health.lock().expect("health lock");
+        (health.tools, health.problems) = (tools, problems);
+    }
+
+    pub fn attempted(&self) {
+        self.attempts.send_modify(|n| *n += 1);
+    }
+
+    /// Waits until at least one connection attempt has finished.
+    pub async fn first_attempt(&self) {
+        let mut attempts = self.attempts.subscribe();
+        let _ = attempts.wait_for(|n| *n > 0).await;
+    }
+
+    pub fn stop_signal(&self) -> watch::Receiver<bool> {
+        self.stop.subscribe()
+    }
+
+    pub fn set_supervisor(&self, handle: tokio::task::JoinHandle<()>) {
+        *self.supervisor.lock().expect("supervisor lock") = Some(handle);
+    }
+
+    /// Stops the supervisor and waits until its session, and so its process, is closed.
+    pub async fn stop(&self) {
+        self.stop.send_replace(true);
+        let handle = self.supervisor.lock().expect("supervisor lock").take();
+        if let Some(handle) = handle {
+            let _ = handle.await;
+        }
+    }
+
+    pub fn status(&self) -> McpStatus {
+        let health = self.health.lock().expect("health lock");
+        McpStatus {
+            spec: self.spec.redacted(),
+            connected: health.connected,
+            tools: health.tools.clone(),
+            problems: health.problems.clone(),
+            last_error: health.last_error.clone(),
+            connects: health.connects,
+            output_violations: self.output_violations.load(Ordering::Relaxed),
+        }
+    }
+}
