@@ -10,6 +10,8 @@ use std::process::Stdio;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use tokio::process::{Child, Command};
+use tonic::transport::Channel;
+use toolgate::pb::v1::{self as pb, mcp_registry_client::McpRegistryClient};
 
 /// How to get a python with the MCP SDK, from the repository root.
 pub const INSTALL_COMMAND: &str =
@@ -174,4 +176,38 @@ pub fn pid_alive(pid: u32) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+// The gateway's side: MCP server definitions and the McpRegistry admin client.
+
+pub fn stdio_server(name: &str) -> pb::McpServer {
+    let (command, args) = stdio_command();
+    let stdio = pb::McpStdio { command, args, ..Default::default() };
+    pb::McpServer { name: name.into(), transport: Some(pb::mcp_server::Transport::Stdio(stdio)), ..Default::default() }
+}
+
+pub fn http_server(name: &str, url: &str) -> pb::McpServer {
+    let http = pb::McpHttp { url: url.into(), ..Default::default() };
+    pb::McpServer { name: name.into(), transport: Some(pb::mcp_server::Transport::Http(http)), ..Default::default() }
+}
+
+/// The server with `user_id` injected into its `whoami` tool, as an operator's overlay.
+pub fn with_injection(mut server: pb::McpServer) -> pb::McpServer {
+    let inject = vec![pb::Injection { param: "user_id".into(), from: "user_id".into() }];
+    server.overlays.insert("whoami".into(), pb::ToolOverlay { inject, ..Default::default() });
+    server
+}
+
+pub async fn admin(gw: &super::common::Gateway) -> McpRegistryClient<Channel> {
+    McpRegistryClient::new(super::common::connect(gw.addr).await)
+}
+
+pub async fn add(admin: &mut McpRegistryClient<Channel>, server: pb::McpServer) -> pb::McpServerStatus {
+    let request = pb::AddMcpServerRequest { server: Some(server) };
+    admin.add_mcp_server(request).await.expect("AddMcpServer").into_inner().status.expect("a status")
+}
+
+pub async fn status(admin: &mut McpRegistryClient<Channel>, name: &str) -> pb::McpServerStatus {
+    let servers = admin.list_mcp_servers(pb::ListMcpServersRequest {}).await.unwrap().into_inner().servers;
+    servers.into_iter().find(|s| s.server.as_ref().is_some_and(|d| d.name == name)).expect("the server is listed")
 }

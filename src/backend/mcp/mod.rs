@@ -126,7 +126,7 @@ impl McpHub {
         let Some(server) = found else {
             return Err(BackendError::Unavailable(format!("MCP server {server:?} is not defined")));
         };
-        let Some(peer) = server.peer() else {
+        let Some((session, peer)) = server.peer() else {
             let reason = server.status().last_error;
             return Err(BackendError::Unavailable(format!(
                 "MCP server {:?} is not connected: {reason}",
@@ -141,7 +141,7 @@ impl McpHub {
         };
         let outcome = call::call(&peer, tool, call, checks).await;
         if outcome.session_broken {
-            server.broken.notify_one();
+            server.report_broken(session);
         }
         if outcome.output_violation {
             server.count_output_violation();

@@ -33,14 +33,18 @@ struct Health {
 
 pub struct Server {
     pub spec: McpServerSpec,
-    peer: RwLock<Option<Peer<RoleClient>>>,
+    /// The live session's peer, with the session's number.
+    peer: RwLock<Option<(u64, Peer<RoleClient>)>>,
+    sessions: AtomicU64,
+    /// The number of the session a call last found broken.
+    broken_session: AtomicU64,
     health: Mutex<Health>,
     /// Compiled outputSchemas, by the tool's own name on the server.
     outputs: RwLock<HashMap<String, Arc<Validator>>>,
     output_violations: AtomicU64,
     /// `notifications/tools/list_changed` arrived.
     pub changed: Arc<Notify>,
-    /// A call found the session broken.
+    /// A call found a session broken; `broken_session` says which.
     pub broken: Notify,
     stop: watch::Sender<bool>,
     /// Bumped after each connection attempt, so `add` can wait for the first one.
@@ -53,6 +57,8 @@ impl Server {
         Self {
             spec,
             peer: RwLock::new(None),
+            sessions: AtomicU64::new(0),
+            broken_session: AtomicU64::new(0),
             health: Mutex::new(Health::default()),
             outputs: RwLock::new(HashMap::new()),
             output_violations: AtomicU64::new(0),
@@ -64,8 +70,20 @@ impl Server {
         }
     }
 
-    pub fn peer(&self) -> Option<Peer<RoleClient>> {
+    /// The live session's number and peer.
+    pub fn peer(&self) -> Option<(u64, Peer<RoleClient>)> {
         self.peer.read().expect("peer lock").clone()
+    }
+
+    /// A call found session `session` broken: its supervisor opens a new one.
+    pub fn report_broken(&self, session: u64) {
+        self.broken_session.store(session, Ordering::Relaxed);
+        self.broken.notify_one();
+    }
+
+    /// Whether session `session` was reported broken. A report about an earlier session is stale.
+    pub fn is_broken(&self, session: u64) -> bool {
+        self.broken_session.load(Ordering::Relaxed) == session
     }
 
     pub fn output(&self, tool: &str) -> Option<Arc<Validator>> {
@@ -76,12 +94,15 @@ impl Server {
         self.output_violations.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn connected(&self, peer: Peer<RoleClient>) {
-        *self.peer.write().expect("peer lock") = Some(peer);
+    /// A new session is up; returns its number.
+    pub fn connected(&self, peer: Peer<RoleClient>) -> u64 {
+        let session = self.sessions.fetch_add(1, Ordering::Relaxed) + 1;
+        *self.peer.write().expect("peer lock") = Some((session, peer));
         let mut health = self.health.lock().expect("health lock");
         health.connected = true;
         health.connects += 1;
         health.last_error.clear();
+        session
     }
 
     /// The session is gone: calls answer UNAVAILABLE until the next one.

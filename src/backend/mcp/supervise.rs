@@ -32,11 +32,10 @@ pub async fn supervise(server: Arc<Server>, ctx: Arc<Context>) {
         let started = Instant::now();
         match connect::connect(&server.spec, Arc::clone(&server.changed), ctx.connect_timeout).await {
             Ok(session) => {
-                server.connected(session.peer().clone());
+                let number = server.connected(session.peer().clone());
                 tracing::info!(server = %name, "MCP server connected");
-                let Some(reason) = run(&server, &ctx, session, &mut stop).await else { break };
+                let Some(reason) = run(&server, &ctx, (number, session), &mut stop).await else { break };
                 tracing::warn!(server = %name, %reason, "MCP session lost; reconnecting");
-                server.disconnected(&reason);
                 if started.elapsed() >= STABLE {
                     backoff = MIN_BACKOFF;
                 }
@@ -58,14 +57,21 @@ pub async fn supervise(server: Arc<Server>, ctx: Arc<Context>) {
 }
 
 /// Imports the tools, then keeps them in step until the session is lost (its reason) or the server is stopped
-/// (`None`). Either way the session is closed before this returns, which ends a stdio server's process.
-async fn run(server: &Server, ctx: &Context, session: Session, stop: &mut watch::Receiver<bool>) -> Option<String> {
+/// (`None`). Either way calls stop using the session at once, and it is closed before this returns, which ends a
+/// stdio server's process.
+async fn run(
+    server: &Server,
+    ctx: &Context,
+    (number, session): (u64, Session),
+    stop: &mut watch::Receiver<bool>,
+) -> Option<String> {
     let peer = session.peer().clone();
     let cancel = session.cancellation_token();
     let mut done = std::pin::pin!(session.waiting());
     let imported = refresh(server, ctx, &peer).await;
     server.attempted();
     if let Err(reason) = imported {
+        server.disconnected(&reason);
         cancel.cancel();
         let _ = done.await;
         return Some(reason);
@@ -74,9 +80,16 @@ async fn run(server: &Server, ctx: &Context, session: Session, stop: &mut watch:
     let mut ticks = tokio::time::interval_at(Instant::now() + every, every);
     let lost = loop {
         let refreshed = tokio::select! {
-            _ = &mut done => return Some("the server closed the session".into()),
+            _ = &mut done => {
+                let reason = "the server closed the session";
+                server.disconnected(reason);
+                return Some(reason.into());
+            }
             _ = stop.changed() => None,
-            () = server.broken.notified() => Some(Err("a call found the connection lost".to_owned())),
+            () = server.broken.notified() => match server.is_broken(number) {
+                true => Some(Err("a call found the connection lost".to_owned())),
+                false => Some(Ok(())),
+            },
             () = server.changed.notified() => Some(refresh(server, ctx, &peer).await),
             _ = ticks.tick() => Some(refresh(server, ctx, &peer).await),
         };
@@ -86,6 +99,7 @@ async fn run(server: &Server, ctx: &Context, session: Session, stop: &mut watch:
             Some(Err(reason)) => break Some(reason),
         }
     };
+    server.disconnected(lost.as_deref().unwrap_or("stopped"));
     cancel.cancel();
     let _ = done.await;
     lost
