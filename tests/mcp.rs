@@ -6,28 +6,9 @@ mod common;
 mod mcp_support;
 
 use common::{Gateway, kind_of, start_gateway, status_of, temp_config};
-use mcp_support::{HttpServer, add, admin, http_server, kill_pid, status, stdio_server, with_injection};
+use mcp_support::{HttpServer, add, admin, call_until, http_server, kill_pid, status, stdio_server, with_injection};
 use serde_json::{Value, json};
-use std::time::Duration;
 use toolgate::pb::v1 as pb;
-
-/// Calls until `done` accepts the message, for up to 20 s; returns that message.
-async fn call_until(
-    gw: &mut Gateway,
-    name: &str,
-    arguments: &str,
-    done: impl Fn(&pb::ToolMessage) -> bool,
-) -> pb::ToolMessage {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let message = gw.call(name, arguments).await;
-        if done(&message) {
-            return message;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{name} never got there; last answer: {message:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 fn ok(m: &pb::ToolMessage) -> bool {
     status_of(m) == pb::ToolStatus::Success

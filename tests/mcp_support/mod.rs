@@ -211,3 +211,21 @@ pub async fn status(admin: &mut McpRegistryClient<Channel>, name: &str) -> pb::M
     let servers = admin.list_mcp_servers(pb::ListMcpServersRequest {}).await.unwrap().into_inner().servers;
     servers.into_iter().find(|s| s.server.as_ref().is_some_and(|d| d.name == name)).expect("the server is listed")
 }
+
+/// Calls until `done` accepts the message, for up to 20 s; returns that message.
+pub async fn call_until(
+    gw: &mut super::common::Gateway,
+    name: &str,
+    arguments: &str,
+    done: impl Fn(&pb::ToolMessage) -> bool,
+) -> pb::ToolMessage {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let message = gw.call(name, arguments).await;
+        if done(&message) {
+            return message;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{name} never got there; last answer: {message:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
