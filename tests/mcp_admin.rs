@@ -144,3 +144,38 @@ async fn admin_names(gw: &common::Gateway) -> Vec<String> {
     let servers = admin.list_mcp_servers(pb::ListMcpServersRequest {}).await.unwrap().into_inner().servers;
     servers.into_iter().map(|s| s.server.unwrap().name).collect()
 }
+
+/// `toolgate mcp add|list|remove` against a real gateway; a server that cannot start is still added, and shown.
+#[tokio::test]
+async fn add_list_and_remove_from_the_command_line() {
+    let (_dir, config) = temp_config();
+    let gw = start_gateway(config).await;
+    let server = format!("http://{}", gw.addr);
+    let run = |args: Vec<&str>| {
+        let server = server.clone();
+        let args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+        async move {
+            let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+                .args(&args)
+                .args(["--server", &server])
+                .output()
+                .await
+                .expect("the toolgate binary runs");
+            assert!(out.status.success(), "toolgate {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8(out.stdout).unwrap()
+        }
+    };
+    let added =
+        run(vec!["mcp", "add", "files", "--command", "/nonexistent/mcp", "--arg", "-v", "--env", "TOKEN=s3cret"]);
+    let added: serde_json::Value = serde_json::from_str(&added.await).unwrap();
+    assert_eq!(added["server"]["args"], json!(["-v"]));
+    assert_eq!(added["server"]["env"], json!({"TOKEN": "<redacted>"}), "secrets are not echoed back");
+    assert_eq!(added["connected"], json!(false));
+    assert!(added["last_error"].as_str().unwrap().contains("cannot start"), "{added}");
+    let listed: serde_json::Value = serde_json::from_str(&run(vec!["mcp", "list"]).await).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    assert_eq!(run(vec!["mcp", "remove", "files"]).await, "removed files\n");
+    let listed: serde_json::Value = serde_json::from_str(&run(vec!["mcp", "list"]).await).unwrap();
+    assert_eq!(listed, json!([]));
+    gw.stop().await;
+}
