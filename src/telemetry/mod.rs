@@ -55,7 +55,10 @@ impl Telemetry {
         let prometheus = settings.prometheus_listen.map(|_| prometheus::Registry::new());
         let meter_provider = export::meter_provider(settings, prometheus.as_ref(), resource)?;
         let meter = meter_provider.meter("toolgate");
-        observe(&meter, gauges, queue);
+        // Without a reader the SDK refuses observable instruments, logging an ERROR for each at every start.
+        if settings.otlp_endpoint.is_some() || prometheus.is_some() {
+            observe(&meter, gauges, queue);
+        }
         let tracer = match &tracer_provider {
             Some(provider) => BoxedTracer::new(Box::new(provider.tracer("toolgate"))),
             None => BoxedTracer::new(Box::new(opentelemetry::trace::noop::NoopTracer::new())),
