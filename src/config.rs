@@ -355,6 +355,30 @@ mod tests {
     }
 
     #[test]
+    fn mcp_servers_parse_with_their_overlays_and_are_checked() {
+        let text = r#"
+            [[mcp_servers]]
+            name = "files"
+            command = "npx"
+            args = ["-y", "server"]
+            env = { LOG_LEVEL = "warn" }
+
+            [mcp_servers.overlays.read_file]
+            inject = [{ param = "user", from = "user_id" }]
+            limits = { rate = "10/s", timeout_ms = 5000 }
+            "#;
+        let config = Config::from_raw(toml::from_str(text).unwrap(), Overrides::default(), Path::new(".")).unwrap();
+        let overlay = &config.mcp_servers[0].overlays["read_file"];
+        assert_eq!((overlay.inject[0].param.as_str(), overlay.limits.timeout_ms), ("user", 5000));
+        let twice = format!("{text}\n[[mcp_servers]]\nname = \"files\"\nurl = \"http://127.0.0.1:1/mcp\"\n");
+        let err = Config::from_raw(toml::from_str(&twice).unwrap(), Overrides::default(), Path::new("."));
+        assert!(err.unwrap_err().to_string().contains("\"files\" is declared twice"));
+        let bad: RawConfig = toml::from_str("[[mcp_servers]]\nname = \"x\"\n").unwrap();
+        let err = Config::from_raw(bad, Overrides::default(), Path::new(".")).unwrap_err().to_string();
+        assert!(err.contains("mcp_servers[0] (x): needs a transport"), "{err}");
+    }
+
+    #[test]
     fn the_example_config_loads() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/toolgate.toml");
         let config = Config::load(Some(&path), Overrides::default()).unwrap();
