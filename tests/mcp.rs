@@ -142,3 +142,23 @@ async fn an_output_that_violates_its_schema_passes_when_configured_and_is_counte
     assert_eq!(status(&mut admin, "lax").await.output_violations, 1);
     gw.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
+async fn a_paginated_tool_list_is_imported_whole_and_refreshed_without_a_notification() {
+    let (_dir, config) = temp_config();
+    let mut gw = start_gateway(config).await;
+    let mut admin = admin(&gw).await;
+    let mut server = stdio_server("paged");
+    if let Some(pb::mcp_server::Transport::Stdio(stdio)) = &mut server.transport {
+        stdio.args.extend(["--page-size".into(), "3".into()]);
+    }
+    server.refresh_interval_ms = 300;
+    let imported = add(&mut admin, server).await;
+    assert_eq!(imported.tools.len(), 8, "three pages of tools/list, all imported: {imported:?}");
+    let added = gw.call("paged__add_tool", r#"{"name": "quiet", "notify": false}"#).await;
+    assert_eq!(added.content, "added");
+    let quiet = call_until(&mut gw, "paged__quiet", "{}", ok).await;
+    assert_eq!(quiet.content, "quiet", "the periodic refresh found the tool");
+    gw.stop().await;
+}

@@ -18,8 +18,9 @@ Tools (wire behaviour as of mcp==1.30.0):
     count(n)            -> inputSchema says integer, but the server does not coerce: text "int:5" when it
                            received the JSON number 5, "str:5" when it received the JSON string "5"
     pid()               -> text: this process's id
-    add_tool(name)      -> registers a tool `name` (no arguments, answers the text `name`), sends
-                           notifications/tools/list_changed, answers the text "added" (or "exists")
+    add_tool(name, notify=true) -> registers a tool `name` (no arguments, answers the text `name`), sends
+                           notifications/tools/list_changed unless notify is false, answers the text "added"
+                           (or "exists")
 
 Nothing but MCP goes to stdout. One line goes to stderr at start: `toolgate-test-mcp: started pid=N transport=T`;
 over HTTP a second one once the port is bound: `toolgate-test-mcp: listening on http://127.0.0.1:N/mcp`.
@@ -139,8 +140,9 @@ def pid() -> int:
 
 
 @mcp.tool(structured_output=False)
-async def add_tool(name: str, ctx: Context) -> str:
-    """Registers a tool called `name` (no arguments, returns its own name) and sends tools/list_changed."""
+async def add_tool(name: str, ctx: Context, notify: bool = True) -> str:
+    """Registers a tool called `name` (no arguments, returns its own name) and sends tools/list_changed, unless
+    `notify` is false (then only a client that lists the tools again finds it)."""
     if mcp._tool_manager.get_tool(name) is not None:
         return "exists"
 
@@ -148,6 +150,8 @@ async def add_tool(name: str, ctx: Context) -> str:
         return name
 
     mcp.add_tool(new_tool, name=name, description=f"Added at run time; returns {name!r}.", structured_output=False)
+    if not notify:
+        return "added"
     # Tied to this request, so over streamable HTTP it travels on this call's own response stream and does not
     # depend on the client having opened the optional GET stream.
     await ctx.session.send_notification(
