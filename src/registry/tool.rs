@@ -214,8 +214,8 @@ mod tests {
                 "grpc.target",
             ),
             (
-                json!({"name": "t", "input_schema": {"type": "object"}, "backend": {"mcp": {"server": "s", "tool": "t"}}}),
-                "mcp is not available",
+                json!({"name": "t", "input_schema": {"type": "object"}, "backend": {"mcp": {"server": "", "tool": "t"}}}),
+                "backend mcp needs both server and tool",
             ),
             (
                 json!({"name": "t", "input_schema": {"type": "object"}, "inject": [{"param": "u", "from": "user_id"}]}),
