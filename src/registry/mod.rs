@@ -59,10 +59,7 @@ impl Registry {
     /// Creates or replaces a tool. Returns it with its new version, and whether it was created.
     pub async fn register(&self, spec: ToolSpec) -> Result<(Arc<CompiledTool>, bool), RegistryError> {
         // Checked before taking the writer lock, so registrations compile in parallel with each other's commits.
-        let mut tool = CompiledTool::compile(spec, &self.documents)?;
-        if tool.spec.backend.is_none() {
-            return Err(SpecError::Backend("is required: one of grpc, http, mcp, worker".into()).into());
-        }
+        let mut tool = self.compile(spec)?;
         let _writer = self.writer.lock().await;
         let current = self.catalog.load_full();
         let previous = current.get(&tool.spec.tenant, &tool.spec.name);
@@ -83,6 +80,19 @@ impl Registry {
             self.register(spec).await?;
         }
         Ok(())
+    }
+
+    /// Checks a spec as `register` does, storing nothing: for callers that register several tools, all or none.
+    pub fn check(&self, spec: &ToolSpec) -> Result<(), RegistryError> {
+        self.compile(spec.clone()).map(drop)
+    }
+
+    fn compile(&self, spec: ToolSpec) -> Result<CompiledTool, RegistryError> {
+        let tool = CompiledTool::compile(spec, &self.documents)?;
+        if tool.spec.backend.is_none() {
+            return Err(SpecError::Backend("is required: one of grpc, http, mcp, worker".into()).into());
+        }
+        Ok(tool)
     }
 
     pub fn get(&self, tenant: &str, name: &str) -> Result<Arc<CompiledTool>, RegistryError> {

@@ -1,5 +1,6 @@
 //! Conversions between prost types and domain types: the edge where protobuf stops.
 
+use crate::backend::worker::{Answer, Job};
 use crate::pb::v1 as pb;
 use crate::pipeline::{self as p, ErrorKind, Status};
 use crate::policy::review::ReviewRecord;
@@ -237,4 +238,27 @@ pub fn review_to_proto(record: &ReviewRecord) -> pb::PendingReview {
 
 fn repair_to_proto(r: p::Repair) -> pb::Repair {
     pb::Repair { rule: r.rule, path: r.path, before: r.before, after: r.after }
+}
+
+pub fn job_to_proto(job: Job) -> pb::WorkerInvocation {
+    pb::WorkerInvocation {
+        invocation_id: job.invocation_id,
+        call_id: job.call_id,
+        tool: job.tool,
+        arguments: job.arguments,
+        context: Some(context_to_proto(&job.context)),
+        deadline_ms: job.deadline_ms,
+        trace: job.trace.into_iter().collect(),
+    }
+}
+
+/// A worker's result: the invocation it answers, and the answer.
+pub fn answer_from_proto(result: pb::WorkerResult) -> (String, Answer) {
+    let answer = Answer {
+        content: result.content,
+        structured: result.structured,
+        is_error: result.is_error,
+        error_message: result.error_message,
+    };
+    (result.invocation_id, answer)
 }

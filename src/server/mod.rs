@@ -1,4 +1,4 @@
-//! The gRPC server: ToolGateway, ToolRegistry, ToolReview, health and reflection on one port.
+//! The gRPC server: ToolGateway, ToolRegistry, ToolReview, ToolWorker, health and reflection on one port.
 
 mod auth;
 pub mod convert;
@@ -8,6 +8,7 @@ mod metrics;
 mod registry;
 mod review;
 mod status;
+mod worker;
 
 pub use status::ServiceError;
 
@@ -18,6 +19,7 @@ use crate::config::Config;
 use crate::executor::{ExecSettings, Executor};
 use crate::pb::v1::mcp_registry_server::McpRegistryServer;
 use crate::pb::v1::tool_review_server::ToolReviewServer;
+use crate::pb::v1::tool_worker_server::ToolWorkerServer;
 use crate::pb::v1::{tool_gateway_server::ToolGatewayServer, tool_registry_server::ToolRegistryServer};
 use crate::pipeline::PrepareOptions;
 use crate::policy::review::{ReviewQueue, ReviewSettings};
@@ -140,9 +142,12 @@ async fn serve(
     let (alive, mut all_gone) = tokio::sync::mpsc::channel::<()>(1);
     let executor = Arc::new(executor(config, &state, alive));
     let closing = Arc::clone(&state.reviews);
+    let workers = Arc::clone(&state.workers);
     let shutdown = async move {
         shutdown.await;
         closing.close();
+        // A connected worker's stream never ends on its own; the graceful shutdown would wait for it.
+        workers.close();
         // The metrics endpoint stops with the gateway.
         drop(metrics_done);
     };
@@ -170,6 +175,9 @@ async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Res
     let admin_token = RequireToken::new("admin", config.tokens.admin.as_deref());
     let admin = ToolRegistryServer::new(registry::RegistryService::new(Arc::clone(&state.registry)))
         .max_decoding_message_size(max);
+    let worker = worker::WorkerService::new(Arc::clone(&state.registry), state.workers, config.max_result_bytes);
+    // One limit for hellos, which carry specs, and results, which the service bounds by max_result_bytes itself.
+    let worker = ToolWorkerServer::new(worker).max_decoding_message_size(max.max(config.max_result_bytes));
     let review = ToolReviewServer::new(review::ReviewService::new(state.reviews, state.registry, config.parse_limits))
         .max_decoding_message_size(max);
     let mcp = McpRegistryServer::new(mcp::McpService::new(state.mcp)).max_decoding_message_size(max);
@@ -178,6 +186,7 @@ async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Res
     health_reporter.set_serving::<ToolRegistryServer<registry::RegistryService>>().await;
     health_reporter.set_serving::<ToolReviewServer<review::ReviewService>>().await;
     health_reporter.set_serving::<McpRegistryServer<mcp::McpService>>().await;
+    health_reporter.set_serving::<ToolWorkerServer<worker::WorkerService>>().await;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -187,6 +196,7 @@ async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Res
         .add_service(reflection)
         .add_service(InterceptedService::new(admin, admin_token.clone()))
         .add_service(InterceptedService::new(mcp, admin_token.clone()))
+        .add_service(InterceptedService::new(worker, admin_token.clone()))
         .add_service(InterceptedService::new(review, admin_token))
         .add_service(InterceptedService::new(gateway, data_token)))
 }

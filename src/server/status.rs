@@ -18,6 +18,9 @@ pub enum ServiceError {
     Review(#[from] ReviewError),
     #[error(transparent)]
     Mcp(#[from] McpError),
+    /// The request conflicts with the state it would change, e.g. a worker claiming a tool served elsewhere.
+    #[error("{0}")]
+    FailedPrecondition(String),
     /// A stream that cannot go on; the client should start it again.
     #[error("{0}")]
     Aborted(String),
@@ -28,6 +31,7 @@ impl From<ServiceError> for Status {
         let code = match &err {
             ServiceError::BadRequest(_) => Code::InvalidArgument,
             ServiceError::Unauthenticated(_) => Code::Unauthenticated,
+            ServiceError::FailedPrecondition(_) => Code::FailedPrecondition,
             ServiceError::Aborted(_) => Code::Aborted,
             ServiceError::Review(e) => match e {
                 ReviewError::NotFound => Code::NotFound,

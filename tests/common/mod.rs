@@ -46,6 +46,7 @@ pub async fn start_gateway_with_clock(config: Config, clock: Clock) -> Gateway {
         let _ = rx.await;
     }));
     let channel = connect(addr).await;
+    wait_serving(channel.clone()).await;
     Gateway {
         addr,
         gateway: ToolGatewayClient::new(channel.clone()),
@@ -66,6 +67,19 @@ pub async fn connect(addr: SocketAddr) -> Channel {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     panic!("the gateway at {addr} never accepted a connection");
+}
+
+/// Waits until the gateway answers a health check: the kernel accepts connections on the listener before `run`
+/// has opened its store, started its MCP servers and bound its metrics endpoint.
+async fn wait_serving(channel: Channel) {
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+    for _ in 0..250 {
+        if health.check(tonic_health::pb::HealthCheckRequest::default()).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the gateway never answered a health check");
 }
 
 impl Gateway {
