@@ -179,3 +179,41 @@ async fn add_list_and_remove_from_the_command_line() {
     assert_eq!(listed, json!([]));
     gw.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
+async fn an_http_server_in_the_config_connects_at_start() {
+    let server = mcp_support::HttpServer::start().await;
+    let (_dir, mut config) = temp_config();
+    let url = Some(server.url.clone());
+    config.mcp_servers = vec![McpServerSpec { name: "web".into(), url, ..Default::default() }];
+    let mut gw = start_gateway(config).await;
+    let ready = |m: &pb::ToolMessage| status_of(m) == pb::ToolStatus::Success;
+    let echo = call_until(&mut gw, "web__echo", r#"{"text": "up"}"#, ready).await;
+    assert_eq!(echo.content, "up");
+    gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
+async fn a_server_moved_to_another_tenant_takes_its_tools_along() {
+    let (_dir, config) = temp_config();
+    let mut gw = start_gateway(config).await;
+    let mut admin = admin(&gw).await;
+    assert!(add(&mut admin, stdio_server("s")).await.tools.contains(&"s__echo".to_owned()));
+    add(&mut admin, pb::McpServer { tenant: "acme".into(), ..stdio_server("s") }).await;
+    let shared = gw.call("s__echo", r#"{"text": "x"}"#).await;
+    assert_eq!(kind_of(&shared), pb::ErrorKind::ToolNotFound, "no shared copy is left behind: {shared:?}");
+    let acme = pb::CallContext { tenant: "acme".into(), ..Default::default() };
+    let echo = gw.call_as("s__echo", r#"{"text": "x"}"#, acme).await;
+    assert_eq!(echo.content, "x", "{echo:?}");
+    // A tool of another tenant registered by hand against the server cannot reach it.
+    let spec = json!({"name": "sneaky", "tenant": "globex", "input_schema": {"type": "object"},
+                      "backend": {"mcp": {"server": "s", "tool": "pid"}}});
+    gw.register(spec).await.unwrap();
+    let globex = pb::CallContext { tenant: "globex".into(), ..Default::default() };
+    let sneaky = gw.call_as("sneaky", "{}", globex).await;
+    assert_eq!(kind_of(&sneaky), pb::ErrorKind::Unavailable, "{sneaky:?}");
+    assert!(sneaky.error.unwrap().message.contains("is not defined"));
+    gw.stop().await;
+}

@@ -231,7 +231,7 @@ async fn a_reconnected_worker_serves_the_tool_again_at_the_same_version() {
     first.disconnect().await;
     assert_eq!(kind_of(&gw.call("search", "{}").await), K::Unavailable);
 
-    let (again, _second) = serve(&gw, "second", &[tool("search")]).await;
+    let (again, second) = serve(&gw, "second", &[tool("search")]).await;
     assert_eq!(again.tools[0].version, 1, "an unchanged hello keeps the version");
     assert_ne!(again.worker_id, welcome.worker_id);
     let m = gw.call("search", r#"{"i": 1}"#).await;
@@ -239,8 +239,11 @@ async fn a_reconnected_worker_serves_the_tool_again_at_the_same_version() {
 
     let mut changed = tool("search");
     changed["description"] = json!("now with a description");
+    let refused = open(&gw, hello("third", std::slice::from_ref(&changed)), None).await.err().expect("refused");
+    assert_eq!(refused.code(), Code::FailedPrecondition, "another definition under a connected worker: {refused:?}");
+    second.disconnect().await;
     let (third, _) = serve(&gw, "third", &[changed]).await;
-    assert_eq!(third.tools[0].version, 2, "a changed definition is a new version");
+    assert_eq!(third.tools[0].version, 2, "once no worker serves it, a changed definition is a new version");
 }
 
 #[tokio::test]

@@ -15,8 +15,7 @@ pub struct HttpClient {
 
 impl HttpClient {
     pub fn new(connect_timeout: Duration, max_result_bytes: usize) -> Self {
-        // rustls needs a process-wide crypto provider; ring keeps the build free of C toolchains beyond cc.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        super::install_tls_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(connect_timeout)
             .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
@@ -53,10 +52,9 @@ impl HttpClient {
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(|e| BackendError::Unavailable(describe(&e)))? {
             if body.len() + chunk.len() > self.max_result_bytes {
-                return Err(BackendError::Unavailable(format!(
-                    "the result is over the limit of {} bytes",
-                    self.max_result_bytes
-                )));
+                // The same call would answer the same: not worth a retry.
+                let message = format!("the result is over the limit of {} bytes", self.max_result_bytes);
+                return Err(BackendError::Tool { message, retryable: false, model_fixable: false });
             }
             body.extend_from_slice(&chunk);
         }

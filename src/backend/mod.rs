@@ -80,6 +80,12 @@ impl Backends {
     }
 }
 
+/// rustls needs a process-wide crypto provider before any HTTP client is built (reqwest panics otherwise, even
+/// for plain http URLs); ring keeps the build free of C toolchains beyond cc. Idempotent.
+pub(crate) fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// Whether a text is JSON worth passing on as a structured result.
 fn structured_of(text: &str) -> Option<String> {
     let trimmed = text.trim_start();

@@ -1,6 +1,6 @@
 //! `toolgate mcp add|list|remove`: MCP servers whose tools the gateway imports.
 
-use super::{ServerArg, status_text};
+use super::{Authed, ServerArg, status_text};
 use crate::backend::mcp::McpServerSpec;
 use crate::pb::v1::{self as pb, mcp_registry_client::McpRegistryClient};
 use crate::server::mcp::{server_from_proto, server_to_proto};
@@ -16,7 +16,7 @@ pub struct McpArgs {
 
 #[derive(Debug, clap::Subcommand)]
 enum McpCommand {
-    /// Add an MCP server, or replace its definition, and import its tools.
+    /// Add an MCP server, or replace its definition (keeping its overlays), and import its tools.
     Add(Box<AddArgs>),
     /// List the MCP servers with their state and imported tools, as JSON.
     List,
@@ -69,24 +69,7 @@ pub async fn run(args: McpArgs) -> Result<(), String> {
     let mut client = McpRegistryClient::new(args.server.channel().await?);
     match args.command {
         McpCommand::Add(add) => {
-            let add = *add;
-            let spec = McpServerSpec {
-                name: add.name,
-                command: add.command,
-                args: add.args,
-                env: add.env.into_iter().collect(),
-                cwd: add.cwd,
-                url: add.url,
-                headers: add.headers.into_iter().collect(),
-                prefix: add.prefix,
-                separator: add.separator,
-                tenant: add.tenant,
-                pass_invalid_output: add.pass_invalid_output,
-                ..McpServerSpec::default()
-            };
-            let request = pb::AddMcpServerRequest { server: Some(server_to_proto(spec)) };
-            let response = client.add_mcp_server(request).await.map_err(status_text)?.into_inner();
-            let status = response.status.unwrap_or_default();
+            let status = add_server(&mut client, *add).await?;
             println!("{}", pretty(&status_json(status)));
         }
         McpCommand::List => {
@@ -100,6 +83,35 @@ pub async fn run(args: McpArgs) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Adds the server, or replaces it keeping its overlays, which the command line cannot write.
+async fn add_server(client: &mut McpRegistryClient<Authed>, add: AddArgs) -> Result<pb::McpServerStatus, String> {
+    let spec = McpServerSpec {
+        name: add.name,
+        command: add.command,
+        args: add.args,
+        env: add.env.into_iter().collect(),
+        cwd: add.cwd,
+        url: add.url,
+        headers: add.headers.into_iter().collect(),
+        prefix: add.prefix,
+        separator: add.separator,
+        tenant: add.tenant,
+        pass_invalid_output: add.pass_invalid_output,
+        ..McpServerSpec::default()
+    };
+    let mut server = server_to_proto(spec);
+    // The command line cannot write overlays: replacing a server keeps the ones it has.
+    let listed = client.list_mcp_servers(pb::ListMcpServersRequest {}).await.map_err(status_text)?;
+    let existing = listed.into_inner().servers.into_iter().filter_map(|s| s.server);
+    if let Some(previous) = existing.into_iter().find(|s| s.name == server.name) {
+        server.overlays = previous.overlays;
+        eprintln!("replacing {}; its {} overlay(s) kept", server.name, server.overlays.len());
+    }
+    let request = pb::AddMcpServerRequest { server: Some(server) };
+    let response = client.add_mcp_server(request).await.map_err(status_text)?.into_inner();
+    Ok(response.status.unwrap_or_default())
 }
 
 fn status_json(status: pb::McpServerStatus) -> Value {

@@ -84,6 +84,11 @@ pub async fn run_with_clock(
     // Bound before telemetry is built: a port in use fails the start before there is anything to flush.
     let metrics_listener = bind_metrics(&config).await?;
     let telemetry = Arc::new(telemetry(&config, &registry, &reviews)?);
+    // Last of the steps that may fail, so a failed start leaves no server process behind.
+    if let Err(err) = mcp.start(config.mcp_servers.clone()).await {
+        telemetry.shutdown(config.telemetry.export_timeout).await;
+        return Err(err.into());
+    }
     let workers = Arc::new(WorkerPool::new());
     let state = State { registry, reviews, policy, telemetry: Arc::clone(&telemetry), mcp: Arc::clone(&mcp), workers };
     let served = serve(listener, &config, state, metrics_listener, shutdown).await;
@@ -104,8 +109,8 @@ struct State {
     workers: Arc<WorkerPool>,
 }
 
-/// Opens the store under `config.data_dir`, its reviews and registry, registers the static tools, and starts the
-/// MCP servers.
+/// Opens the store under `config.data_dir`, its reviews and registry, registers the static tools, and opens the
+/// MCP hub (its servers start later).
 async fn open_state(config: &Config) -> Result<(Arc<Registry>, Arc<ReviewQueue>, Arc<McpHub>), ServeError> {
     let store = RedbStore::open(&config.data_dir).map_err(RegistryError::from)?;
     let review_settings =
@@ -124,7 +129,6 @@ async fn open_state(config: &Config) -> Result<(Arc<Registry>, Arc<ReviewQueue>,
         config.connect_timeout,
         config.max_result_bytes,
     ));
-    mcp.start(config.mcp_servers.clone()).await?;
     Ok((registry, reviews, mcp))
 }
 
@@ -192,6 +196,10 @@ async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Res
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
     Ok(tonic::transport::Server::builder()
+        // A peer that vanishes without closing its connection (a worker's host lost, say) is found within
+        // KEEPALIVE + KEEPALIVE_TIMEOUT, and its streams end: a worker is detached and its calls fail at once.
+        .http2_keepalive_interval(Some(KEEPALIVE))
+        .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
         .add_service(health)
         .add_service(reflection)
         .add_service(InterceptedService::new(admin, admin_token.clone()))
@@ -236,6 +244,9 @@ fn spawn_metrics(listener: TcpListener, config: &Config, telemetry: &Telemetry) 
     stop
 }
 
+/// How often an HTTP/2 ping checks that a client is still there, and how long its answer may take.
+const KEEPALIVE: Duration = Duration::from_secs(20);
+const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often idle rate-limit keys, semaphores and sessions are swept.
 const EVICT_EVERY: Duration = Duration::from_secs(30);
 /// How often decided reviews past their keep time are deleted.

@@ -45,6 +45,16 @@ impl WorkerService {
                 // A worker reconnecting: checked when it was registered, and left as it is.
                 continue;
             }
+            // Workers serving one tool share one definition: another would change the schema (or what is injected)
+            // under the workers already connected. Once the last of them leaves, a new definition may replace it.
+            let serving = self.pool.workers_of(&spec.tenant, name);
+            if existing.is_some() && serving > 0 {
+                let reason = format!(
+                    "tool {name:?} is served by {serving} connected worker(s) with another definition; \
+                     a worker must send the same definition, or wait until they leave"
+                );
+                return Err(ServiceError::FailedPrecondition(reason));
+            }
             self.registry.check(spec).map_err(|e| match e {
                 RegistryError::Spec(_) => ServiceError::BadRequest(format!("tool {name:?}: {e}")),
                 other => other.into(),

@@ -7,10 +7,14 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, Conte
 use rmcp::model::{JsonObject, RequestMetaObject};
 use rmcp::service::{Peer, RoleClient, ServiceError};
 
-/// What became of a call, and whether the session it went over is broken and must be opened again.
+/// What became of a call, and what it tells about the session and the server's tool list.
+#[derive(Debug)]
 pub struct Outcome {
     pub result: Result<Output, BackendError>,
+    /// The transport is gone: the session must be opened again.
     pub session_broken: bool,
+    /// The server refused the tool or its parameters: its tool list may have changed since the last import.
+    pub list_stale: bool,
     pub output_violation: bool,
 }
 
@@ -54,7 +58,7 @@ fn trace_meta(trace: &[(&'static str, String)]) -> Option<RequestMetaObject> {
 }
 
 fn failed(err: BackendError) -> Outcome {
-    Outcome { result: Err(err), session_broken: false, output_violation: false }
+    Outcome { result: Err(err), session_broken: false, list_stale: false, output_violation: false }
 }
 
 /// A result: `isError` is the tool's failure, with its text; otherwise its text and structured content, the
@@ -62,15 +66,15 @@ fn failed(err: BackendError) -> Outcome {
 pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> Outcome {
     let mut content = text_of(&result.content);
     let structured = result.structured_content.as_ref().map(|v| v.to_string());
-    if content.is_empty()
-        && let Some(json) = &structured
-    {
-        content.clone_from(json);
-    }
     let size = content.len() + structured.as_ref().map_or(0, String::len);
     if size > checks.max_result_bytes {
         let message = format!("the result is {size} bytes, over the limit of {}", checks.max_result_bytes);
         return failed(BackendError::Tool { message, retryable: false, model_fixable: false });
+    }
+    if content.is_empty()
+        && let Some(json) = &structured
+    {
+        content.clone_from(json);
     }
     if result.is_error == Some(true) {
         return failed(BackendError::Tool { message: content, retryable: false, model_fixable: false });
@@ -82,16 +86,27 @@ pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> Outcome {
         }
     });
     let Some(reason) = violation else {
-        return Outcome { result: Ok(Output { content, structured }), session_broken: false, output_violation: false };
+        return Outcome {
+            result: Ok(Output { content, structured }),
+            session_broken: false,
+            list_stale: false,
+            output_violation: false,
+        };
     };
     let message = format!("the result does not match the tool's outputSchema: {reason}");
     if checks.pass_invalid_output {
         tracing::warn!(%message, "MCP result passed through despite its outputSchema");
-        return Outcome { result: Ok(Output { content, structured }), session_broken: false, output_violation: true };
+        return Outcome {
+            result: Ok(Output { content, structured }),
+            session_broken: false,
+            list_stale: false,
+            output_violation: true,
+        };
     }
     Outcome {
         result: Err(BackendError::Tool { message, retryable: false, model_fixable: false }),
         session_broken: false,
+        list_stale: false,
         output_violation: true,
     }
 }
@@ -108,26 +123,26 @@ fn text_of(blocks: &[ContentBlock]) -> String {
     parts.join("\n")
 }
 
-/// A JSON-RPC error is the tool's (invalid params are the model's to fix); a closed or failing transport means
-/// the server is unavailable and its session must be opened again.
+/// A JSON-RPC error is the tool's, and a permanent one: the pipeline already validated the arguments against the
+/// imported schema, so invalid params (or an unknown tool, which MCP reports the same way) mean the server's list
+/// changed, and are not the model's to fix. A closed or failing transport means the server is unavailable and its
+/// session must be opened again; an answer that never came is worth a retry.
 fn service_error(err: ServiceError) -> Outcome {
-    let (result, session_broken) = match err {
+    let tool_error = |message: String| BackendError::Tool { message, retryable: false, model_fixable: false };
+    let (result, session_broken, list_stale) = match err {
         ServiceError::McpError(data) => {
-            let message = format!("MCP error {}: {}", data.code.0, data.message);
-            let result = match data.code {
-                ErrorCode::INVALID_PARAMS => BackendError::Tool { message, retryable: false, model_fixable: true },
-                // The server no longer has the tool: its list changed under us.
-                ErrorCode::METHOD_NOT_FOUND => BackendError::Unavailable(message),
-                _ => BackendError::Tool { message, retryable: false, model_fixable: false },
-            };
-            (result, false)
+            let stale = matches!(data.code, ErrorCode::INVALID_PARAMS | ErrorCode::METHOD_NOT_FOUND);
+            (tool_error(format!("MCP error {}: {}", data.code.0, data.message)), false, stale)
         }
         ServiceError::TransportSend(_) | ServiceError::TransportClosed => {
-            (BackendError::Unavailable(format!("the MCP server's connection is lost: {err}")), true)
+            (BackendError::Unavailable(format!("the MCP server's connection is lost: {err}")), true, false)
         }
-        other => (BackendError::Unavailable(format!("MCP: {other}")), false),
+        ServiceError::Timeout { .. } | ServiceError::Cancelled { .. } => {
+            (BackendError::Unavailable(format!("MCP: {err}")), false, false)
+        }
+        other => (tool_error(format!("MCP: {other}")), false, false),
     };
-    Outcome { result: Err(result), session_broken, output_violation: false }
+    Outcome { result: Err(result), session_broken, list_stale, output_violation: false }
 }
 
 #[cfg(test)]
@@ -186,5 +201,26 @@ mod tests {
         assert!(
             matches!(out.result, Err(BackendError::Tool { ref message, .. }) if message.contains("over the limit"))
         );
+    }
+
+    #[test]
+    fn errors_map_to_tool_errors_or_unavailable_and_say_what_to_do_with_the_session() {
+        let rpc = |code| ServiceError::McpError(rmcp::model::ErrorData::new(code, "no", None));
+        let invalid = service_error(rpc(ErrorCode::INVALID_PARAMS));
+        assert!(matches!(invalid.result, Err(BackendError::Tool { model_fixable: false, retryable: false, .. })));
+        assert!(invalid.list_stale && !invalid.session_broken);
+        let internal = service_error(rpc(ErrorCode::INTERNAL_ERROR));
+        assert!(matches!(internal.result, Err(BackendError::Tool { .. })) && !internal.list_stale);
+        let closed = service_error(ServiceError::TransportClosed);
+        assert!(matches!(closed.result, Err(BackendError::Unavailable(_))) && closed.session_broken);
+        let unexpected = service_error(ServiceError::UnexpectedResponse);
+        assert!(matches!(unexpected.result, Err(BackendError::Tool { retryable: false, .. })));
+    }
+
+    #[test]
+    fn the_size_limit_counts_each_byte_once() {
+        let r = result(json!({"content": [], "structuredContent": {"a": "x".repeat(60)}}));
+        let checks = Checks { output: None, pass_invalid_output: false, max_result_bytes: 80 };
+        assert!(answer(r, &checks).result.is_ok(), "structured content copied into the text is not counted twice");
     }
 }

@@ -1,7 +1,7 @@
 //! Opening an MCP session: a supervised child process over stdio, or a streamable-HTTP endpoint, initialized
 //! with a client handler that reports `notifications/tools/list_changed`.
 
-use super::spec::{INHERITED_ENV, McpServerSpec, Transport};
+use super::spec::{INHERITED_ENV, McpServerSpec, Transport, redacted_url};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -43,7 +43,8 @@ pub async fn connect(spec: &McpServerSpec, changed: Arc<Notify>, timeout: Durati
             }
             Transport::Http { url, headers } => {
                 let transport = http_transport(url, headers, timeout)?;
-                listener.serve(transport).await.map_err(|e| format!("MCP handshake with {url} failed: {e}"))
+                let shown = redacted_url(url);
+                listener.serve(transport).await.map_err(|e| format!("MCP handshake with {shown} failed: {e}"))
             }
         }
     };
@@ -52,8 +53,8 @@ pub async fn connect(spec: &McpServerSpec, changed: Arc<Notify>, timeout: Durati
         .unwrap_or_else(|_| Err(format!("no MCP handshake within {} ms", timeout.as_millis())))
 }
 
-/// The server's process, with only the inherited variables and its own, and its stderr read into the log. The
-/// transport kills it when the session ends.
+/// The server's process, in a process group of its own, with only the inherited variables and its own, and its
+/// stderr read into the log. The transport ends the group when the session ends.
 fn spawn(
     server: &str,
     command: &str,
@@ -72,6 +73,9 @@ fn spawn(
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
+    // Its own process group, so stopping it also stops what it started (npx starts node, say).
+    let mut cmd = process_wrap::tokio::CommandWrap::from(cmd);
+    cmd.wrap(process_wrap::tokio::ProcessGroup::leader());
     let (child, stderr) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::piped())
         .spawn()

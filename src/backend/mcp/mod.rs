@@ -49,6 +49,8 @@ impl McpHub {
         connect_timeout: Duration,
         max_result_bytes: usize,
     ) -> Self {
+        // Supervisors build HTTP clients as soon as they start, possibly before any other backend exists.
+        super::install_tls_provider();
         let ctx = Arc::new(Context { registry, documents, connect_timeout });
         Self { servers: Mutex::new(HashMap::new()), admin: tokio::sync::Mutex::new(()), ctx, store, max_result_bytes }
     }
@@ -86,6 +88,11 @@ impl McpHub {
         let created = previous.is_none();
         if let Some(previous) = previous {
             previous.stop().await;
+            // The new definition's imports reconcile its own tenant only: tools left in another one would keep
+            // calling this server.
+            if previous.spec.tenant != spec.tenant {
+                import::remove_except(&self.ctx.registry, &previous.spec, &[]).await;
+            }
         }
         let server = self.launch(spec);
         let wait = self.ctx.connect_timeout * 2 + Duration::from_secs(1);
@@ -123,15 +130,13 @@ impl McpHub {
     /// Calls `tool` on `server` with `tools/call`.
     pub async fn invoke(&self, server: &str, tool: &str, call: Invocation<'_>) -> Result<Output, BackendError> {
         let found = self.servers.lock().expect("servers lock").get(server).cloned();
-        let Some(server) = found else {
+        // A server of another tenant does not exist for this tool, as a tool of another tenant does not for a call.
+        let Some(server) = found.filter(|s| s.spec.tenant.is_empty() || s.spec.tenant == call.tenant) else {
             return Err(BackendError::Unavailable(format!("MCP server {server:?} is not defined")));
         };
         let Some((session, peer)) = server.peer() else {
-            let reason = server.status().last_error;
-            return Err(BackendError::Unavailable(format!(
-                "MCP server {:?} is not connected: {reason}",
-                server.spec.name
-            )));
+            // Why is in the gateway's log and the server's status; the caller need not see its URL or errors.
+            return Err(BackendError::Unavailable(format!("MCP server {:?} is not connected", server.spec.name)));
         };
         let output = server.output(tool);
         let checks = call::Checks {
@@ -143,6 +148,9 @@ impl McpHub {
         if outcome.session_broken {
             server.report_broken(session);
         }
+        if outcome.list_stale {
+            server.changed.notify_one();
+        }
         if outcome.output_violation {
             server.count_output_violation();
         }
@@ -151,7 +159,7 @@ impl McpHub {
 
     fn launch(&self, spec: McpServerSpec) -> Arc<Server> {
         let server = Arc::new(Server::new(spec));
-        let handle = tokio::spawn(supervise::supervise(Arc::clone(&server), Arc::clone(&self.ctx)));
+        let handle = tokio::spawn(supervise::guarded(Arc::clone(&server), Arc::clone(&self.ctx)));
         server.set_supervisor(handle);
         self.servers.lock().expect("servers lock").insert(server.spec.name.clone(), Arc::clone(&server));
         server

@@ -77,13 +77,19 @@ impl Server {
 
     /// A call found session `session` broken: its supervisor opens a new one.
     pub fn report_broken(&self, session: u64) {
-        self.broken_session.store(session, Ordering::Relaxed);
+        self.broken_session.fetch_max(session, Ordering::Relaxed);
         self.broken.notify_one();
     }
 
-    /// Whether session `session` was reported broken. A report about an earlier session is stale.
+    /// Whether session `session` was reported broken. A report about an earlier session is stale; a later one
+    /// cannot exist while `session` is live.
     pub fn is_broken(&self, session: u64) -> bool {
-        self.broken_session.load(Ordering::Relaxed) == session
+        self.broken_session.load(Ordering::Relaxed) >= session
+    }
+
+    /// A refresh of the live session failed: shown as the last error, the session kept.
+    pub fn refresh_failed(&self, reason: &str) {
+        reason.clone_into(&mut self.health.lock().expect("health lock").last_error);
     }
 
     pub fn output(&self, tool: &str) -> Option<Arc<Validator>> {

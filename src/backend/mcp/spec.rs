@@ -10,6 +10,10 @@ use std::time::Duration;
 pub const SERVER_LABEL: &str = "toolgate.mcp.server";
 const DEFAULT_SEPARATOR: &str = "__";
 const DEFAULT_REFRESH: Duration = Duration::from_secs(300);
+/// What admins see in place of a secret.
+const REDACTED: &str = "<redacted>";
+/// Headers the streamable-HTTP transport sets itself, and refuses from the caller.
+const RESERVED_HEADERS: &[&str] = &["accept", "mcp-session-id", "mcp-protocol-version", "last-event-id"];
 /// Variables a stdio server inherits from the gateway; everything else it gets only through `env`, so the
 /// gateway's own secrets (its tokens, say) never reach a tool process.
 pub const INHERITED_ENV: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
@@ -92,11 +96,31 @@ impl McpServerSpec {
         if self.url.is_some() && (!self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some()) {
             return Err("args, env and cwd apply to command servers only".into());
         }
-        if let Some(header) = self.headers.keys().find(|h| http::HeaderName::try_from(h.as_str()).is_err()) {
-            return Err(format!("headers: {header:?} is not a valid header name"));
+        self.check_headers()?;
+        let name_ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+        for (field, value) in [("prefix", self.prefix.as_deref().unwrap_or_default()), ("separator", &self.separator)] {
+            if !value.chars().all(name_ok) {
+                return Err(format!("{field} {value:?} may hold only the characters of tool names: A-Z a-z 0-9 _ . -"));
+            }
         }
-        if let Some(value) = self.headers.values().find(|v| http::HeaderValue::try_from(v.as_str()).is_err()) {
-            return Err(format!("headers: the value {value:?} is not a valid header value"));
+        if let Some(key) = self.env.iter().chain(&self.headers).find(|(_, v)| *v == REDACTED).map(|(k, _)| k) {
+            return Err(format!("{key} is {REDACTED:?}, as ListMcpServers shows secrets: send the real value"));
+        }
+        Ok(())
+    }
+
+    fn check_headers(&self) -> Result<(), String> {
+        for (name, value) in &self.headers {
+            if http::HeaderName::try_from(name.as_str()).is_err() {
+                return Err(format!("headers: {name:?} is not a valid header name"));
+            }
+            if RESERVED_HEADERS.iter().any(|r| name.eq_ignore_ascii_case(r)) {
+                return Err(format!("headers: {name:?} is set by the MCP transport itself"));
+            }
+            // The value may be a secret: it is not echoed back.
+            if http::HeaderValue::try_from(value.as_str()).is_err() {
+                return Err(format!("headers: the value of {name:?} is not a valid header value"));
+            }
         }
         Ok(())
     }
@@ -127,16 +151,29 @@ impl McpServerSpec {
         }
     }
 
-    /// The definition as shown to admins: values of env and headers, which often hold secrets, are hidden.
+    /// The definition as shown to admins: the values of env and headers, and a URL's password and query, which
+    /// often hold secrets, are hidden. (`args` are shown: a secret belongs in `env`.)
     pub fn redacted(&self) -> Self {
-        let hide = |map: &BTreeMap<String, String>| map.keys().map(|k| (k.clone(), "<redacted>".to_owned())).collect();
-        Self { env: hide(&self.env), headers: hide(&self.headers), ..self.clone() }
+        let hide = |map: &BTreeMap<String, String>| map.keys().map(|k| (k.clone(), REDACTED.to_owned())).collect();
+        let url = self.url.as_deref().map(redacted_url);
+        Self { env: hide(&self.env), headers: hide(&self.headers), url, ..self.clone() }
     }
 }
 
 /// Whether `spec` was imported from the server `server`.
 pub fn imported_from(spec: &ToolSpec, server: &str) -> bool {
     spec.labels.get(SERVER_LABEL).is_some_and(|s| s == server)
+}
+
+pub fn redacted_url(text: &str) -> String {
+    let Ok(mut url) = url::Url::parse(text) else { return REDACTED.to_owned() };
+    if url.password().is_some() {
+        let _ = url.set_password(Some(REDACTED));
+    }
+    if url.query().is_some() {
+        url.set_query(Some(REDACTED));
+    }
+    url.to_string()
 }
 
 fn check_url(url: &str) -> Result<(), String> {
@@ -201,5 +238,25 @@ mod tests {
         let shown = spec.redacted();
         assert_eq!(shown.env.get("TOKEN").map(String::as_str), Some("<redacted>"));
         assert!(!format!("{shown:?}").contains("s3cret"));
+        let http = McpServerSpec { command: None, url: Some("https://u:pw@h/mcp?key=k1".into()), ..stdio("s") };
+        assert_eq!(http.redacted().url.as_deref(), Some("https://u:%3Credacted%3E@h/mcp?%3Credacted%3E"));
+        let err = McpServerSpec { env: [("TOKEN".into(), "<redacted>".into())].into(), ..stdio("s") }.check();
+        assert!(err.unwrap_err().contains("send the real value"), "a redacted value read back is refused");
+    }
+
+    #[test]
+    fn headers_are_checked_without_echoing_their_values() {
+        let http = |name: &str, value: &str| McpServerSpec {
+            command: None,
+            url: Some("http://h/mcp".into()),
+            headers: [(name.into(), value.into())].into(),
+            ..stdio("s")
+        };
+        assert!(http("Mcp-Session-Id", "x").check().unwrap_err().contains("set by the MCP transport"));
+        let err = http("authorization", "Bearer s3cret\n").check().unwrap_err();
+        assert!(err.contains("value of \"authorization\"") && !err.contains("s3cret"), "{err}");
+        assert!(http("authorization", "Bearer t").check().is_ok());
+        let prefix = McpServerSpec { prefix: Some("a/b".into()), ..stdio("s") };
+        assert!(prefix.check().unwrap_err().contains("prefix \"a/b\""));
     }
 }

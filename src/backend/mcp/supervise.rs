@@ -24,7 +24,23 @@ pub struct Context {
     pub connect_timeout: Duration,
 }
 
-pub async fn supervise(server: Arc<Server>, ctx: Arc<Context>) {
+/// Runs the supervisor, and runs it again if it panics (a bug in it or in a library), so a server is never left
+/// unsupervised; the panic is logged and shown as the server's last error.
+pub async fn guarded(server: Arc<Server>, ctx: Arc<Context>) {
+    loop {
+        let run = tokio::spawn(supervise(Arc::clone(&server), Arc::clone(&ctx))).await;
+        match run {
+            Err(err) if err.is_panic() && !*server.stop_signal().borrow() => {
+                tracing::error!(server = %server.spec.name, error = %err, "the MCP supervisor panicked; restarting it");
+                server.disconnected("internal error: the supervisor panicked; restarting it");
+                tokio::time::sleep(MAX_BACKOFF / 10).await;
+            }
+            _ => return,
+        }
+    }
+}
+
+async fn supervise(server: Arc<Server>, ctx: Arc<Context>) {
     let mut stop = server.stop_signal();
     let mut backoff = MIN_BACKOFF;
     let name = &server.spec.name;
@@ -32,10 +48,8 @@ pub async fn supervise(server: Arc<Server>, ctx: Arc<Context>) {
         let started = Instant::now();
         match connect::connect(&server.spec, Arc::clone(&server.changed), ctx.connect_timeout).await {
             Ok(session) => {
-                let number = server.connected(session.peer().clone());
-                tracing::info!(server = %name, "MCP server connected");
-                let Some(reason) = run(&server, &ctx, (number, session), &mut stop).await else { break };
-                tracing::warn!(server = %name, %reason, "MCP session lost; reconnecting");
+                let Some(reason) = run(&server, &ctx, session, &mut stop).await else { break };
+                tracing::warn!(server = %name, %reason, retry_in = ?backoff, "MCP session lost; reconnecting");
                 if started.elapsed() >= STABLE {
                     backoff = MIN_BACKOFF;
                 }
@@ -56,53 +70,60 @@ pub async fn supervise(server: Arc<Server>, ctx: Arc<Context>) {
     tracing::info!(server = %name, "MCP server stopped");
 }
 
-/// Imports the tools, then keeps them in step until the session is lost (its reason) or the server is stopped
+/// Imports the tools, and only then lets calls use the session (so a result is never checked against stale output
+/// schemas); then keeps the tools in step until the session is lost (its reason) or the server is stopped
 /// (`None`). Either way calls stop using the session at once, and it is closed before this returns, which ends a
 /// stdio server's process.
-async fn run(
-    server: &Server,
-    ctx: &Context,
-    (number, session): (u64, Session),
-    stop: &mut watch::Receiver<bool>,
-) -> Option<String> {
+async fn run(server: &Server, ctx: &Context, session: Session, stop: &mut watch::Receiver<bool>) -> Option<String> {
     let peer = session.peer().clone();
     let cancel = session.cancellation_token();
     let mut done = std::pin::pin!(session.waiting());
-    let imported = refresh(server, ctx, &peer).await;
-    server.attempted();
-    if let Err(reason) = imported {
-        server.disconnected(&reason);
-        cancel.cancel();
-        let _ = done.await;
-        return Some(reason);
-    }
-    let every = server.spec.refresh_every();
-    let mut ticks = tokio::time::interval_at(Instant::now() + every, every);
-    let lost = loop {
-        let refreshed = tokio::select! {
-            _ = &mut done => {
-                let reason = "the server closed the session";
-                server.disconnected(reason);
-                return Some(reason.into());
-            }
-            _ = stop.changed() => None,
-            () = server.broken.notified() => match server.is_broken(number) {
-                true => Some(Err("a call found the connection lost".to_owned())),
-                false => Some(Ok(())),
-            },
-            () = server.changed.notified() => Some(refresh(server, ctx, &peer).await),
-            _ = ticks.tick() => Some(refresh(server, ctx, &peer).await),
-        };
-        match refreshed {
-            None => break None,
-            Some(Ok(())) => {}
-            Some(Err(reason)) => break Some(reason),
+    let lost = match refresh(server, ctx, &peer).await {
+        Err(reason) => Some(reason),
+        Ok(()) => {
+            let number = server.connected(peer.clone());
+            tracing::info!(server = %server.spec.name, "MCP server connected");
+            server.attempted();
+            keep_in_step(server, ctx, (number, &peer), done.as_mut(), stop).await
         }
     };
     server.disconnected(lost.as_deref().unwrap_or("stopped"));
     cancel.cancel();
     let _ = done.await;
     lost
+}
+
+/// Re-imports on `list_changed` and on every tick until the session ends, a call reports it broken, or the server
+/// is stopped. A refresh that fails on a live session is recorded and retried at the next tick: the session and the
+/// tools imported last stay in use.
+async fn keep_in_step(
+    server: &Server,
+    ctx: &Context,
+    (number, peer): (u64, &Peer<RoleClient>),
+    mut done: std::pin::Pin<&mut impl std::future::Future>,
+    stop: &mut watch::Receiver<bool>,
+) -> Option<String> {
+    let every = server.spec.refresh_every();
+    let mut ticks = tokio::time::interval_at(Instant::now() + every, every);
+    loop {
+        let refreshed = tokio::select! {
+            _ = &mut done => return Some("the server closed the session".into()),
+            _ = stop.changed() => return None,
+            () = server.broken.notified() => match server.is_broken(number) {
+                true => return Some("a call found the connection lost".into()),
+                false => continue,
+            },
+            () = server.changed.notified() => refresh(server, ctx, peer).await,
+            _ = ticks.tick() => refresh(server, ctx, peer).await,
+        };
+        if let Err(reason) = refreshed {
+            if peer.is_transport_closed() {
+                return Some(reason);
+            }
+            tracing::warn!(server = %server.spec.name, %reason, "MCP refresh failed; keeping the session and its tools");
+            server.refresh_failed(&reason);
+        }
+    }
 }
 
 /// Reads the server's whole tool list and brings the registry in step with it.

@@ -46,10 +46,11 @@ pub struct Answer {
 
 impl Answer {
     /// The answer as a backend result, mapped as the gRPC backend maps a ToolRuntime response. An answer over
-    /// `max_bytes` is refused, as the HTTP backend refuses an oversized body.
+    /// `max_bytes` is a tool error, as an oversized HTTP body or MCP result is.
     pub fn into_result(self, max_bytes: usize) -> Result<Output, BackendError> {
         if self.content.len() + self.structured.len() + self.error_message.len() > max_bytes {
-            return Err(BackendError::Unavailable(format!("the result is over the limit of {max_bytes} bytes")));
+            let message = format!("the result is over the limit of {max_bytes} bytes");
+            return Err(BackendError::Tool { message, retryable: false, model_fixable: false });
         }
         if self.is_error {
             let message = if self.error_message.is_empty() { self.content } else { self.error_message };

@@ -142,8 +142,5 @@ fn an_answer_maps_as_a_tool_runtime_response_does() {
     let bare = Answer { error_message: String::new(), ..failed };
     assert_eq!(bare.into_result(100), Err(tool_error("text")));
     let big = Answer { content: "x".repeat(101), ..Answer::default() };
-    assert_eq!(
-        big.into_result(100),
-        Err(BackendError::Unavailable("the result is over the limit of 100 bytes".into()))
-    );
+    assert_eq!(big.into_result(100), Err(tool_error("the result is over the limit of 100 bytes")));
 }
