@@ -155,10 +155,48 @@ async fn a_paginated_tool_list_is_imported_whole_and_refreshed_without_a_notific
     }
     server.refresh_interval_ms = 300;
     let imported = add(&mut admin, server).await;
-    assert_eq!(imported.tools.len(), 8, "three pages of tools/list, all imported: {imported:?}");
+    assert_eq!(imported.tools.len(), 10, "four pages of tools/list, all imported: {imported:?}");
     let added = gw.call("paged__add_tool", r#"{"name": "quiet", "notify": false}"#).await;
     assert_eq!(added.content, "added");
     let quiet = call_until(&mut gw, "paged__quiet", "{}", ok).await;
     assert_eq!(quiet.content, "quiet", "the periodic refresh found the tool");
+    gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
+async fn a_stdio_server_gets_its_own_env_and_none_of_the_gateways() {
+    // Cargo sets this in the environment of every test process, so the gateway (in this process) has it.
+    let ours = std::env::var("CARGO_PKG_NAME").expect("run the tests with cargo, which sets CARGO_PKG_NAME");
+    assert_eq!(ours, "toolgate");
+    let (_dir, config) = temp_config();
+    let mut gw = start_gateway(config).await;
+    let mut admin = admin(&gw).await;
+    let mut server = stdio_server("s");
+    if let Some(pb::mcp_server::Transport::Stdio(stdio)) = &mut server.transport {
+        stdio.env.insert("GREETING".into(), "hi".into());
+    }
+    add(&mut admin, server).await;
+    let var = |name: &str| format!(r#"{{"name": "{name}"}}"#);
+    assert_eq!(gw.call("s__env_var", &var("GREETING")).await.content, "hi");
+    assert_eq!(gw.call("s__env_var", &var("CARGO_PKG_NAME")).await.content, "<unset>", "not inherited");
+    assert_ne!(gw.call("s__env_var", &var("PATH")).await.content, "<unset>", "PATH is inherited");
+    gw.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
+async fn a_streamable_http_server_gets_its_headers_on_every_call() {
+    let server = HttpServer::start().await;
+    let (_dir, config) = temp_config();
+    let mut gw = start_gateway(config).await;
+    let mut admin = admin(&gw).await;
+    let mut definition = http_server("web", &server.url);
+    if let Some(pb::mcp_server::Transport::Http(http)) = &mut definition.transport {
+        http.headers.insert("x-probe".into(), "p1".into());
+    }
+    add(&mut admin, definition).await;
+    let probe = gw.call("web__header", r#"{"name": "x-probe"}"#).await;
+    assert_eq!(probe.content, "p1", "{probe:?}");
     gw.stop().await;
 }

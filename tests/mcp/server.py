@@ -18,6 +18,8 @@ Tools (wire behaviour as of mcp==1.30.0):
     count(n)            -> inputSchema says integer, but the server does not coerce: text "int:5" when it
                            received the JSON number 5, "str:5" when it received the JSON string "5"
     pid()               -> text: this process's id
+    env_var(name)       -> text: the environment variable's value in this process, or "<unset>"
+    header(name)        -> text: the HTTP header's value on this call's request, "<unset>", or "<no http request>"
     add_tool(name, notify=true) -> registers a tool `name` (no arguments, answers the text `name`), sends
                            notifications/tools/list_changed unless notify is false, answers the text "added"
                            (or "exists")
@@ -137,6 +139,21 @@ def count(n: Annotated[int | str, WithJsonSchema({"type": "integer", "title": "N
 def pid() -> int:
     """The server's process id."""
     return os.getpid()
+
+
+@mcp.tool(structured_output=False)
+def env_var(name: str) -> str:
+    """The value of environment variable `name` in this process, or "<unset>"."""
+    return os.environ.get(name, "<unset>")
+
+
+@mcp.tool(structured_output=False)
+def header(name: str, ctx: Context) -> str:
+    """The value of HTTP header `name` on this call's request, "<unset>", or "<no http request>" over stdio."""
+    request = ctx.request_context.request
+    if request is None:
+        return "<no http request>"
+    return request.headers.get(name, "<unset>")
 
 
 @mcp.tool(structured_output=False)
