@@ -217,3 +217,42 @@ async fn a_server_moved_to_another_tenant_takes_its_tools_along() {
     assert!(sneaky.error.unwrap().message.contains("is not defined"));
     gw.stop().await;
 }
+
+/// `toolgate serve` with a stdio server in its config file: the server's stderr lines are in the gateway's log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
+async fn a_stdio_servers_stderr_goes_to_the_gateways_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = common::backends::closed_port().await;
+    let (command, args) = mcp_support::stdio_command();
+    let config = format!("[[mcp_servers]]\nname = \"s\"\ncommand = {command:?}\nargs = {args:?}\n");
+    let config_path = dir.path().join("toolgate.toml");
+    std::fs::write(&config_path, config).unwrap();
+    let data = dir.path().join("data");
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "--listen", &addr.to_string(), "--data-dir", data.to_str().unwrap()])
+        .args(["--config", config_path.to_str().unwrap()])
+        .env("RUST_LOG", "info")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("toolgate serve starts");
+    let mut gw = toolgate::pb::v1::tool_gateway_client::ToolGatewayClient::new(common::connect(addr).await);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let call = pb::ToolCall { id: "c".into(), name: "s__pid".into(), arguments: "{}".into() };
+        let request = pb::ExecuteRequest { call: Some(call), ..Default::default() };
+        let message = gw.execute(request).await.unwrap().into_inner().message.unwrap();
+        if status_of(&message) == pb::ToolStatus::Success {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "s__pid never answered: {message:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    server.start_kill().unwrap();
+    let mut stderr = String::new();
+    tokio::io::AsyncReadExt::read_to_string(server.stderr.as_mut().unwrap(), &mut stderr).await.unwrap();
+    let line = stderr.lines().find(|l| l.contains("toolgate-test-mcp: started")).unwrap_or_else(|| panic!("{stderr}"));
+    assert!(line.contains("server=s") && line.contains("INFO"), "{line}");
+}
