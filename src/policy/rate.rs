@@ -126,7 +126,7 @@ impl ToolLimiter {
 
     fn check(&self, key: &str, max_keys: usize) -> Result<(), RateLimited> {
         let outcome = self.limiter.check_key(&key.to_owned());
-        if self.checks.fetch_add(1, Ordering::Relaxed) % LEN_SAMPLE_EVERY == 0
+        if self.checks.fetch_add(1, Ordering::Relaxed).is_multiple_of(LEN_SAMPLE_EVERY)
             && self.limiter.len() > self.sweep_above.load(Ordering::Relaxed)
         {
             self.sweep(max_keys);

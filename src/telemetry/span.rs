@@ -232,12 +232,5 @@ impl std::fmt::Display for TraceIdOf<'_> {
 
 /// At most `max` bytes of `text`, cut at a character boundary.
 fn truncate(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    &text[..text.floor_char_boundary(max)]
 }

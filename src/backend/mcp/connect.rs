@@ -95,15 +95,7 @@ fn spawn(
 
 /// A stderr line as logged: at most 2 KiB, so a runaway server cannot flood one log record.
 fn truncated(line: &str) -> &str {
-    const MAX: usize = 2048;
-    if line.len() <= MAX {
-        return line;
-    }
-    let mut end = MAX;
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
-    &line[..end]
+    &line[..line.floor_char_boundary(2048)]
 }
 
 fn http_transport(

@@ -31,10 +31,10 @@ fn from_string(s: &str, types: Types) -> Option<(Value, Rule)> {
         return None;
     }
     let number = exact_number(text)?;
-    if types.has(Types::INTEGER) {
-        if let Some(i) = if number.is_f64() { integral(&number) } else { Some(number.clone()) } {
-            return Some((Value::Number(i), Rule::StringToInteger));
-        }
+    if types.has(Types::INTEGER)
+        && let Some(i) = if number.is_f64() { integral(&number) } else { Some(number.clone()) }
+    {
+        return Some((Value::Number(i), Rule::StringToInteger));
     }
     types.has(Types::NUMBER).then_some((Value::Number(number), Rule::StringToNumber))
 }

@@ -62,10 +62,11 @@ impl<'a> Walker<'a> {
             return None;
         }
         let absent = |p: &String| props.contains_key(p) && !map.contains_key(p);
-        if self.is_root() && self.allows(Rule::Alias) {
-            if let Some(to) = self.policy.aliases.get(key).filter(|t| absent(t)) {
-                return Some((to.clone(), Rule::Alias));
-            }
+        if self.is_root()
+            && self.allows(Rule::Alias)
+            && let Some(to) = self.policy.aliases.get(key).filter(|t| absent(t))
+        {
+            return Some((to.clone(), Rule::Alias));
         }
         let wanted = super::coerce::loose(key);
         if !self.allows(Rule::KeyRenamed) || wanted.is_empty() {
