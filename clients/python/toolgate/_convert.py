@@ -1,0 +1,336 @@
+"""The edge where protobuf stops: every conversion between the generated messages and `toolgate.types`, and
+between spec dicts (the snake_case form of spec files) and `ToolSpec`, lives here and nowhere else."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ._pb import gateway_pb2, registry_pb2, review_pb2, types_pb2
+from .types import CallContext, ErrorKind, PendingReview, Repair, ToolError, ToolMessage, ToolStatus, Violation
+
+# ---- answers -------------------------------------------------------------------------------------------------
+
+
+def _enum_name(enum_type: Any, prefix: str, value: int) -> str:
+    try:
+        return enum_type.Name(value).removeprefix(prefix)
+    except ValueError:  # a value newer than these stubs
+        return "UNSPECIFIED"
+
+
+def repair_from_pb(r: types_pb2.Repair) -> Repair:
+    return Repair(rule=r.rule, path=r.path, before=r.before, after=r.after)
+
+
+def error_from_pb(e: types_pb2.ToolError) -> ToolError:
+    return ToolError(
+        kind=ErrorKind(_enum_name(types_pb2.ErrorKind, "ERROR_KIND_", e.kind)),
+        message=e.message,
+        model_fixable=e.model_fixable,
+        retryable=e.retryable,
+        retry_after_ms=e.retry_after_ms,
+        violations=tuple(
+            Violation(instance_path=v.instance_path, schema_path=v.schema_path, message=v.message) for v in e.violations
+        ),
+        suggestions=tuple(e.suggestions),
+        original_arguments=e.original_arguments,
+    )
+
+
+def message_from_pb(m: types_pb2.ToolMessage) -> ToolMessage:
+    structured: Any = None
+    if m.structured:
+        try:
+            structured = json.loads(m.structured)
+        except ValueError:
+            structured = m.structured
+    return ToolMessage(
+        tool_call_id=m.tool_call_id,
+        name=m.name,
+        status=ToolStatus(_enum_name(types_pb2.ToolStatus, "TOOL_STATUS_", m.status)),
+        content=m.content,
+        structured=structured,
+        error=error_from_pb(m.error) if m.HasField("error") else None,
+        repairs=tuple(repair_from_pb(r) for r in m.repairs),
+        effective_arguments=m.effective_arguments,
+        attempts=m.attempts,
+        duration_us=m.duration_us,
+    )
+
+
+def pending_from_pb(p: review_pb2.PendingReview) -> PendingReview:
+    return PendingReview(
+        call_id=p.call_id,
+        tenant=p.tenant,
+        session_id=p.session_id,
+        user_id=p.user_id,
+        tool=p.tool,
+        arguments=p.arguments,
+        repairs=tuple(repair_from_pb(r) for r in p.repairs),
+        created_ms=p.created_ms,
+    )
+
+
+# ---- requests ------------------------------------------------------------------------------------------------
+
+
+def context_to_pb(context: CallContext | Mapping[str, Any] | None) -> types_pb2.CallContext:
+    ctx = CallContext.of(context)
+    return types_pb2.CallContext(
+        tenant=ctx.tenant, user_id=ctx.user_id, session_id=ctx.session_id, values=dict(ctx.values)
+    )
+
+
+def arguments_text(arguments: Any) -> str:
+    """A string is sent as is (raw model output, possibly broken: the gateway repairs it); anything else as JSON."""
+    if isinstance(arguments, str):
+        return arguments
+    if arguments is None:
+        return "{}"
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def call_to_pb(call: Mapping[str, Any]) -> types_pb2.ToolCall:
+    """One call as a dict: `name`, optional `id`, and `args` (LangChain's key) or `arguments`."""
+    if "name" not in call:
+        raise ValueError(f"a tool call needs a name: {dict(call)!r}")
+    if "args" in call and "arguments" in call:
+        raise ValueError("a tool call has args or arguments, not both")
+    arguments = call["args"] if "args" in call else call.get("arguments")
+    return types_pb2.ToolCall(id=str(call.get("id") or ""), name=str(call["name"]), arguments=arguments_text(arguments))
+
+
+_REVIEW_MODES = {
+    None: gateway_pb2.REVIEW_MODE_UNSPECIFIED,
+    "wait": gateway_pb2.REVIEW_MODE_WAIT,
+    "defer": gateway_pb2.REVIEW_MODE_DEFER,
+}
+
+
+def review_mode_to_pb(mode: str | None) -> int:
+    key = mode.lower() if isinstance(mode, str) else mode
+    if key not in _REVIEW_MODES:
+        raise ValueError(f"review_mode is 'wait', 'defer' or None, not {mode!r}")
+    return _REVIEW_MODES[key]
+
+
+def execute_request(name: str, arguments: Any, *, id: str | None, context: Any, review_mode: str | None):
+    call = types_pb2.ToolCall(id=id or "", name=name, arguments=arguments_text(arguments))
+    return gateway_pb2.ExecuteRequest(
+        call=call, context=context_to_pb(context), review_mode=review_mode_to_pb(review_mode)
+    )
+
+
+def batch_request(calls: Iterable[Mapping[str, Any]], *, context: Any, review_mode: str | None):
+    return gateway_pb2.ExecuteBatchRequest(
+        calls=[call_to_pb(c) for c in calls],
+        context=context_to_pb(context),
+        review_mode=review_mode_to_pb(review_mode),
+    )
+
+
+_FORMATS = {
+    "openai": gateway_pb2.DEFINITION_FORMAT_OPENAI,
+    "anthropic": gateway_pb2.DEFINITION_FORMAT_ANTHROPIC,
+    "mcp": gateway_pb2.DEFINITION_FORMAT_MCP,
+    "json-schema": gateway_pb2.DEFINITION_FORMAT_JSON_SCHEMA,
+    "json_schema": gateway_pb2.DEFINITION_FORMAT_JSON_SCHEMA,
+}
+
+
+def definitions_request(format: str, context: Any) -> gateway_pb2.ListToolDefinitionsRequest:
+    key = format.lower()
+    if key not in _FORMATS:
+        raise ValueError(f"format is one of openai, anthropic, mcp, json-schema, not {format!r}")
+    return gateway_pb2.ListToolDefinitionsRequest(context=context_to_pb(context), format=_FORMATS[key])
+
+
+def definitions_from_pb(response: gateway_pb2.ListToolDefinitionsResponse) -> list[dict[str, Any]]:
+    return [json.loads(d.definition) for d in response.definitions]
+
+
+_ACTIONS = {
+    "approve": review_pb2.REVIEW_ACTION_APPROVE,
+    "edit": review_pb2.REVIEW_ACTION_EDIT,
+    "reject": review_pb2.REVIEW_ACTION_REJECT,
+}
+
+
+def decide_request(
+    call_id: str, action: str, *, arguments: Any, feedback: str | None, tenant: str
+) -> review_pb2.DecideRequest:
+    key = action.lower() if isinstance(action, str) else action
+    if key not in _ACTIONS:
+        raise ValueError(f"action is 'approve', 'edit' or 'reject', not {action!r}")
+    if key == "edit" and arguments is None:
+        raise ValueError("an edit needs the new arguments")
+    return review_pb2.DecideRequest(
+        call_id=call_id,
+        tenant=tenant,
+        action=_ACTIONS[key],
+        arguments=arguments_text(arguments) if key == "edit" else "",
+        feedback=feedback or "",
+    )
+
+
+# ---- tool specs ----------------------------------------------------------------------------------------------
+
+_SPEC_KEYS = {
+    "name",
+    "description",
+    "input_schema",
+    "output_schema",
+    "backend",
+    "inject",
+    "repair",
+    "limits",
+    "review",
+    "budget",
+    "tenant",
+    "labels",
+    "version",
+}
+_LIMIT_KEYS = ("TOOL", "TENANT", "USER", "SESSION")
+
+
+def _only(section: str, given: Mapping[str, Any], allowed: Iterable[str]) -> Mapping[str, Any]:
+    if not isinstance(given, Mapping):
+        raise ValueError(f"{section} must be an object, got {given!r}")
+    unknown = set(given) - set(allowed)
+    if unknown:
+        raise ValueError(f"unknown {section} fields: {sorted(unknown)}")
+    return given
+
+
+def _schema_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _backend_to_pb(backend: Mapping[str, Any]) -> registry_pb2.Backend:
+    _only("backend", backend, ("grpc", "http", "mcp", "worker"))
+    if len(backend) != 1:
+        raise ValueError(f"backend names exactly one of grpc, http, mcp, worker: {dict(backend)!r}")
+    ((kind, body),) = backend.items()
+    if kind == "grpc":
+        return registry_pb2.Backend(grpc=registry_pb2.GrpcBackend(**_only("backend.grpc", body, ("target",))))
+    if kind == "http":
+        http = _only("backend.http", body, ("url", "method", "headers"))
+        return registry_pb2.Backend(
+            http=registry_pb2.HttpBackend(
+                url=http.get("url", ""), method=http.get("method", ""), headers=dict(http.get("headers") or {})
+            )
+        )
+    if kind == "mcp":
+        return registry_pb2.Backend(mcp=registry_pb2.McpBackend(**_only("backend.mcp", body, ("server", "tool"))))
+    _only("backend.worker", body or {}, ())
+    return registry_pb2.Backend(worker=registry_pb2.WorkerBackend())
+
+
+def _limit_key(key: str | None) -> int:
+    if not key:
+        return registry_pb2.LIMIT_KEY_UNSPECIFIED
+    name = str(key).upper().removeprefix("LIMIT_KEY_")
+    if name not in _LIMIT_KEYS:
+        raise ValueError(f"limits.key is one of {', '.join(_LIMIT_KEYS)}, not {key!r}")
+    return registry_pb2.LimitKey.Value(f"LIMIT_KEY_{name}")
+
+
+def spec_to_pb(spec: Mapping[str, Any]) -> registry_pb2.ToolSpec:
+    """A spec in the spec-file form (README: `name`, `input_schema` as an object or JSON text, `backend`,
+    `inject`, `repair`, `limits`, ...). Unknown fields are refused, as the gateway's own spec reader does."""
+    _only("spec", spec, _SPEC_KEYS)
+    if "name" not in spec or "input_schema" not in spec:
+        raise ValueError("a tool spec needs at least name and input_schema")
+    out = registry_pb2.ToolSpec(
+        name=spec["name"],
+        description=spec.get("description", ""),
+        input_schema=_schema_text(spec["input_schema"]),
+        output_schema=_schema_text(spec.get("output_schema")),
+        tenant=spec.get("tenant", ""),
+        labels=dict(spec.get("labels") or {}),
+    )
+    if spec.get("backend") is not None:
+        out.backend.CopyFrom(_backend_to_pb(spec["backend"]))
+    for injection in spec.get("inject") or ():
+        _only("inject", injection, ("param", "from"))
+        out.inject.add(param=injection["param"], **{"from": injection["from"]})
+    if "repair" in spec:
+        repair = _only("repair", spec["repair"], ("enabled", "aliases", "drop_unknown"))
+        out.repair.aliases.update(dict(repair.get("aliases") or {}))
+        out.repair.drop_unknown = bool(repair.get("drop_unknown", False))
+        if repair.get("enabled") is not None:
+            out.repair.enabled = bool(repair["enabled"])
+    if "limits" in spec:
+        limits = _only(
+            "limits", spec["limits"], ("rate", "burst", "key", "max_concurrency", "timeout_ms", "retries", "idempotent")
+        )
+        out.limits.CopyFrom(
+            registry_pb2.Limits(
+                rate=limits.get("rate", ""),
+                burst=limits.get("burst", 0),
+                key=_limit_key(limits.get("key")),
+                max_concurrency=limits.get("max_concurrency", 0),
+                timeout_ms=limits.get("timeout_ms", 0),
+                retries=limits.get("retries", 0),
+                idempotent=bool(limits.get("idempotent", False)),
+            )
+        )
+    if "review" in spec:
+        out.review.required = bool(_only("review", spec["review"], ("required",)).get("required", False))
+    if "budget" in spec:
+        budget = _only("budget", spec["budget"], ("max_calls", "max_consecutive_failures"))
+        out.budget.CopyFrom(
+            registry_pb2.Budget(
+                max_calls=budget.get("max_calls", 0),
+                max_consecutive_failures=budget.get("max_consecutive_failures", 0),
+            )
+        )
+    return out
+
+
+def spec_from_pb(spec: registry_pb2.ToolSpec) -> dict[str, Any]:
+    """The registered spec in the spec-file form, schemas parsed, with the registry's `version`."""
+    out: dict[str, Any] = {
+        "name": spec.name,
+        "description": spec.description,
+        "input_schema": json.loads(spec.input_schema) if spec.input_schema else None,
+    }
+    if spec.output_schema:
+        out["output_schema"] = json.loads(spec.output_schema)
+    kind = spec.backend.WhichOneof("kind")
+    if kind == "grpc":
+        out["backend"] = {"grpc": {"target": spec.backend.grpc.target}}
+    elif kind == "http":
+        h = spec.backend.http
+        out["backend"] = {"http": {"url": h.url, "method": h.method, "headers": dict(h.headers)}}
+    elif kind == "mcp":
+        out["backend"] = {"mcp": {"server": spec.backend.mcp.server, "tool": spec.backend.mcp.tool}}
+    elif kind == "worker":
+        out["backend"] = {"worker": {}}
+    out["inject"] = [{"param": i.param, "from": getattr(i, "from")} for i in spec.inject]
+    out["repair"] = {"aliases": dict(spec.repair.aliases), "drop_unknown": spec.repair.drop_unknown}
+    if spec.repair.HasField("enabled"):
+        out["repair"]["enabled"] = spec.repair.enabled
+    lim = spec.limits
+    out["limits"] = {
+        "rate": lim.rate,
+        "burst": lim.burst,
+        "key": _enum_name(registry_pb2.LimitKey, "LIMIT_KEY_", lim.key),
+        "max_concurrency": lim.max_concurrency,
+        "timeout_ms": lim.timeout_ms,
+        "retries": lim.retries,
+        "idempotent": lim.idempotent,
+    }
+    out["review"] = {"required": spec.review.required}
+    out["budget"] = {
+        "max_calls": spec.budget.max_calls,
+        "max_consecutive_failures": spec.budget.max_consecutive_failures,
+    }
+    out["tenant"] = spec.tenant
+    out["labels"] = dict(spec.labels)
+    out["version"] = spec.version
+    return out
