@@ -119,7 +119,7 @@ async fn malformed_and_invalid_arguments_name_every_problem() {
     }
     assert!(
         m.content.starts_with("Error: invalid arguments for forecast:")
-            && m.content.ends_with("\n Please fix your mistakes.")
+            && m.content.ends_with("\nPlease fix your mistakes.")
     );
 
     let m = gw.call("forecast", "{}").await;

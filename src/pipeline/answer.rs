@@ -118,7 +118,10 @@ fn model_text(name: &str, error: &CallError, m: &Messages) -> String {
             text
         }
         CallError::Malformed(reason) => fill(&m.malformed_arguments).replace("{reason}", reason) + &m.fix_suffix,
-        CallError::Invalid(violations) => fill(&m.invalid_arguments) + &violation_lines(violations) + &m.fix_suffix,
+        // The violations end with a line break: the suffix starts a line of its own.
+        CallError::Invalid(violations) => {
+            fill(&m.invalid_arguments) + &violation_lines(violations) + m.fix_suffix.trim_start()
+        }
         CallError::Tool { message, model_fixable, .. } => {
             let suffix = if *model_fixable { m.fix_suffix.as_str() } else { "" };
             format!("Error: {name} failed: {message}{suffix}")
@@ -210,7 +213,7 @@ mod tests {
         let msg = error_message(&call(), "get_weather", err, vec![], &Messages::default());
         assert_eq!(
             msg.content,
-            "Error: invalid arguments for get_weather:\n- arguments: \"city\" is a required property\n- days[0]: \"5\" is not of type \"integer\"\n Please fix your mistakes."
+            "Error: invalid arguments for get_weather:\n- arguments: \"city\" is a required property\n- days[0]: \"5\" is not of type \"integer\"\nPlease fix your mistakes."
         );
     }
 }

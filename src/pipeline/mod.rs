@@ -45,7 +45,7 @@ pub enum CallError {
     BudgetExceeded(String),
     #[error("busy: {max} calls already running")]
     Busy { max: u32 },
-    #[error("rejected by a reviewer: {feedback}")]
+    #[error("rejected by a reviewer{}", if feedback.trim().is_empty() { String::new() } else { format!(": {feedback}") })]
     Rejected { feedback: String },
     #[error("internal error: {0}")]
     Internal(String),
