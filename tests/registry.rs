@@ -243,9 +243,12 @@ async fn health_and_reflection_are_served_on_the_same_port() {
     let gw = start_gateway(config).await;
     let channel = common::connect(gw.addr).await;
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
-    let req = tonic_health::pb::HealthCheckRequest { service: "toolgate.v1.ToolGateway".into() };
-    let status = health.check(req).await.unwrap().into_inner().status;
-    assert_eq!(status, tonic_health::pb::health_check_response::ServingStatus::Serving as i32);
+    // "" is the whole server: what Kubernetes' native gRPC probes ask (deploy/k8s).
+    for service in ["toolgate.v1.ToolGateway", ""] {
+        let req = tonic_health::pb::HealthCheckRequest { service: service.into() };
+        let status = health.check(req).await.unwrap().into_inner().status;
+        assert_eq!(status, tonic_health::pb::health_check_response::ServingStatus::Serving as i32, "{service:?}");
+    }
 
     use tonic_reflection::pb::v1::{
         server_reflection_client::ServerReflectionClient, server_reflection_request::MessageRequest,
