@@ -1,4 +1,5 @@
-"""Test support: the real tool servers the gateway calls, a scripted chat model, and the agent graph."""
+"""Test support: the real tool servers the gateway calls, a scripted chat model, the agent graph, and reading its
+transcript."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import grpc
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -199,3 +200,13 @@ def agent_graph(model: Any, tools_node: Any, *, checkpointer: Any = None) -> Any
 
 def thread(thread_id: str | None = None, **configurable: Any) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id or f"t_{uuid.uuid4().hex[:8]}", **configurable}}
+
+
+def kinds(messages: list[BaseMessage]) -> list[str]:
+    """The message types of a transcript, in order."""
+    return [type(m).__name__ for m in messages]
+
+
+def tool_messages(messages: list[BaseMessage]) -> list[ToolMessage]:
+    """The ToolMessages of a transcript, in order."""
+    return [m for m in messages if isinstance(m, ToolMessage)]

@@ -1,6 +1,7 @@
 """GatewayToolNode in a real LangGraph StateGraph (agent -> tools -> agent) driven by a scripted chat model, against
 the real gateway and real tool servers: one test per behaviour the node must show, each checking what the
-transcript says and what the tool servers actually received."""
+transcript says and what the tool servers actually received. Calls that need review are in test_langgraph_review.py,
+the transcript rewritten to show repaired calls in test_langgraph_transcript.py."""
 
 from __future__ import annotations
 
@@ -9,23 +10,11 @@ import json
 import threading
 import time
 
-import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.types import Command
-from support import agent_graph, ai, call, scripted, thread, unique
+from langchain_core.messages import HumanMessage
+from support import agent_graph, ai, call, kinds, scripted, thread, tool_messages, unique
 
 import toolgate
-from toolgate.langgraph import GatewayToolNode, abind_gateway_tools, bind_gateway_tools
-
-
-def kinds(messages) -> list[str]:
-    return [type(m).__name__ for m in messages]
-
-
-def tool_messages(messages) -> list[ToolMessage]:
-    return [m for m in messages if isinstance(m, ToolMessage)]
-
+from toolgate.langgraph import GatewayToolNode, bind_gateway_tools
 
 # ---- a tool error, the model retrying, success ----
 
@@ -118,121 +107,6 @@ def test_a_schema_mismatch_is_reported_with_a_violation_the_model_can_act_on(cli
     )
 
 
-# ---- repaired calls run repaired; the transcript shows the repaired arguments ----
-
-
-def test_repairable_calls_run_repaired_and_the_transcript_shows_what_ran(client, http_tools, grpc_tools):
-    click, flag = unique("click"), unique("set_dark_mode")
-    client.register_tool(
-        {
-            "name": click,
-            "description": "Clicks an element of the page.",
-            "input_schema": {
-                "type": "object",
-                "properties": {"selector": {"type": "string"}},
-                "required": ["selector"],
-                "additionalProperties": False,
-            },
-            "repair": {"aliases": {"element": "selector"}},
-            "backend": http_tools.route(click, lambda args: (200, {"clicked": args["selector"]})),
-        }
-    )
-    client.register_tool(
-        {
-            "name": flag,
-            "description": "Turns dark mode on or off.",
-            "input_schema": {"type": "object", "properties": {"enabled": {"type": "boolean"}}, "required": ["enabled"]},
-            "backend": grpc_tools.route(flag, lambda args: {"content": f"dark mode {args['enabled']}"}),
-        }
-    )
-    as_written = ai(call(click, {"element": "myCoolButton"}), call(flag, {"enabled": "True"}))
-    model = scripted(as_written, "Done.")
-    graph = agent_graph(model, GatewayToolNode(client))
-
-    out = graph.invoke({"messages": [HumanMessage("Click my button, then dark mode on")]}, thread())
-
-    messages = out["messages"]
-    assert kinds(messages) == ["HumanMessage", "AIMessage", "ToolMessage", "ToolMessage", "AIMessage"], (
-        "the AIMessage is replaced in place, not appended"
-    )
-    transcript = messages[1]
-    assert transcript.id == as_written.id
-    assert [(c["id"], c["name"], c["args"]) for c in transcript.tool_calls] == [
-        (as_written.tool_calls[0]["id"], click, {"selector": "myCoolButton"}),
-        (as_written.tool_calls[1]["id"], flag, {"enabled": True}),
-    ]
-    clicked, flagged = tool_messages(messages)
-    assert (clicked.status, flagged.status) == ("success", "success")
-    assert clicked.additional_kwargs["repairs"] == [
-        {"rule": "alias", "path": "/selector", "before": '"element"', "after": '"selector"'}
-    ]
-    assert flagged.additional_kwargs["repairs"] == [
-        {"rule": "string_to_boolean", "path": "/enabled", "before": '"True"', "after": "true"}
-    ]
-    assert [r.args for r in http_tools.received(click)] == [{"selector": "myCoolButton"}]
-    assert [r.args for r in grpc_tools.received(flag)] == [{"enabled": True}]
-    # The model's next turn sees the calls as they ran.
-    assert [c["args"] for c in model.seen[1][1].tool_calls] == [{"selector": "myCoolButton"}, {"enabled": True}]
-
-
-def test_the_transcript_is_left_alone_when_rewriting_is_off(client, http_tools):
-    click = unique("click")
-    client.register_tool(
-        {
-            "name": click,
-            "input_schema": {
-                "type": "object",
-                "properties": {"selector": {"type": "string"}},
-                "required": ["selector"],
-            },
-            "repair": {"aliases": {"element": "selector"}},
-            "backend": http_tools.route(click, lambda args: (200, {"clicked": args["selector"]})),
-        }
-    )
-    as_written = ai(call(click, {"element": "myCoolButton"}))
-    graph = agent_graph(scripted(as_written, "Done."), GatewayToolNode(client, rewrite_transcript=False))
-
-    out = graph.invoke({"messages": [HumanMessage("Click it")]}, thread())
-
-    assert out["messages"][1].tool_calls[0]["args"] == {"element": "myCoolButton"}
-    assert tool_messages(out["messages"])[0].status == "success"
-    assert [r.args for r in http_tools.received(click)] == [{"selector": "myCoolButton"}]
-
-
-def test_arguments_that_did_not_parse_are_repaired_and_moved_into_the_tool_calls(client, http_tools):
-    weather = unique("get_weather")
-    client.register_tool(
-        {
-            "name": weather,
-            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-            "backend": http_tools.route(weather, lambda args: (200, {"city": args["city"], "temp_c": 4})),
-        }
-    )
-    good = call(weather, {"city": "Oslo"})
-    broken = {
-        "name": weather,
-        "args": "{'city': 'Bergen',}",
-        "id": "call_broken",
-        "error": "bad JSON",
-        "type": "invalid_tool_call",
-    }
-    message = AIMessage(content="", tool_calls=[good], invalid_tool_calls=[broken], id="ai_broken")
-    graph = agent_graph(scripted(message, "Cold in both."), GatewayToolNode(client))
-
-    out = graph.invoke({"messages": [HumanMessage("Weather in Oslo and Bergen?")]}, thread())
-
-    transcript = out["messages"][1]
-    assert [(c["id"], c["args"]) for c in transcript.tool_calls] == [
-        (good["id"], {"city": "Oslo"}),
-        ("call_broken", {"city": "Bergen"}),
-    ]
-    assert transcript.invalid_tool_calls == []
-    answers = tool_messages(out["messages"])
-    assert [(m.tool_call_id, m.status) for m in answers] == [(good["id"], "success"), ("call_broken", "success")]
-    assert "json_syntax" in [r["rule"] for r in answers[1].additional_kwargs["repairs"]]
-    assert sorted(r.args["city"] for r in http_tools.received(weather)) == ["Bergen", "Oslo"]
-
-
 # ---- user_id injected from the config; a model-supplied one ignored ----
 
 
@@ -306,147 +180,6 @@ def test_an_injected_tool_called_without_a_user_is_refused(client, grpc_tools):
 
     (answer,) = tool_messages(out["messages"])
     assert (answer.status, answer.additional_kwargs["error"]["kind"]) == ("error", "PERMISSION_DENIED")
-    assert grpc_tools.received(name) == []
-
-
-# ---- review: interrupt, then continue / update / feedback ----
-
-
-def register_refund(client, http_tools) -> str:
-    name = unique("refund")
-    client.register_tool(
-        {
-            "name": name,
-            "description": "Refunds an order.",
-            "input_schema": {
-                "type": "object",
-                "properties": {"order_id": {"type": "string"}, "amount": {"type": "integer"}},
-                "required": ["order_id", "amount"],
-                "additionalProperties": False,
-            },
-            "review": {"required": True},
-            "backend": http_tools.route(name, lambda args: (200, {"refunded": args["amount"]})),
-        }
-    )
-    return name
-
-
-@pytest.mark.parametrize("action", ["continue", "update", "feedback"])
-def test_a_review_required_tool_interrupts_the_graph_and_resumes(client, http_tools, action):
-    name = register_refund(client, http_tools)
-    refund = call(name, {"order_id": "ORD-7", "amount": "40"})
-    model = scripted(ai(refund), "Handled the refund.")
-    graph = agent_graph(model, GatewayToolNode(client))
-    config = thread(user_id="alice", tenant="acme")
-
-    paused = graph.invoke({"messages": [HumanMessage("Refund order 7")]}, config)
-
-    (pending,) = paused["__interrupt__"]
-    assert pending.value["type"] == "toolgate.review"
-    assert (pending.value["tool_call_id"], pending.value["name"]) == (refund["id"], name)
-    assert pending.value["args"] == {"order_id": "ORD-7", "amount": 40}, "what the reviewer sees, repaired"
-    assert [r["rule"] for r in pending.value["repairs"]] == ["string_to_integer"]
-    assert graph.get_state(config).next == ("tools",)
-    (waiting,) = [p for p in client.list_pending("acme") if p.call_id == refund["id"]]
-    assert (waiting.tenant, waiting.user_id, waiting.session_id) == (
-        "acme",
-        "alice",
-        config["configurable"]["thread_id"],
-    )
-    assert http_tools.received(name) == [], "nothing runs before the decision"
-
-    resume = {
-        "continue": {"action": "continue"},
-        "update": {"action": "update", "data": {"order_id": "ORD-7", "amount": 25}},
-        "feedback": {"action": "feedback", "data": "Refunds over 30 EUR need a manager; ask the user."},
-    }[action]
-    out = graph.invoke(Command(resume=resume), config)
-
-    assert "__interrupt__" not in out
-    (answer,) = tool_messages(out["messages"])
-    assert answer.tool_call_id == refund["id"]
-    ran = [r.args for r in http_tools.received(name)]
-    if action == "continue":
-        assert ran == [{"order_id": "ORD-7", "amount": 40}]
-        assert (answer.status, answer.artifact) == ("success", {"refunded": 40})
-    elif action == "update":
-        assert ran == [{"order_id": "ORD-7", "amount": 25}]
-        assert (answer.status, answer.artifact) == ("success", {"refunded": 25})
-        assert out["messages"][1].tool_calls[0]["args"] == {"order_id": "ORD-7", "amount": 25}, (
-            "the transcript shows the edited call that ran"
-        )
-    else:
-        assert ran == [], "a rejected call never runs"
-        assert answer.status == "error"
-        assert answer.additional_kwargs["error"]["kind"] == "REJECTED"
-        assert answer.content == "Refunds over 30 EUR need a manager; ask the user."
-    assert out["messages"][-1].content == "Handled the refund."
-    assert refund["id"] not in [p.call_id for p in client.list_pending("acme")]
-
-
-def test_a_batch_with_reviews_runs_each_call_once_across_interrupts(client, http_tools):
-    refund, lookup = register_refund(client, http_tools), unique("lookup")
-    client.register_tool(
-        {
-            "name": lookup,
-            "input_schema": {"type": "object", "properties": {"order_id": {"type": "string"}}},
-            "backend": http_tools.route(lookup, lambda args: (200, {"order_id": args["order_id"], "paid": 40})),
-        }
-    )
-    first = call(refund, {"order_id": "ORD-1", "amount": 10})
-    check = call(lookup, {"order_id": "ORD-2"})
-    second = call(refund, {"order_id": "ORD-2", "amount": 40})
-    graph = agent_graph(scripted(ai(first, check, second), "Done."), GatewayToolNode(client))
-    config = thread()
-
-    paused = graph.invoke({"messages": [HumanMessage("Two refunds")]}, config)
-    (pending,) = paused["__interrupt__"]
-    assert pending.value["tool_call_id"] == first["id"]
-    assert [p["tool_call_id"] for p in pending.value["pending"]] == [first["id"], second["id"]]
-    assert len(http_tools.received(lookup)) == 1
-
-    # One decision answers the first pending call; the graph stops again for the second.
-    paused = graph.invoke(Command(resume={"action": "continue"}), config)
-    (pending,) = paused["__interrupt__"]
-    assert pending.value["tool_call_id"] == second["id"]
-    assert [p["tool_call_id"] for p in pending.value["pending"]] == [second["id"]]
-    assert len(http_tools.received(lookup)) == 1, "the call that needs no review did not run again"
-    assert http_tools.received(refund) == [], "decisions are sent once every pending call has one"
-
-    out = graph.invoke(Command(resume={"action": "feedback", "data": "Not this one."}), config)
-
-    answers = tool_messages(out["messages"])
-    assert [m.tool_call_id for m in answers] == [first["id"], check["id"], second["id"]]
-    assert [m.status for m in answers] == ["success", "success", "error"]
-    assert answers[2].additional_kwargs["error"]["kind"] == "REJECTED"
-    assert len(http_tools.received(lookup)) == 1, "run once across both interrupts"
-    assert [r.args for r in http_tools.received(refund)] == [{"order_id": "ORD-1", "amount": 10}]
-
-
-def test_a_resume_can_decide_several_calls_by_id_and_an_invalid_edit_is_asked_again(client, http_tools):
-    refund = register_refund(client, http_tools)
-    a, b = call(refund, {"order_id": "ORD-1", "amount": 10}), call(refund, {"order_id": "ORD-2", "amount": 20})
-    graph = agent_graph(scripted(ai(a, b), "Done."), GatewayToolNode(client))
-    config = thread()
-    graph.invoke({"messages": [HumanMessage("Refunds")]}, config)
-
-    paused = graph.invoke(
-        Command(
-            resume={
-                a["id"]: {"action": "update", "data": {"order_id": "ORD-1", "amount": "lots"}},
-                b["id"]: {"action": "continue"},
-            }
-        ),
-        config,
-    )
-
-    (again,) = paused["__interrupt__"]
-    assert again.value["tool_call_id"] == a["id"]
-    assert "amount" in again.value["error"], again.value["error"]
-    out = graph.invoke(Command(resume={"action": "update", "data": {"order_id": "ORD-1", "amount": 5}}), config)
-
-    assert [m.status for m in tool_messages(out["messages"])] == ["success", "success"]
-    assert sorted(r.args["amount"] for r in http_tools.received(refund)) == [5, 20]
 
 
 # ---- parallel calls answered in order ----
@@ -525,59 +258,7 @@ def test_the_error_handler_receives_the_original_arguments_of_a_failed_call(clie
     assert (answer.status, answer.additional_kwargs["error"]["kind"]) == ("error", "TOOL_ERROR")
 
 
-# ---- the async path ----
-
-
-def test_an_async_graph_with_the_async_client_reviews_and_resumes(gateway, client, http_tools):
-    from conftest import ADMIN_TOKEN, DATA_TOKEN
-
-    refund = register_refund(client, http_tools)
-    order = call(refund, {"order_id": "ORD-9", "amount": 12})
-
-    async def scenario():
-        async with toolgate.AsyncClient(
-            gateway.target, token=DATA_TOKEN, admin_token=ADMIN_TOKEN, timeout=30
-        ) as aclient:
-            model = await abind_gateway_tools(scripted(ai(order), "Refunded."), aclient)
-            graph = agent_graph(model, GatewayToolNode(aclient))
-            config = thread(user_id="bob")
-            paused = await graph.ainvoke({"messages": [HumanMessage("Refund 9")]}, config)
-            assert paused["__interrupt__"][0].value["tool_call_id"] == order["id"]
-            return await graph.ainvoke(Command(resume={"action": "continue"}), config)
-
-    out = asyncio.run(scenario())
-
-    (answer,) = tool_messages(out["messages"])
-    assert (answer.status, answer.artifact) == ("success", {"refunded": 12})
-    assert [r.args for r in http_tools.received(refund)] == [{"order_id": "ORD-9", "amount": 12}]
-
-
-def test_a_resume_in_another_process_still_runs_the_reviewed_call_once(client, http_tools):
-    """What a node that never saw the first run does (a resume in another process, a restarted worker): it sends
-    the batch again. The reviewed call is answered by id and runs once; the call that needs no review runs again,
-    as LangGraph's own ToolNode would run it again (the node's memory of it is per process)."""
-    refund, lookup = register_refund(client, http_tools), unique("lookup")
-    client.register_tool(
-        {
-            "name": lookup,
-            "input_schema": {"type": "object", "properties": {"order_id": {"type": "string"}}},
-            "backend": http_tools.route(lookup, lambda args: (200, {"paid": 40})),
-        }
-    )
-    reviewed, plain = call(refund, {"order_id": "ORD-3", "amount": 30}), call(lookup, {"order_id": "ORD-3"})
-    model, checkpoints = scripted(ai(reviewed, plain), "Done."), InMemorySaver()
-    config = thread()
-    agent_graph(model, GatewayToolNode(client), checkpointer=checkpoints).invoke(
-        {"messages": [HumanMessage("Refund 3")]}, config
-    )
-
-    # The same checkpoints, a new node: nothing remembered from the first run.
-    second = agent_graph(model, GatewayToolNode(client), checkpointer=checkpoints)
-    out = second.invoke(Command(resume={"action": "continue"}), config)
-
-    assert [m.status for m in tool_messages(out["messages"])] == ["success", "success"]
-    assert [r.args for r in http_tools.received(refund)] == [{"order_id": "ORD-3", "amount": 30}]
-    assert len(http_tools.received(lookup)) == 2
+# ---- a sync client in an async graph ----
 
 
 def test_a_sync_client_serves_an_async_graph(client, http_tools):

@@ -1,0 +1,34 @@
+"""LangGraph integration: `GatewayToolNode`, a drop-in for `langgraph.prebuilt.ToolNode` that runs the last
+AIMessage's tool calls through the gateway, and `bind_gateway_tools`, which binds a chat model to the gateway's
+model-facing definitions. Needs the `langgraph` extra (`pip install toolgate[langgraph]`).
+
+What the node does with one AIMessage:
+
+1. Sends its tool calls as one ExecuteBatch, with the CallContext taken from the RunnableConfig
+   (`configurable.user_id`, `configurable.tenant`, `configurable.session_id` or else `thread_id`), and
+   `review_mode = DEFER`, so a call that needs a person answers PENDING_REVIEW at once.
+2. For pending calls, raises a LangGraph `interrupt` carrying the pending call. Resuming with
+   `Command(resume={"action": "continue" | "update" | "feedback", "data": ...})` decides it through ToolReview
+   (APPROVE, EDIT with `data` as the new arguments, REJECT with `data` as the feedback), then executes the same
+   call id again, which answers the outcome (the gateway runs a reviewed call once, however often it is asked).
+3. Answers one LangChain `ToolMessage` per call, in call order: `status="error"` on failure with the typed error in
+   `additional_kwargs["error"]`, the structured result as `artifact`; and, when what ran differs from what the
+   AIMessage says (repaired, injected parameters removed, edited by a reviewer), the AIMessage again with the
+   same id and the arguments that ran, so the `add_messages` reducer replaces it in the transcript.
+
+Layout (this module is the public surface; the others are private):
+- `_node`: `GatewayToolNode`, reading the graph's input and answering its messages.
+- `_review`: the steps of one run, the review interrupt and its resume values, and the in-process memo.
+- `_transcript`: `to_langchain` and `rewrite_ai_message`, the LangChain messages a run answers.
+- `_binding`: `bind_gateway_tools`, `abind_gateway_tools` and `context_from_config`.
+"""
+
+from ._binding import abind_gateway_tools, bind_gateway_tools, context_from_config
+from ._node import ErrorHook as ErrorHook
+from ._node import GatewayToolNode
+from ._review import INTERRUPT_TYPE as INTERRUPT_TYPE
+from ._review import RESUME_ACTIONS as RESUME_ACTIONS
+from ._transcript import rewrite_ai_message as rewrite_ai_message
+from ._transcript import to_langchain as to_langchain
+
+__all__ = ["GatewayToolNode", "abind_gateway_tools", "bind_gateway_tools", "context_from_config"]
