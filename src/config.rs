@@ -78,14 +78,17 @@ pub struct RawRepair {
 }
 
 /// `[auth]`: bearer tokens. When one is set, requests to its plane without `authorization: Bearer <token>` are
-/// refused. Prefer the environment (`TOOLGATE_ADMIN_TOKEN`, `TOOLGATE_DATA_TOKEN`) to the file.
+/// refused. Prefer the environment (`TOOLGATE_ADMIN_TOKEN`, `TOOLGATE_DATA_TOKEN`, `TOOLGATE_REVIEW_TOKEN`) to the
+/// file.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawAuth {
-    /// Closes ToolRegistry and ToolReview.
+    /// Closes the admin plane: ToolRegistry, McpRegistry, ToolWorker, and ToolReview unless `review_token` is set.
     pub admin_token: Option<String>,
     /// Closes ToolGateway, the data plane agents call.
     pub data_token: Option<String>,
+    /// Opens ToolReview alone (the admin token opens it too), for reviewers and agents that resume reviews.
+    pub review_token: Option<String>,
 }
 
 /// `[budgets]`: per-session limits, the gateway's recursion limit. 0 or absent means unlimited.
@@ -121,21 +124,27 @@ pub struct Overrides {
     pub data_dir: Option<PathBuf>,
     pub admin_token: Option<String>,
     pub data_token: Option<String>,
+    pub review_token: Option<String>,
     /// The OTLP/gRPC collector (`--otlp-endpoint`, `OTEL_EXPORTER_OTLP_ENDPOINT`).
     pub otlp_endpoint: Option<String>,
 }
 
-/// Bearer tokens of the two planes; `None` leaves a plane open.
+/// Bearer tokens of the planes; `None` leaves a plane open (review falls back to the admin token).
 #[derive(Clone, Default, PartialEq)]
 pub struct Tokens {
     pub admin: Option<String>,
     pub data: Option<String>,
+    pub review: Option<String>,
 }
 
 impl std::fmt::Debug for Tokens {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let shown = |t: &Option<String>| if t.is_some() { "set" } else { "unset" };
-        f.debug_struct("Tokens").field("admin", &shown(&self.admin)).field("data", &shown(&self.data)).finish()
+        f.debug_struct("Tokens")
+            .field("admin", &shown(&self.admin))
+            .field("data", &shown(&self.data))
+            .field("review", &shown(&self.review))
+            .finish()
     }
 }
 
@@ -228,10 +237,11 @@ impl Config {
             documents: load_documents(&raw.schema_documents, base)?,
             tools: raw.tools,
             mcp_servers: raw.mcp_servers,
-            tokens: tokens(
-                overrides.admin_token.or(raw.auth.admin_token),
-                overrides.data_token.or(raw.auth.data_token),
-            )?,
+            tokens: tokens(Tokens {
+                admin: overrides.admin_token.or(raw.auth.admin_token),
+                data: overrides.data_token.or(raw.auth.data_token),
+                review: overrides.review_token.or(raw.auth.review_token),
+            })?,
             budgets: budgets(&raw.budgets),
             review: ReviewConfig {
                 max_wait: Duration::from_millis(raw.review.max_wait_ms.unwrap_or(600_000)),
@@ -275,13 +285,15 @@ impl Config {
     }
 }
 
-fn tokens(admin: Option<String>, data: Option<String>) -> Result<Tokens, ConfigError> {
-    for (name, token) in [("admin_token", &admin), ("data_token", &data)] {
+fn tokens(tokens: Tokens) -> Result<Tokens, ConfigError> {
+    for (name, token) in
+        [("admin_token", &tokens.admin), ("data_token", &tokens.data), ("review_token", &tokens.review)]
+    {
         if token.as_deref().is_some_and(|t| t.trim().is_empty()) {
             return Err(ConfigError::Invalid(format!("auth.{name} is empty: remove it to leave its plane open")));
         }
     }
-    Ok(Tokens { admin, data })
+    Ok(tokens)
 }
 
 fn budgets(raw: &RawBudgets) -> BudgetConfig {
@@ -331,8 +343,9 @@ mod tests {
         .unwrap();
         let overrides = Overrides { data_token: Some("d".into()), ..Overrides::default() };
         let config = Config::from_raw(raw, overrides, Path::new(".")).unwrap();
-        assert_eq!(config.tokens, Tokens { admin: Some("a".into()), data: Some("d".into()) });
-        assert_eq!(format!("{:?}", config.tokens), "Tokens { admin: \"set\", data: \"set\" }", "never logged");
+        assert_eq!(config.tokens, Tokens { admin: Some("a".into()), data: Some("d".into()), review: None });
+        let shown = "Tokens { admin: \"set\", data: \"set\", review: \"unset\" }";
+        assert_eq!(format!("{:?}", config.tokens), shown, "never logged");
         assert_eq!((config.budgets.max_calls, config.budgets.max_tool_calls), (Some(5), None), "0 is unlimited");
         assert_eq!(config.review.max_wait, Duration::from_millis(10));
         let empty: RawConfig = toml::from_str("[auth]\ndata_token = \" \"\n").unwrap();

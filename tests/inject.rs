@@ -180,3 +180,21 @@ async fn tokens_close_the_admin_and_data_planes() {
     let req = tonic_health::pb::HealthCheckRequest { service: String::new() };
     health.check(req).await.expect("health stays open for probes");
 }
+
+#[tokio::test]
+async fn a_review_token_opens_tool_review_alone() {
+    let (_dir, mut config) = temp_config();
+    config.tokens.admin = Some("admin-secret".into());
+    config.tokens.review = Some("review-secret".into());
+    let mut gw = start_gateway(config).await;
+    let pending = pb::ListPendingRequest { all_tenants: true, ..Default::default() };
+    for token in ["review-secret", "admin-secret"] {
+        gw.review.list_pending(with_token(pending.clone(), token)).await.expect("review is open to both tokens");
+    }
+    let err = gw.review.list_pending(with_token(pending, "review-secre")).await.unwrap_err();
+    assert_eq!(err.code(), tonic::Code::Unauthenticated);
+    assert!(err.message().contains("review plane's bearer token does not match"), "{}", err.message());
+    let list = pb::ListToolsRequest { all_tenants: true, ..Default::default() };
+    let err = gw.registry.list_tools(with_token(list, "review-secret")).await.unwrap_err();
+    assert_eq!(err.code(), tonic::Code::Unauthenticated, "the review token opens nothing else");
+}

@@ -14,12 +14,15 @@ pub struct ServeArgs {
     /// A TOML config file.
     #[arg(long, env = "TOOLGATE_CONFIG")]
     config: Option<PathBuf>,
-    /// Bearer token closing the admin plane (ToolRegistry, ToolReview).
+    /// Bearer token closing the admin plane (ToolRegistry, McpRegistry, ToolWorker, and ToolReview).
     #[arg(long, env = "TOOLGATE_ADMIN_TOKEN", hide_env_values = true)]
     admin_token: Option<String>,
     /// Bearer token closing the data plane (ToolGateway).
     #[arg(long, env = "TOOLGATE_DATA_TOKEN", hide_env_values = true)]
     data_token: Option<String>,
+    /// Bearer token that opens ToolReview alone, for reviewers and agents resuming a review.
+    #[arg(long, env = "TOOLGATE_REVIEW_TOKEN", hide_env_values = true)]
+    review_token: Option<String>,
     /// OTLP/gRPC collector for traces and metrics, such as http://127.0.0.1:4317 [default: none].
     #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
     otlp_endpoint: Option<String>,
@@ -31,6 +34,7 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
         data_dir: args.data_dir,
         admin_token: args.admin_token,
         data_token: args.data_token,
+        review_token: args.review_token,
         otlp_endpoint: args.otlp_endpoint,
     };
     let config = Config::load(args.config.as_deref(), overrides).map_err(|e| e.to_string())?;

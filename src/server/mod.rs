@@ -177,6 +177,12 @@ async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Res
         .max_decoding_message_size(max);
     let data_token = RequireToken::new("data", config.tokens.data.as_deref());
     let admin_token = RequireToken::new("admin", config.tokens.admin.as_deref());
+    // Reviewers, and agents resuming a review, need not hold the admin token: a review token opens ToolReview
+    // alone. Without one, the admin token closes it.
+    let review_token = match config.tokens.review.as_deref() {
+        Some(review) => RequireToken::any("review", &[Some(review), config.tokens.admin.as_deref()]),
+        None => RequireToken::new("admin", config.tokens.admin.as_deref()),
+    };
     let admin = ToolRegistryServer::new(registry::RegistryService::new(Arc::clone(&state.registry)))
         .max_decoding_message_size(max);
     let worker = worker::WorkerService::new(Arc::clone(&state.registry), state.workers, config.max_result_bytes);
@@ -205,7 +211,7 @@ async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Res
         .add_service(InterceptedService::new(admin, admin_token.clone()))
         .add_service(InterceptedService::new(mcp, admin_token.clone()))
         .add_service(InterceptedService::new(worker, admin_token.clone()))
-        .add_service(InterceptedService::new(review, admin_token))
+        .add_service(InterceptedService::new(review, review_token))
         .add_service(InterceptedService::new(gateway, data_token)))
 }
 
