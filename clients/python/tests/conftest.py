@@ -1,5 +1,6 @@
-"""Fixtures: one real gateway process (`toolgate serve`) for the session, with both planes closed by tokens, and
-two real tool servers it calls: an HTTP server (the gateway POSTs the arguments as JSON) and a gRPC
+"""Fixtures: one real gateway process (`toolgate serve`) for the session, with both planes closed by tokens and a
+review token that opens ToolReview alone; gateways of a test's own (`own_gateway`), which it may restart; and two
+real tool servers they call: an HTTP server (the gateway POSTs the arguments as JSON) and a gRPC
 `toolgate.v1.ToolRuntime` server built on this package's own stubs. Tests register their tools over the API.
 
 The gateway binary is `$TOOLGATE_BIN`, or `<repo>/target/debug/toolgate` (which `cargo build` makes).
@@ -21,6 +22,7 @@ import toolgate
 REPO = Path(__file__).resolve().parents[3]
 ADMIN_TOKEN = "admin-secret"
 DATA_TOKEN = "data-secret"
+REVIEW_TOKEN = "review-secret"
 
 CONFIG = """
 [limits]
@@ -48,8 +50,9 @@ def gateway_binary() -> Path:
 class Gateway:
     """A running `toolgate serve`, its address and its log."""
 
-    def __init__(self, binary: Path, workdir: Path) -> None:
-        self.port = free_port()
+    def __init__(self, binary: Path, workdir: Path, port: int | None = None) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.port = port or free_port()
         self.target = f"127.0.0.1:{self.port}"
         self.log_path = workdir / "gateway.log"
         config = workdir / "toolgate.toml"
@@ -58,6 +61,7 @@ class Gateway:
             **os.environ,
             "TOOLGATE_ADMIN_TOKEN": ADMIN_TOKEN,
             "TOOLGATE_DATA_TOKEN": DATA_TOKEN,
+            "TOOLGATE_REVIEW_TOKEN": REVIEW_TOKEN,
             "RUST_LOG": os.environ.get("RUST_LOG", "info"),
         }
         for inherited in ("TOOLGATE_LISTEN", "TOOLGATE_DATA_DIR", "TOOLGATE_CONFIG", "OTEL_EXPORTER_OTLP_ENDPOINT"):
@@ -105,6 +109,8 @@ class Gateway:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
+        if self._log.closed:
+            return
         self.process.terminate()
         try:
             self.process.wait(timeout=10)
@@ -138,9 +144,35 @@ def grpc_tools():
     server.close()
 
 
+@pytest.fixture
+def own_gateway(tmp_path: Path):
+    """Starts gateways of the test's own (`start(port=None)`), which it may stop and start again on the same port
+    with a fresh data dir: a gateway that lost its reviews. All are stopped after the test."""
+    started: list[Gateway] = []
+
+    def start(port: int | None = None) -> Gateway:
+        gw = Gateway(gateway_binary(), tmp_path / f"gateway{len(started)}", port=port)
+        started.append(gw)
+        gw.wait_healthy()
+        return gw
+
+    yield start
+    for gw in started:
+        gw.stop()
+
+
 @pytest.fixture(scope="session")
 def client(gateway: Gateway):
+    """The operator's client: the data token, and the admin token for the registry and review."""
     with toolgate.Client(gateway.target, token=DATA_TOKEN, admin_token=ADMIN_TOKEN, timeout=30) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def agent_client(gateway: Gateway):
+    """An agent's client: the data token and the review token, no admin token. It runs calls and decides their
+    reviews, and cannot touch the registry."""
+    with toolgate.Client(gateway.target, token=DATA_TOKEN, review_token=REVIEW_TOKEN, timeout=30) as c:
         yield c
 
 

@@ -1,5 +1,6 @@
-"""`Client` and `AsyncClient` against the real gateway: typed answers, batches in order, definitions, the registry,
-review, tokens, and request errors as GatewayError."""
+"""`Client` and `AsyncClient` against the real gateway: typed answers, batches in order, definitions, the registry
+(a fetched spec registers again unchanged), review, tokens (data, admin and review), and request errors as
+GatewayError."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 
 import grpc
 import pytest
-from conftest import ADMIN_TOKEN, DATA_TOKEN
+from conftest import ADMIN_TOKEN, DATA_TOKEN, REVIEW_TOKEN
 from support import unique
 
 import toolgate
@@ -130,6 +131,18 @@ def test_the_registry_round_trips_a_spec(client, http_tools):
         3,
         {"team": "payments"},
     )
+    # What get_tool answers registers again as it is: the same definition, the next version.
+    again = client.register_tool(got)
+    assert again["version"] == got["version"] + 1 == 3
+    assert {k: v for k, v in client.get_tool(name).items() if k != "version"} == {
+        k: v for k, v in got.items() if k != "version"
+    }
+    # A spec with no limits.key (the default), or with the UNSPECIFIED an unknown value reads as, registers too.
+    plain = client.register_tool({**spec, "name": unique("default_key"), "limits": {"rate": "5/s"}})
+    assert plain["limits"]["key"] == "TOOL", "the gateway answers the default it applies"
+    assert client.register_tool(plain)["limits"] == plain["limits"]
+    unspecified = client.register_tool({**plain, "limits": {**plain["limits"], "key": "UNSPECIFIED"}})
+    assert (unspecified["version"], unspecified["limits"]) == (3, plain["limits"])
     assert name in [t["name"] for t in client.list_tools()]
     client.delete_tool(name)
     with pytest.raises(toolgate.GatewayError) as gone:
@@ -193,6 +206,19 @@ def test_tokens_close_each_plane(gateway, grpc_tools, client):
         assert admin.value.code is grpc.StatusCode.UNAUTHENTICATED
     with toolgate.Client(f"http://{gateway.target}", token=DATA_TOKEN, admin_token=ADMIN_TOKEN) as both:
         assert both.execute(name, {"city": "Oslo"}).ok and isinstance(both.list_pending(), list)
+    # An agent's client: the review token opens ToolReview, and nothing else.
+    with toolgate.Client(gateway.target, token=DATA_TOKEN, review_token=REVIEW_TOKEN, timeout=10) as agent:
+        assert agent.execute(name, {"city": "Oslo"}).ok and isinstance(agent.list_pending(), list)
+        with pytest.raises(toolgate.GatewayError) as registry:
+            agent.list_tools()
+        assert registry.value.code is grpc.StatusCode.UNAUTHENTICATED
+        with pytest.raises(toolgate.GatewayError) as decided:
+            agent.decide("never-filed", "approve")
+        assert decided.value.code is grpc.StatusCode.NOT_FOUND, "authenticated: the call id is unknown"
+    with toolgate.Client(gateway.target, token=REVIEW_TOKEN, timeout=10) as review_only:
+        with pytest.raises(toolgate.GatewayError) as data:
+            review_only.execute(name, {"city": "Oslo"})
+        assert data.value.code is grpc.StatusCode.UNAUTHENTICATED
 
 
 def test_an_unreachable_gateway_raises_unavailable():

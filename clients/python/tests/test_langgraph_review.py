@@ -1,6 +1,7 @@
 """GatewayToolNode and review: a call that needs a person interrupts the graph, and resuming it (continue, update or
 feedback; one call at a time, or several by id; in an async graph; in another process) decides it and runs it at
-most once. A real StateGraph, gateway and tool servers, as in test_langgraph.py."""
+most once. A real StateGraph, gateway and tool servers, as in test_langgraph.py. The node's client is an agent's:
+the data token and the review token, no admin token; the operator's `client` registers the tools."""
 
 from __future__ import annotations
 
@@ -38,11 +39,11 @@ def register_refund(client, http_tools) -> str:
 
 
 @pytest.mark.parametrize("action", ["continue", "update", "feedback"])
-def test_a_review_required_tool_interrupts_the_graph_and_resumes(client, http_tools, action):
+def test_a_review_required_tool_interrupts_the_graph_and_resumes(client, agent_client, http_tools, action):
     name = register_refund(client, http_tools)
     refund = call(name, {"order_id": "ORD-7", "amount": "40"})
     model = scripted(ai(refund), "Handled the refund.")
-    graph = agent_graph(model, GatewayToolNode(client))
+    graph = agent_graph(model, GatewayToolNode(agent_client))
     config = thread(user_id="alice", tenant="acme")
 
     paused = graph.invoke({"messages": [HumanMessage("Refund order 7")]}, config)
@@ -53,7 +54,7 @@ def test_a_review_required_tool_interrupts_the_graph_and_resumes(client, http_to
     assert pending.value["args"] == {"order_id": "ORD-7", "amount": 40}, "what the reviewer sees, repaired"
     assert [r["rule"] for r in pending.value["repairs"]] == ["string_to_integer"]
     assert graph.get_state(config).next == ("tools",)
-    (waiting,) = [p for p in client.list_pending("acme") if p.call_id == refund["id"]]
+    (waiting,) = [p for p in agent_client.list_pending("acme") if p.call_id == refund["id"]]
     assert (waiting.tenant, waiting.user_id, waiting.session_id) == (
         "acme",
         "alice",
@@ -90,7 +91,7 @@ def test_a_review_required_tool_interrupts_the_graph_and_resumes(client, http_to
     assert refund["id"] not in [p.call_id for p in client.list_pending("acme")]
 
 
-def test_a_batch_with_reviews_runs_each_call_once_across_interrupts(client, http_tools):
+def test_a_batch_with_reviews_runs_each_call_once_across_interrupts(client, agent_client, http_tools):
     refund, lookup = register_refund(client, http_tools), unique("lookup")
     client.register_tool(
         {
@@ -102,7 +103,7 @@ def test_a_batch_with_reviews_runs_each_call_once_across_interrupts(client, http
     first = call(refund, {"order_id": "ORD-1", "amount": 10})
     check = call(lookup, {"order_id": "ORD-2"})
     second = call(refund, {"order_id": "ORD-2", "amount": 40})
-    graph = agent_graph(scripted(ai(first, check, second), "Done."), GatewayToolNode(client))
+    graph = agent_graph(scripted(ai(first, check, second), "Done."), GatewayToolNode(agent_client))
     config = thread()
 
     paused = graph.invoke({"messages": [HumanMessage("Two refunds")]}, config)
@@ -129,10 +130,10 @@ def test_a_batch_with_reviews_runs_each_call_once_across_interrupts(client, http
     assert [r.args for r in http_tools.received(refund)] == [{"order_id": "ORD-1", "amount": 10}]
 
 
-def test_a_resume_can_decide_several_calls_by_id_and_an_invalid_edit_is_asked_again(client, http_tools):
+def test_a_resume_can_decide_several_calls_by_id_and_an_invalid_edit_is_asked_again(client, agent_client, http_tools):
     refund = register_refund(client, http_tools)
     a, b = call(refund, {"order_id": "ORD-1", "amount": 10}), call(refund, {"order_id": "ORD-2", "amount": 20})
-    graph = agent_graph(scripted(ai(a, b), "Done."), GatewayToolNode(client))
+    graph = agent_graph(scripted(ai(a, b), "Done."), GatewayToolNode(agent_client))
     config = thread()
     graph.invoke({"messages": [HumanMessage("Refunds")]}, config)
 
@@ -159,14 +160,14 @@ def test_a_resume_can_decide_several_calls_by_id_and_an_invalid_edit_is_asked_ag
 
 
 def test_an_async_graph_with_the_async_client_reviews_and_resumes(gateway, client, http_tools):
-    from conftest import ADMIN_TOKEN, DATA_TOKEN
+    from conftest import DATA_TOKEN, REVIEW_TOKEN
 
     refund = register_refund(client, http_tools)
     order = call(refund, {"order_id": "ORD-9", "amount": 12})
 
     async def scenario():
         async with toolgate.AsyncClient(
-            gateway.target, token=DATA_TOKEN, admin_token=ADMIN_TOKEN, timeout=30
+            gateway.target, token=DATA_TOKEN, review_token=REVIEW_TOKEN, timeout=30
         ) as aclient:
             model = await abind_gateway_tools(scripted(ai(order), "Refunded."), aclient)
             graph = agent_graph(model, GatewayToolNode(aclient))
@@ -185,7 +186,7 @@ def test_an_async_graph_with_the_async_client_reviews_and_resumes(gateway, clien
 # ---- a resume in another process ----
 
 
-def test_a_resume_in_another_process_still_runs_the_reviewed_call_once(client, http_tools):
+def test_a_resume_in_another_process_still_runs_the_reviewed_call_once(client, agent_client, http_tools):
     """What a node that never saw the first run does (a resume in another process, a restarted worker): it sends
     the batch again. The reviewed call is answered by id and runs once; the call that needs no review runs again,
     as LangGraph's own ToolNode would run it again (the node's memory of it is per process)."""
@@ -200,12 +201,12 @@ def test_a_resume_in_another_process_still_runs_the_reviewed_call_once(client, h
     reviewed, plain = call(refund, {"order_id": "ORD-3", "amount": 30}), call(lookup, {"order_id": "ORD-3"})
     model, checkpoints = scripted(ai(reviewed, plain), "Done."), InMemorySaver()
     config = thread()
-    agent_graph(model, GatewayToolNode(client), checkpointer=checkpoints).invoke(
+    agent_graph(model, GatewayToolNode(agent_client), checkpointer=checkpoints).invoke(
         {"messages": [HumanMessage("Refund 3")]}, config
     )
 
     # The same checkpoints, a new node: nothing remembered from the first run.
-    second = agent_graph(model, GatewayToolNode(client), checkpointer=checkpoints)
+    second = agent_graph(model, GatewayToolNode(agent_client), checkpointer=checkpoints)
     out = second.invoke(Command(resume={"action": "continue"}), config)
 
     assert [m.status for m in tool_messages(out["messages"])] == ["success", "success"]

@@ -1,10 +1,13 @@
 """GatewayToolNode and the transcript: calls the gateway repaired run repaired, and the AIMessage is answered again
 (same id) with the calls as they ran, unless rewriting is off; arguments that did not parse are repaired and moved
-into the tool calls. A real StateGraph, gateway and tool servers, as in test_langgraph.py."""
+into the tool calls; tool calls that share an id are refused, and calls without one are given one the transcript
+carries. A real StateGraph, gateway and tool servers, as in test_langgraph.py."""
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.types import Command
 from support import agent_graph, ai, call, kinds, scripted, thread, tool_messages, unique
 
 from toolgate.langgraph import GatewayToolNode
@@ -122,3 +125,79 @@ def test_arguments_that_did_not_parse_are_repaired_and_moved_into_the_tool_calls
     assert [(m.tool_call_id, m.status) for m in answers] == [(good["id"], "success"), ("call_broken", "success")]
     assert "json_syntax" in [r["rule"] for r in answers[1].additional_kwargs["repairs"]]
     assert sorted(r.args["city"] for r in http_tools.received(weather)) == ["Bergen", "Oslo"]
+
+
+# ---- tool call ids: refused when shared, given when missing ----
+
+
+def echo_tool(client, http_tools) -> str:
+    name = unique("echo")
+    client.register_tool(
+        {
+            "name": name,
+            "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}},
+            "backend": http_tools.route(name, lambda args: (200, {"echo": args["text"]})),
+        }
+    )
+    return name
+
+
+def test_two_tool_calls_with_one_id_are_refused_before_anything_runs(client, http_tools):
+    name = echo_tool(client, http_tools)
+    twice = ai(call(name, {"text": "a"}, id="call_same"), call(name, {"text": "b"}, id="call_same"))
+    graph = agent_graph(scripted(twice, "Done."), GatewayToolNode(client))
+
+    with pytest.raises(ValueError, match="two tool calls with the id 'call_same'"):
+        graph.invoke({"messages": [HumanMessage("Echo a and b")]}, thread())
+
+    assert http_tools.received(name) == []
+
+
+def test_tool_calls_without_ids_get_unique_ones_the_transcript_carries(client, http_tools):
+    name = echo_tool(client, http_tools)
+
+    def without_ids(*texts: str) -> AIMessage:
+        # What LangChain keeps from a provider that sends no ids: `id` None on each call.
+        message = ai(*(call(name, {"text": t}) for t in texts))
+        return message.model_copy(update={"tool_calls": [{**c, "id": None} for c in message.tool_calls]})
+
+    first, second = without_ids("a", "b"), without_ids("c")
+    graph = agent_graph(scripted(first, second, "Done."), GatewayToolNode(client))
+
+    out = graph.invoke({"messages": [HumanMessage("Echo a, b, then c")]}, thread())
+
+    messages = out["messages"]
+    assert kinds(messages) == [
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "ToolMessage",
+        "AIMessage",
+        "ToolMessage",
+        "AIMessage",
+    ]
+    carried = [c["id"] for m in (messages[1], messages[4]) for c in m.tool_calls]
+    assert (messages[1].id, messages[4].id) == (first.id, second.id), "answered again in place"
+    assert all(carried) and len(set(carried)) == 3, carried
+    assert [m.tool_call_id for m in tool_messages(messages)] == carried
+    assert sorted(r.call_id for r in http_tools.received(name)) == sorted(carried), "the ids the calls ran under"
+    assert [m.artifact for m in tool_messages(messages)] == [{"echo": "a"}, {"echo": "b"}, {"echo": "c"}]
+
+
+def test_a_call_without_an_id_keeps_its_given_id_across_a_review(client, agent_client, http_tools):
+    from test_langgraph_review import register_refund
+
+    name = register_refund(client, http_tools)
+    message = ai(call(name, {"order_id": "ORD-5", "amount": 5}))
+    message = message.model_copy(update={"tool_calls": [{**message.tool_calls[0], "id": None}]})
+    graph = agent_graph(scripted(message, "Refunded."), GatewayToolNode(agent_client))
+    config = thread()
+
+    paused = graph.invoke({"messages": [HumanMessage("Refund 5")]}, config)
+    given = paused["__interrupt__"][0].value["tool_call_id"]
+    out = graph.invoke(Command(resume={"action": "continue"}), config)
+
+    (answer,) = tool_messages(out["messages"])
+    assert (answer.tool_call_id, answer.status) == (given, "success")
+    assert out["messages"][1].tool_calls[0]["id"] == given
+    assert [r.call_id for r in http_tools.received(name)] == [given], "the resume ran the call it interrupted for"

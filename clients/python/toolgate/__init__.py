@@ -4,8 +4,8 @@ Layout:
 - `toolgate.client`: `Client` (sync) and `AsyncClient` (grpc.aio), and `GatewayError`.
 - `toolgate.types`: the answers as frozen dataclasses (`ToolMessage`, `ToolError`, `Violation`, `Repair`,
   `PendingReview`) and the `CallContext`.
-- `toolgate.langgraph`: `GatewayToolNode`, a drop-in for LangGraph's `ToolNode`, and `bind_gateway_tools`
-  (needs the `langgraph` extra).
+- `toolgate.langgraph`: `GatewayToolNode`, which takes `ToolNode`'s place in a LangGraph `StateGraph` (not a
+  `ToolNode` subclass, so not for `create_react_agent`), and `bind_gateway_tools` (needs the `langgraph` extra).
 - `toolgate._convert`: the one place protobuf messages become those types and back.
 - `toolgate._pb`: the gRPC stubs generated from proto/ by scripts/gen_stubs.py.
 """

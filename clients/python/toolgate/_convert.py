@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from ._pb import gateway_pb2, registry_pb2, review_pb2, types_pb2
 from .types import CallContext, ErrorKind, PendingReview, Repair, ToolError, ToolMessage, ToolStatus, Violation
@@ -20,13 +20,25 @@ def _enum_name(enum_type: Any, prefix: str, value: int) -> str:
         return "UNSPECIFIED"
 
 
+E = TypeVar("E", ErrorKind, ToolStatus)
+
+
+def enum_of(cls: type[E], enum_type: Any, prefix: str, value: int) -> E:
+    """The Python enum member of a protobuf enum value; UNSPECIFIED for a value newer than the stubs or than the
+    Python enum, so one unknown kind never loses the answers of a whole batch."""
+    try:
+        return cls(_enum_name(enum_type, prefix, value))
+    except ValueError:
+        return cls.UNSPECIFIED
+
+
 def repair_from_pb(r: types_pb2.Repair) -> Repair:
     return Repair(rule=r.rule, path=r.path, before=r.before, after=r.after)
 
 
 def error_from_pb(e: types_pb2.ToolError) -> ToolError:
     return ToolError(
-        kind=ErrorKind(_enum_name(types_pb2.ErrorKind, "ERROR_KIND_", e.kind)),
+        kind=enum_of(ErrorKind, types_pb2.ErrorKind, "ERROR_KIND_", e.kind),
         message=e.message,
         model_fixable=e.model_fixable,
         retryable=e.retryable,
@@ -49,7 +61,7 @@ def message_from_pb(m: types_pb2.ToolMessage) -> ToolMessage:
     return ToolMessage(
         tool_call_id=m.tool_call_id,
         name=m.name,
-        status=ToolStatus(_enum_name(types_pb2.ToolStatus, "TOOL_STATUS_", m.status)),
+        status=enum_of(ToolStatus, types_pb2.ToolStatus, "TOOL_STATUS_", m.status),
         content=m.content,
         structured=structured,
         error=error_from_pb(m.error) if m.HasField("error") else None,
@@ -231,9 +243,9 @@ def _backend_to_pb(backend: Mapping[str, Any]) -> registry_pb2.Backend:
 
 
 def _limit_key(key: str | None) -> int:
-    if not key:
-        return registry_pb2.LIMIT_KEY_UNSPECIFIED
-    name = str(key).upper().removeprefix("LIMIT_KEY_")
+    name = str(key or "").upper().removeprefix("LIMIT_KEY_")
+    if name in ("", "UNSPECIFIED"):
+        return registry_pb2.LIMIT_KEY_UNSPECIFIED  # the gateway's default, TOOL
     if name not in _LIMIT_KEYS:
         raise ValueError(f"limits.key is one of {', '.join(_LIMIT_KEYS)}, not {key!r}")
     return registry_pb2.LimitKey.Value(f"LIMIT_KEY_{name}")
@@ -319,12 +331,14 @@ def spec_from_pb(spec: registry_pb2.ToolSpec) -> dict[str, Any]:
     out["limits"] = {
         "rate": lim.rate,
         "burst": lim.burst,
-        "key": _enum_name(registry_pb2.LimitKey, "LIMIT_KEY_", lim.key),
         "max_concurrency": lim.max_concurrency,
         "timeout_ms": lim.timeout_ms,
         "retries": lim.retries,
         "idempotent": lim.idempotent,
     }
+    key = _enum_name(registry_pb2.LimitKey, "LIMIT_KEY_", lim.key)
+    if key != "UNSPECIFIED":  # left out, as in a spec file: the gateway's default (TOOL)
+        out["limits"]["key"] = key
     out["review"] = {"required": spec.review.required}
     out["budget"] = {
         "max_calls": spec.budget.max_calls,

@@ -54,6 +54,7 @@ class _Base:
         *,
         token: str | None,
         admin_token: str | None,
+        review_token: str | None,
         timeout: float | None,
         credentials: grpc.ChannelCredentials | None,
         options: Sequence[tuple[str, Any]] | None,
@@ -63,9 +64,11 @@ class _Base:
         # A batch answers up to 128 results of up to 4 MiB each (the gateway's defaults): lift grpc's 4 MB cap.
         self._options = list({**_DEFAULT_OPTIONS, **dict(options or ())}.items())
         self.timeout = timeout
-        # The data plane (ToolGateway) and the admin plane (ToolRegistry, ToolReview) may have different tokens.
+        # The data plane (ToolGateway), the admin plane (ToolRegistry) and ToolReview may each have their own
+        # token: the gateway's review token opens ToolReview alone, and its admin token opens it too.
         self._data_metadata = _bearer(token)
-        self._admin_metadata = _bearer(admin_token if admin_token is not None else token)
+        self._admin_metadata = _bearer(_first(admin_token, token))
+        self._review_metadata = _bearer(_first(review_token, admin_token, token))
 
     def _timeout(self, timeout: float | None) -> float | None:
         return self.timeout if timeout is None else timeout
@@ -80,11 +83,17 @@ def _bearer(token: str | None) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),) if token else ()
 
 
+def _first(*tokens: str | None) -> str | None:
+    return next((t for t in tokens if t is not None), None)
+
+
 class Client(_Base):
     """Synchronous client. Use it as a context manager, or call `close()`.
 
     `token` is sent as `authorization: Bearer ...` on every request; `admin_token`, when given, instead of it on
-    the admin plane (registry and review). `timeout` (seconds) is the default deadline of each request.
+    the registry; and on review (`list_pending`, `decide`) `review_token` when given, else `admin_token`, else
+    `token`. An agent that resumes reviews (`GatewayToolNode`) needs `token` and `review_token` only. `timeout`
+    (seconds) is the default deadline of each request.
     """
 
     def __init__(
@@ -93,12 +102,19 @@ class Client(_Base):
         *,
         token: str | None = None,
         admin_token: str | None = None,
+        review_token: str | None = None,
         timeout: float | None = None,
         credentials: grpc.ChannelCredentials | None = None,
         options: Sequence[tuple[str, Any]] | None = None,
     ) -> None:
         super().__init__(
-            target, token=token, admin_token=admin_token, timeout=timeout, credentials=credentials, options=options
+            target,
+            token=token,
+            admin_token=admin_token,
+            review_token=review_token,
+            timeout=timeout,
+            credentials=credentials,
+            options=options,
         )
         if self._credentials is None:
             self._channel = grpc.insecure_channel(self._address, options=self._options)
@@ -196,7 +212,7 @@ class Client(_Base):
     ) -> list[PendingReview]:
         """Calls waiting for a decision, oldest first."""
         request = review_pb2.ListPendingRequest(tenant=tenant, all_tenants=all_tenants)
-        response = self._call("ListPending", self._review.ListPending, request, self._admin_metadata, timeout)
+        response = self._call("ListPending", self._review.ListPending, request, self._review_metadata, timeout)
         return [convert.pending_from_pb(p) for p in response.pending]
 
     def decide(
@@ -212,7 +228,7 @@ class Client(_Base):
         """Approves, edits (`arguments`: the new arguments) or rejects (`feedback`: what the model is told) one
         pending call. A call is decided once: deciding it again raises GatewayError(FAILED_PRECONDITION)."""
         request = convert.decide_request(call_id, action, arguments=arguments, feedback=feedback, tenant=tenant)
-        response = self._call("Decide", self._review.Decide, request, self._admin_metadata, timeout)
+        response = self._call("Decide", self._review.Decide, request, self._review_metadata, timeout)
         return convert.pending_from_pb(response.decided)
 
 
@@ -226,12 +242,19 @@ class AsyncClient(_Base):
         *,
         token: str | None = None,
         admin_token: str | None = None,
+        review_token: str | None = None,
         timeout: float | None = None,
         credentials: grpc.ChannelCredentials | None = None,
         options: Sequence[tuple[str, Any]] | None = None,
     ) -> None:
         super().__init__(
-            target, token=token, admin_token=admin_token, timeout=timeout, credentials=credentials, options=options
+            target,
+            token=token,
+            admin_token=admin_token,
+            review_token=review_token,
+            timeout=timeout,
+            credentials=credentials,
+            options=options,
         )
         if self._credentials is None:
             self._channel = grpc.aio.insecure_channel(self._address, options=self._options)
@@ -314,7 +337,7 @@ class AsyncClient(_Base):
         self, tenant: str = "", *, all_tenants: bool = False, timeout: float | None = None
     ) -> list[PendingReview]:
         request = review_pb2.ListPendingRequest(tenant=tenant, all_tenants=all_tenants)
-        response = await self._call("ListPending", self._review.ListPending, request, self._admin_metadata, timeout)
+        response = await self._call("ListPending", self._review.ListPending, request, self._review_metadata, timeout)
         return [convert.pending_from_pb(p) for p in response.pending]
 
     async def decide(
@@ -328,5 +351,5 @@ class AsyncClient(_Base):
         timeout: float | None = None,
     ) -> PendingReview:
         request = convert.decide_request(call_id, action, arguments=arguments, feedback=feedback, tenant=tenant)
-        response = await self._call("Decide", self._review.Decide, request, self._admin_metadata, timeout)
+        response = await self._call("Decide", self._review.Decide, request, self._review_metadata, timeout)
         return convert.pending_from_pb(response.decided)

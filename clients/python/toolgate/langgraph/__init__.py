@@ -1,6 +1,7 @@
-"""LangGraph integration: `GatewayToolNode`, a drop-in for `langgraph.prebuilt.ToolNode` that runs the last
-AIMessage's tool calls through the gateway, and `bind_gateway_tools`, which binds a chat model to the gateway's
-model-facing definitions. Needs the `langgraph` extra (`pip install toolgate[langgraph]`).
+"""LangGraph integration: `GatewayToolNode`, which takes the place of `langgraph.prebuilt.ToolNode` in a
+`StateGraph` over messages and runs the last AIMessage's tool calls through the gateway (it is not a `ToolNode`
+subclass: `create_react_agent`, which requires one, does not take it), and `bind_gateway_tools`, which binds a chat
+model to the gateway's model-facing definitions. Needs the `langgraph` extra (`pip install toolgate[langgraph]`).
 
 What the node does with one AIMessage:
 
@@ -11,6 +12,8 @@ What the node does with one AIMessage:
    `Command(resume={"action": "continue" | "update" | "feedback", "data": ...})` decides it through ToolReview
    (APPROVE, EDIT with `data` as the new arguments, REJECT with `data` as the feedback), then executes the same
    call id again, which answers the outcome (the gateway runs a reviewed call once, however often it is asked).
+   A call decided elsewhere first (FAILED_PRECONDITION) answers that decision's outcome; a review the gateway no
+   longer has (NOT_FOUND) raises `GatewayError`; a call still pending after its decision interrupts again.
 3. Answers one LangChain `ToolMessage` per call, in call order: `status="error"` on failure with the typed error in
    `additional_kwargs["error"]`, the structured result as `artifact`; and, when what ran differs from what the
    AIMessage says (repaired, injected parameters removed, edited by a reviewer), the AIMessage again with the
@@ -18,7 +21,8 @@ What the node does with one AIMessage:
 
 Layout (this module is the public surface; the others are private):
 - `_node`: `GatewayToolNode`, reading the graph's input and answering its messages.
-- `_review`: the steps of one run, the review interrupt and its resume values, and the in-process memo.
+- `_review`: the steps of one run, the review interrupt and its resume values, and the in-process memo of
+  what each step answered.
 - `_transcript`: `to_langchain` and `rewrite_ai_message`, the LangChain messages a run answers.
 - `_binding`: `bind_gateway_tools`, `abind_gateway_tools` and `context_from_config`.
 """

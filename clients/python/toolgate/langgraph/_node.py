@@ -4,7 +4,9 @@ the steps of `_review` on a sync or async client, and answers the LangChain mess
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -14,31 +16,43 @@ from langchain_core.runnables import RunnableConfig
 from langgraph._internal._runnable import RunnableCallable
 
 from ..client import AsyncClient, Client
-from ..types import CallContext, ToolMessage, ToolStatus
+from ..types import CallContext, ToolMessage
 from ._binding import context_from_config
 from ._review import Memo, arun, drive, perform_async, perform_sync, run
 from ._transcript import rewrite_ai_message, to_langchain
+
+# Marks on the calls the node sends: arguments that did not parse, and an id the node gave the call.
+_INVALID, _ID_GIVEN = "invalid", "toolgate_id_given"
 
 ErrorHook = Callable[[dict[str, Any], ToolMessage], "str | LCToolMessage | None"]
 
 
 class GatewayToolNode(RunnableCallable):
-    """Runs the last AIMessage's tool calls through the gateway. Use it where `ToolNode` would go:
+    """Runs the last AIMessage's tool calls through the gateway. It takes ToolNode's place in a `StateGraph`
+    whose state holds the messages (`MessagesState`, or a list of messages):
 
         builder.add_node("tools", GatewayToolNode(client))
         builder.add_conditional_edges("agent", tools_condition)
 
+    It is not a `ToolNode` subclass: prebuilt agents that require one (`create_react_agent`) do not take it.
+
     `client` is a `Client` (for `invoke`/`stream`) or an `AsyncClient` (for `ainvoke`/`astream`); a `Client`
-    also serves the async methods, from a worker thread.
+    also serves the async methods, from a worker thread. Resuming a review decides it through ToolReview, so
+    with `review` on the client needs the gateway's review (or admin) token: `Client(..., review_token=...)`.
 
     - `context`: a CallContext, dict, or `callable(config)` giving the defaults the RunnableConfig completes.
     - `rewrite_transcript` (default True): when what ran differs from what the AIMessage says, answer the
       AIMessage again (same id) with the arguments that ran.
-    - `on_error(tool_call, message)`: called for each failed call with the LangChain tool call and the typed
-      `toolgate.ToolMessage` (its `error.original_arguments` is the input that caused the failure). It may
-      return a replacement content (str), a whole LangChain ToolMessage, or None to keep the default.
+    - `on_error(tool_call, message)`: called for each call that answered an error (`message.error` is set,
+      never None), with the LangChain tool call and the typed `toolgate.ToolMessage` (its
+      `error.original_arguments` is the input that caused the failure). It may return a replacement content
+      (str), a whole LangChain ToolMessage, or None to keep the default.
     - `review` (default True): interrupt for calls that need review. With False the gateway waits for the
       decision until the request's deadline instead (review_mode WAIT).
+
+    Tool calls need distinct ids (two calls with one id raise ValueError). A call without one gets an id made
+    from the AIMessage's id and its index, and the AIMessage is answered again (same message id) carrying it,
+    even with `rewrite_transcript` off, so each ToolMessage answers a call in the transcript.
     """
 
     def __init__(
@@ -69,28 +83,29 @@ class GatewayToolNode(RunnableCallable):
     def _func(self, input: Any, config: RunnableConfig) -> Any:
         if isinstance(self.client, AsyncClient):
             raise TypeError("GatewayToolNode with an AsyncClient runs only in async graphs (ainvoke, astream)")
-        ai, calls, as_list = self._parse_input(input)
+        ai, calls, as_list = self._parse_input(input, config)
         if not calls:
             return self._output([], ai, [], [], as_list)
-        ctx = self._context_of(config)
-        driver = drive(calls, self._batch_key(config, calls), self._memo, self.review)
-        client = self.client
-        messages = run(driver, lambda step: perform_sync(client, step, self._review_mode, ctx, self.timeout))
+        ctx, client = self._context_of(config), self.client
+
+        def perform(step: Any) -> Any:
+            return perform_sync(client, step, self._review_mode, ctx, self.timeout)
+
+        messages = run(drive(calls, self.review), perform, self._memo, self._batch_key(config, calls))
         return self._finish(ai, calls, messages, as_list)
 
     async def _afunc(self, input: Any, config: RunnableConfig) -> Any:
-        ai, calls, as_list = self._parse_input(input)
+        ai, calls, as_list = self._parse_input(input, config)
         if not calls:
             return self._output([], ai, [], [], as_list)
         ctx = self._context_of(config)
-        driver = drive(calls, self._batch_key(config, calls), self._memo, self.review)
 
         def perform(step: Any) -> Any:
             if isinstance(self.client, AsyncClient):
                 return perform_async(self.client, step, self._review_mode, ctx, self.timeout)
             return asyncio.to_thread(perform_sync, self.client, step, self._review_mode, ctx, self.timeout)
 
-        messages = await arun(driver, perform)
+        messages = await arun(drive(calls, self.review), perform, self._memo, self._batch_key(config, calls))
         return self._finish(ai, calls, messages, as_list)
 
     @property
@@ -99,25 +114,32 @@ class GatewayToolNode(RunnableCallable):
 
     # ---- input and output ----
 
-    def _parse_input(self, input: Any) -> tuple[AIMessage, list[dict[str, Any]], bool]:
+    def _parse_input(self, input: Any, config: RunnableConfig) -> tuple[AIMessage, list[dict[str, Any]], bool]:
+        """The last AIMessage (its tool calls given ids where they had none), the calls to send, and whether the
+        input was a list of messages."""
         if isinstance(input, list):
             messages, as_list = input, True
         elif isinstance(input, Mapping):
             messages, as_list = input.get(self.messages_key, []), False
         else:
             messages, as_list = getattr(input, self.messages_key, []), False
-        ai = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
-        if ai is None:
+        position = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
+        if position is None:
             raise ValueError("no AIMessage found in input")
+        written = messages[position]
+        ai = with_call_ids(written, position, config)
         calls = [dict(c) for c in ai.tool_calls]
         # Calls whose arguments did not parse: the gateway repairs broken JSON, so they are run too.
         calls += [
-            {"name": c["name"], "args": c.get("args") or "", "id": c["id"], "invalid": True}
+            {"name": c["name"], "args": c.get("args") or "", "id": c["id"], _INVALID: True}
             for c in ai.invalid_tool_calls
-            if c.get("name") and c.get("id")
+            if c.get("name")
         ]
-        for i, call in enumerate(calls):
-            call["id"] = call.get("id") or f"toolgate_call_{i}"
+        if ai is not written:
+            written_ids = {c.get("id") for c in [*written.tool_calls, *written.invalid_tool_calls]}
+            for call in calls:
+                # The AIMessage is answered again, carrying the ids the node gave.
+                call[_ID_GIVEN] = call["id"] not in written_ids
         return ai, calls, as_list
 
     def _context_of(self, config: RunnableConfig) -> CallContext:
@@ -136,8 +158,8 @@ class GatewayToolNode(RunnableCallable):
 
     def _tool_message(self, call: dict[str, Any], m: ToolMessage) -> LCToolMessage:
         out = to_langchain(m, call)
-        if m.status is not ToolStatus.SUCCESS and self.on_error is not None:
-            replaced = self.on_error({k: v for k, v in call.items() if k != "invalid"}, m)
+        if m.error is not None and self.on_error is not None:
+            replaced = self.on_error({k: v for k, v in call.items() if k not in (_INVALID, _ID_GIVEN)}, m)
             if isinstance(replaced, LCToolMessage):
                 return replaced
             if replaced is not None:
@@ -148,8 +170,45 @@ class GatewayToolNode(RunnableCallable):
         if as_list:
             return tool_messages
         updates: list[AnyMessage] = []
-        if self.rewrite_transcript and calls:
-            rewritten = rewrite_ai_message(ai, calls, messages)
-            if rewritten is not None:
-                updates.append(rewritten)
+        rewritten = rewrite_ai_message(ai, calls, messages) if self.rewrite_transcript and calls else None
+        if rewritten is None and ai.id is not None and any(c.get(_ID_GIVEN) for c in calls):
+            rewritten = ai  # the tool call ids the node gave the calls, so the ToolMessages answer calls it carries
+        if rewritten is not None:
+            updates.append(rewritten)
         return {self.messages_key: [*updates, *tool_messages]}
+
+
+# ---- tool call ids ----
+
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def with_call_ids(ai: AIMessage, position: int, config: RunnableConfig) -> AIMessage:
+    """`ai` with an id on each tool call (and each named invalid tool call) that has none, so every ToolMessage
+    answers a call the AIMessage carries. A generated id is the same on every run of the node over the same
+    message (a review's resume runs it again): `toolgate_<message id>_<index>`, or, for a message without an id,
+    a digest of the message, its place in the input and the thread. Refuses an id that two calls share: the
+    gateway answers a reviewed call by its id, so the second would get the first one's outcome."""
+    given = [c.get("id") for c in ai.tool_calls] + [c.get("id") for c in ai.invalid_tool_calls if c.get("name")]
+    seen: set[str] = set()
+    for call_id in filter(None, given):
+        if call_id in seen:
+            raise ValueError(
+                f"the AIMessage {ai.id!r} has two tool calls with the id {call_id!r}: each call needs its own id"
+            )
+        seen.add(call_id)
+    if all(given):
+        return ai
+    if ai.id:
+        base = _ID_UNSAFE.sub("_", ai.id)
+    else:
+        conf = config.get("configurable") or {}
+        seed = [conf.get("thread_id"), conf.get("checkpoint_ns"), position, ai.content, ai.tool_calls]
+        base = hashlib.sha256(json.dumps(seed, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+    def fill(calls: list[Any], kind: str) -> list[Any]:
+        return [c if c.get("id") else {**c, "id": f"toolgate_{base}_{kind}{i}"} for i, c in enumerate(calls)]
+
+    return ai.model_copy(
+        update={"tool_calls": fill(ai.tool_calls, ""), "invalid_tool_calls": fill(ai.invalid_tool_calls, "invalid")}
+    )

@@ -2,9 +2,9 @@
 
 `drive` is a generator yielding the requests of a run: ("batch", calls) -> list[ToolMessage], and
 ("decide", call_id, action, data) -> None or the GatewayError it raised. `run` and `arun` carry them out, with
-`perform_sync` (a `Client`) or `perform_async` (an `AsyncClient`). Between the first batch and the second, calls
-pending review raise a LangGraph `interrupt` (the payload of `INTERRUPT_TYPE`), resume values are read into
-ToolReview decisions (`RESUME_ACTIONS`), and `Memo` keeps the answers of the first run across the interrupt.
+`perform_sync` (a `Client`) or `perform_async` (an `AsyncClient`), and keep what each step answered in a `Memo`.
+Between the first batch and the second, calls pending review raise a LangGraph `interrupt` (the payload of
+`INTERRUPT_TYPE`), and resume values are read into ToolReview decisions (`RESUME_ACTIONS`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Generator, Mapping
 from typing import Any
 
 import grpc
+from langgraph.errors import GraphBubbleUp
 from langgraph.types import interrupt
 
 from ..client import AsyncClient, Client, GatewayError
@@ -37,29 +38,35 @@ INTERRUPT_TYPE = "toolgate.review"
 # Batches interrupted for review and not yet resumed, remembered in this process; see `Memo`.
 _MEMO_LIMIT = 1024
 
+#: Why the node interrupts again for a call it already had decided.
+STILL_PENDING = (
+    "The gateway answered PENDING_REVIEW again after the decision: it lost the review (restarted with a fresh "
+    "data dir?) and filed the call for review anew. Decide it again."
+)
+
 Step = tuple
 Driver = Generator[Step, Any, list[ToolMessage]]
 
 
 class Memo:
-    """Answers of calls that already ran in a batch now interrupted for review, and which calls of it are
-    pending, keyed by the batch (thread, namespace and the calls themselves). LangGraph runs the node again from
-    the start on resume; with this, the calls that ran are not sent again and the interrupts line up with the
-    same pending calls. It lives in this process: a resume in another process sends the batch again, which
-    runs its calls that need no review a second time (reviewed calls are answered by id, never run twice)."""
+    """What each step of a batch answered so far (the batch's answers, each decision's outcome), for batches now
+    interrupted for review, keyed by the batch (thread, namespace and the calls themselves). LangGraph runs the
+    node again from the start on resume; the steps already answered are answered from here instead of being sent
+    again, so the calls that ran do not run again, a decision is sent once, and the interrupts line up with the
+    same pending calls. It lives in this process: a resume in another process sends the batch again, which runs
+    its calls that need no review a second time (reviewed calls are answered by id, never run twice)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._batches: OrderedDict[tuple, tuple[dict[str, ToolMessage], list[str]]] = OrderedDict()
+        self._batches: OrderedDict[tuple, list[Any]] = OrderedDict()
 
-    def get(self, key: tuple) -> tuple[dict[str, ToolMessage], list[str]] | None:
+    def get(self, key: tuple) -> list[Any]:
         with self._lock:
-            found = self._batches.get(key)
-            return None if found is None else (dict(found[0]), list(found[1]))
+            return list(self._batches.get(key, ()))
 
-    def put(self, key: tuple, answers: dict[str, ToolMessage], pending: list[str]) -> None:
+    def put(self, key: tuple, answered: list[Any]) -> None:
         with self._lock:
-            self._batches[key] = (dict(answers), list(pending))
+            self._batches[key] = list(answered)
             self._batches.move_to_end(key)
             while len(self._batches) > _MEMO_LIMIT:
                 self._batches.popitem(last=False)
@@ -69,60 +76,112 @@ class Memo:
             self._batches.pop(key, None)
 
 
+class _Replay:
+    """One run's view of the memo: the answers of earlier runs of the same batch, in step order, then new ones."""
+
+    def __init__(self, memo: Memo, key: tuple) -> None:
+        self.memo, self.key = memo, key
+        self.answered = memo.get(key)
+        self.index = 0
+
+    def known(self) -> bool:
+        return self.index < len(self.answered)
+
+    def record(self, answer: Any) -> Any:
+        self.answered.append(answer)
+        self.memo.put(self.key, self.answered)
+        return answer
+
+    def send(self, driver: Driver, answer: Any) -> tuple[bool, Any]:
+        """Hands `answer` to the driver: (False, next step), or (True, the run's answers) when it is done. An
+        interrupt keeps what was answered for the resume; any other error forgets the answer that caused it."""
+        try:
+            step = driver.send(answer)
+        except StopIteration as stop:
+            self.memo.drop(self.key)
+            return True, stop.value
+        except GraphBubbleUp:
+            raise
+        except BaseException:
+            if self.index:
+                self.memo.put(self.key, self.answered[: self.index])
+            else:
+                self.memo.drop(self.key)
+            raise
+        self.index += 1
+        return False, step
+
+
+def run(driver: Driver, perform: Callable[[Step], Any], memo: Memo, key: tuple) -> list[ToolMessage]:
+    replay, step = _Replay(memo, key), next(driver)
+    while True:
+        answer = replay.answered[replay.index] if replay.known() else replay.record(perform(step))
+        done, step = replay.send(driver, answer)
+        if done:
+            return step
+
+
+async def arun(driver: Driver, perform: Callable[[Step], Awaitable[Any]], memo: Memo, key: tuple) -> list[ToolMessage]:
+    replay, step = _Replay(memo, key), next(driver)
+    while True:
+        answer = replay.answered[replay.index] if replay.known() else replay.record(await perform(step))
+        done, step = replay.send(driver, answer)
+        if done:
+            return step
+
+
 # ---- the steps of a run ----
 
 
-def drive(calls: list[dict[str, Any]], key: tuple, memo: Memo, review: bool) -> Driver:
+def drive(calls: list[dict[str, Any]], review: bool) -> Driver:
     """The answers to `calls`, in call order, as steps: the batch; then, for calls pending review (unless
-    `review` is off), a decision for each and the pending calls executed again, which answers their outcome."""
-    remembered = memo.get(key)
-    if remembered is not None:
-        # A resume: the answers of the first run, those that ran and those pending; nothing is sent again
-        # before the decisions.
-        answers, pending_ids = remembered
-    else:
-        answers = dict(zip((c["id"] for c in calls), (yield ("batch", calls)), strict=True))
-        pending_ids = [c["id"] for c in calls if answers[c["id"]].pending_review]
-        if not pending_ids or not review:
-            return [answers[c["id"]] for c in calls]
-        memo.put(key, answers, pending_ids)
-    pending_calls = [c for c in calls if c["id"] in pending_ids]
-    decisions = _collect_decisions(pending_calls, answers)
-    for call in pending_calls:
-        action, data = decisions[call["id"]]
-        while True:
-            refused = yield ("decide", call["id"], action, data)
-            if refused is None or refused.code in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND):
-                # Decided now, or before this run (a resume replayed, or a reviewer elsewhere): either way
-                # executing the call id again answers the outcome.
-                break
-            if refused.code != grpc.StatusCode.INVALID_ARGUMENT:
-                raise refused
-            # The edited arguments do not fit the tool: ask again about this call, saying why.
-            action, data = _collect_decisions([call], answers, error=refused.details)[call["id"]]
-    outcomes = yield ("batch", pending_calls)
-    for call, outcome in zip(pending_calls, outcomes, strict=True):
-        answers[call["id"]] = outcome
-    memo.drop(key)
+    `review` is off), a decision for each and the pending calls executed again, which answers their outcome; and
+    again for any still pending after that."""
+    answers = dict(zip((c["id"] for c in calls), (yield ("batch", calls)), strict=True))
+    pending = [c for c in calls if answers[c["id"]].pending_review] if review else []
+    reason = None
+    while pending:
+        # No decision is sent before every pending call has one.
+        decisions = _collect_decisions(pending, answers, error=reason)
+        for call in pending:
+            yield from _decide(call, decisions[call["id"]], answers)
+        outcomes = yield ("batch", pending)
+        answers.update(zip((c["id"] for c in pending), outcomes, strict=True))
+        pending = [c for c in pending if answers[c["id"]].pending_review]
+        reason = STILL_PENDING
     return [answers[c["id"]] for c in calls]
 
 
-def run(driver: Driver, perform: Callable[[Step], Any]) -> list[ToolMessage]:
-    try:
-        step = next(driver)
-        while True:
-            step = driver.send(perform(step))
-    except StopIteration as stop:
-        return stop.value
+def _decide(call: dict[str, Any], decision: tuple[str, Any], answers: Mapping[str, ToolMessage]) -> Driver:
+    """Sends one decision, asking again while the gateway refuses the edited arguments."""
+    action, data = decision
+    while True:
+        refused = yield ("decide", call["id"], action, data)
+        if refused is None or refused.code == grpc.StatusCode.FAILED_PRECONDITION:
+            # Decided now, or before (a reviewer elsewhere): executing the call id again answers the outcome.
+            return
+        if refused.code != grpc.StatusCode.INVALID_ARGUMENT:
+            raise _refusal(call, refused)
+        # The edited arguments do not fit the tool: ask again about this call, saying why.
+        action, data = _collect_decisions([call], answers, error=refused.details)[call["id"]]
 
 
-async def arun(driver: Driver, perform: Callable[[Step], Awaitable[Any]]) -> list[ToolMessage]:
-    try:
-        step = next(driver)
-        while True:
-            step = driver.send(await perform(step))
-    except StopIteration as stop:
-        return stop.value
+def _refusal(call: dict[str, Any], refused: GatewayError) -> GatewayError:
+    """The error a refused decision raises, saying what to do about it."""
+    if refused.code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+        why = (
+            f"{refused.details}. GatewayToolNode decides reviews through ToolReview, which needs the gateway's "
+            "review (or admin) token: Client(..., review_token=...)"
+        )
+    elif refused.code == grpc.StatusCode.NOT_FOUND:
+        why = (
+            f"{refused.details}. The gateway has no review of tool call {call['id']!r} ({call['name']}): it lost "
+            "its reviews (restarted with a fresh data dir?) or dropped the decided one (review.keep_decided_s). "
+            "The call did not run, and the node does not send it again, which would file a new review"
+        )
+    else:
+        return refused
+    return GatewayError(refused.method, refused.code, why)
 
 
 def perform_sync(client: Client, step: Step, mode: str, ctx: CallContext, timeout: float | None) -> Any:
