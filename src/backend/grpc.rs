@@ -2,49 +2,42 @@
 
 use super::{BackendError, Invocation, Output};
 use crate::pb::v1::{self as pb, tool_runtime_client::ToolRuntimeClient};
-use hyper_util::client::legacy::{Client, connect::HttpConnector};
-use hyper_util::rt::TokioExecutor;
 use std::collections::HashMap;
 use std::sync::RwLock;
 use std::time::Duration;
+use tonic::transport::{Channel, Endpoint};
 
-/// One HTTP/2 client for every plain-text target: calls go straight onto the target's multiplexed connection
-/// from the calling task, without the extra task and queue hop of a tonic `Channel`.
-type H2 = Client<HttpConnector, tonic::body::Body>;
-
-/// The gRPC client of each target, built once and shared by all calls to it.
+/// One lazily connected channel per target, shared by all calls to it.
 pub struct GrpcChannels {
-    h2: H2,
     /// Read on every call, written once per target: a read lock, not a mutex, so calls never queue here.
-    origins: RwLock<HashMap<String, http::Uri>>,
+    channels: RwLock<HashMap<String, Channel>>,
+    connect_timeout: Duration,
     max_result_bytes: usize,
 }
 
 impl GrpcChannels {
     pub fn new(connect_timeout: Duration, max_result_bytes: usize) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(connect_timeout));
-        let h2 = Client::builder(TokioExecutor::new()).http2_only(true).build(connector);
-        Self { h2, origins: RwLock::default(), max_result_bytes }
+        Self { channels: RwLock::default(), connect_timeout, max_result_bytes }
     }
 
-    fn origin(&self, target: &str) -> Result<http::Uri, BackendError> {
-        if let Some(origin) = self.origins.read().unwrap_or_else(|p| p.into_inner()).get(target) {
-            return Ok(origin.clone());
+    fn channel(&self, target: &str) -> Result<Channel, BackendError> {
+        if let Some(channel) = self.channels.read().unwrap_or_else(|p| p.into_inner()).get(target) {
+            return Ok(channel.clone());
         }
-        let bad = |reason: &str| BackendError::Unavailable(format!("bad gRPC target {target:?}: {reason}"));
-        let origin: http::Uri = target.parse().map_err(|e: http::uri::InvalidUri| bad(&e.to_string()))?;
-        if origin.scheme_str() != Some("http") || origin.authority().is_none() {
-            return Err(bad("this gateway reaches gRPC tool servers over plain-text HTTP/2 only (http://host:port)"));
+        let mut channels = self.channels.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(channel) = channels.get(target) {
+            return Ok(channel.clone());
         }
-        self.origins.write().unwrap_or_else(|p| p.into_inner()).insert(target.to_owned(), origin.clone());
-        Ok(origin)
+        let endpoint = Endpoint::from_shared(target.to_owned())
+            .map_err(|e| BackendError::Unavailable(format!("bad gRPC target {target:?}: {e}")))?
+            .connect_timeout(self.connect_timeout);
+        let channel = endpoint.connect_lazy();
+        channels.insert(target.to_owned(), channel.clone());
+        Ok(channel)
     }
 
     pub async fn invoke(&self, target: &str, call: Invocation<'_>) -> Result<Output, BackendError> {
-        let mut client = ToolRuntimeClient::with_origin(self.h2.clone(), self.origin(target)?)
-            .max_decoding_message_size(self.max_result_bytes);
+        let mut client = ToolRuntimeClient::new(self.channel(target)?).max_decoding_message_size(self.max_result_bytes);
         let ctx = call.context;
         let request = pb::InvokeRequest {
             call_id: call.call_id.to_owned(),
