@@ -29,7 +29,10 @@ impl McpRegistry for McpService {
     ) -> Result<Response<pb::AddMcpServerResponse>, Status> {
         let server =
             request.into_inner().server.ok_or_else(|| ServiceError::BadRequest("server is required".into()))?;
-        let (status, created) = self.hub.add(server_from_proto(server)).await.map_err(ServiceError::from)?;
+        // In a task of its own: a caller that goes away mid-change must not leave a server stopped and not restarted.
+        let hub = Arc::clone(&self.hub);
+        let added = tokio::spawn(async move { hub.add(server_from_proto(server)).await });
+        let (status, created) = added.await.expect("adding an MCP server panicked").map_err(ServiceError::from)?;
         tracing::info!(server = %status.spec.name, created, connected = status.connected, tools = status.tools.len(), "MCP server added");
         Ok(Response::new(pb::AddMcpServerResponse { status: Some(status_to_proto(status)), created }))
     }
@@ -39,7 +42,10 @@ impl McpRegistry for McpService {
         request: Request<pb::RemoveMcpServerRequest>,
     ) -> Result<Response<pb::RemoveMcpServerResponse>, Status> {
         let name = request.into_inner().name;
-        self.hub.remove(&name).await.map_err(ServiceError::from)?;
+        let hub = Arc::clone(&self.hub);
+        let removing = name.clone();
+        let removed = tokio::spawn(async move { hub.remove(&removing).await });
+        removed.await.expect("removing an MCP server panicked").map_err(ServiceError::from)?;
         tracing::info!(server = %name, "MCP server removed");
         Ok(Response::new(pb::RemoveMcpServerResponse {}))
     }
