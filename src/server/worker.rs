@@ -13,6 +13,9 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tonic::{Request, Response, Status, Streaming};
 
+/// How long a stream may stay open before its hello arrives.
+const HELLO_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 pub struct WorkerService {
     registry: Arc<Registry>,
     pool: Arc<WorkerPool>,
@@ -110,7 +113,10 @@ impl ToolWorker for WorkerService {
         request: Request<Streaming<pb::WorkerMessage>>,
     ) -> Result<Response<Self::ConnectStream>, Status> {
         let mut inbound = request.into_inner();
-        let Some(worker_message::Kind::Hello(hello)) = inbound.message().await?.and_then(|m| m.kind) else {
+        let first = tokio::time::timeout(HELLO_WAIT, inbound.message()).await.map_err(|_| {
+            ServiceError::BadRequest(format!("no WorkerHello within {} s of opening the stream", HELLO_WAIT.as_secs()))
+        })?;
+        let Some(worker_message::Kind::Hello(hello)) = first?.and_then(|m| m.kind) else {
             let reason = "the first message on a worker stream must be a WorkerHello";
             return Err(ServiceError::BadRequest(reason.into()).into());
         };
