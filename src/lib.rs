@@ -4,7 +4,7 @@
 //! - [`pipeline`]: the pure call path (resolve, parse, validate, answer); no I/O, shared with `toolgate repair`.
 //! - [`registry`]: tool specs, their compiled schemas, the catalog snapshot and the embedded store.
 //! - [`executor`]: one call end to end: pipeline, dispatch with timeouts and retries, answer.
-//! - [`backend`]: where calls run: gRPC ToolRuntime, HTTP, and workers connected over `ToolWorker.Connect`.
+//! - [`backend`]: where calls run: gRPC ToolRuntime, HTTP, MCP servers, and workers over `ToolWorker.Connect`.
 //! - [`policy`]: rate limits, concurrency caps and session budgets, on plain parameters and an injectable clock.
 //! - [`server`]: the tonic services, and the one place errors become `tonic::Status`.
 //! - [`definitions`], [`config`], [`cli`], [`pb`]: provider formats, configuration, commands, generated types.
