@@ -143,7 +143,8 @@ fn compile_logged(spec: ToolSpec, documents: &SchemaDocuments) -> Option<Compile
         .ok()
 }
 
-async fn run_blocking<T: Send + 'static>(
+/// Runs a store operation on the blocking pool: redb commits fsync.
+pub(crate) async fn run_blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, StoreError> {
     tokio::task::spawn_blocking(f).await.expect("store task panicked")

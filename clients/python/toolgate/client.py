@@ -48,16 +48,19 @@ def _endpoint(target: str) -> tuple[str, bool]:
 class _Base:
     """What both clients share: the channel's address, the bearer tokens and the default timeout."""
 
+    #: The module whose `insecure_channel` / `secure_channel` open the channel: `grpc`, or `grpc.aio`.
+    _grpc: Any = grpc
+
     def __init__(
         self,
-        target: str,
+        target: str = DEFAULT_TARGET,
         *,
-        token: str | None,
-        admin_token: str | None,
-        review_token: str | None,
-        timeout: float | None,
-        credentials: grpc.ChannelCredentials | None,
-        options: Sequence[tuple[str, Any]] | None,
+        token: str | None = None,
+        admin_token: str | None = None,
+        review_token: str | None = None,
+        timeout: float | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+        options: Sequence[tuple[str, Any]] | None = None,
     ) -> None:
         self._address, tls = _endpoint(target)
         self._credentials = credentials or (grpc.ssl_channel_credentials() if tls else None)
@@ -69,6 +72,11 @@ class _Base:
         self._data_metadata = _bearer(token)
         self._admin_metadata = _bearer(_first(admin_token, token))
         self._review_metadata = _bearer(_first(review_token, admin_token, token))
+        if self._credentials is None:
+            self._channel = self._grpc.insecure_channel(self._address, options=self._options)
+        else:
+            self._channel = self._grpc.secure_channel(self._address, self._credentials, options=self._options)
+        self._stubs(self._channel)
 
     def _timeout(self, timeout: float | None) -> float | None:
         return self.timeout if timeout is None else timeout
@@ -96,31 +104,7 @@ class Client(_Base):
     (seconds) is the default deadline of each request.
     """
 
-    def __init__(
-        self,
-        target: str = DEFAULT_TARGET,
-        *,
-        token: str | None = None,
-        admin_token: str | None = None,
-        review_token: str | None = None,
-        timeout: float | None = None,
-        credentials: grpc.ChannelCredentials | None = None,
-        options: Sequence[tuple[str, Any]] | None = None,
-    ) -> None:
-        super().__init__(
-            target,
-            token=token,
-            admin_token=admin_token,
-            review_token=review_token,
-            timeout=timeout,
-            credentials=credentials,
-            options=options,
-        )
-        if self._credentials is None:
-            self._channel = grpc.insecure_channel(self._address, options=self._options)
-        else:
-            self._channel = grpc.secure_channel(self._address, self._credentials, options=self._options)
-        self._stubs(self._channel)
+    _grpc = grpc
 
     def __enter__(self) -> Client:
         return self
@@ -236,31 +220,7 @@ class AsyncClient(_Base):
     """The same API as `Client` on `grpc.aio`: every method is a coroutine. Use `async with`, or
     `await close()`. Create it inside the event loop that uses it."""
 
-    def __init__(
-        self,
-        target: str = DEFAULT_TARGET,
-        *,
-        token: str | None = None,
-        admin_token: str | None = None,
-        review_token: str | None = None,
-        timeout: float | None = None,
-        credentials: grpc.ChannelCredentials | None = None,
-        options: Sequence[tuple[str, Any]] | None = None,
-    ) -> None:
-        super().__init__(
-            target,
-            token=token,
-            admin_token=admin_token,
-            review_token=review_token,
-            timeout=timeout,
-            credentials=credentials,
-            options=options,
-        )
-        if self._credentials is None:
-            self._channel = grpc.aio.insecure_channel(self._address, options=self._options)
-        else:
-            self._channel = grpc.aio.secure_channel(self._address, self._credentials, options=self._options)
-        self._stubs(self._channel)
+    _grpc = grpc.aio
 
     async def __aenter__(self) -> AsyncClient:
         return self

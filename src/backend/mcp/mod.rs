@@ -14,7 +14,7 @@ pub use spec::{McpServerSpec, ToolOverlay};
 pub use store::McpStore;
 
 use super::{BackendError, Invocation, Output};
-use crate::registry::{Registry, SchemaDocuments, StoreError};
+use crate::registry::{Registry, SchemaDocuments, StoreError, run_blocking};
 use server::Server;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -62,7 +62,7 @@ impl McpHub {
             spec.check().map_err(|e| McpError::Invalid(format!("{}: {e}", spec.name)))?;
         }
         let store = Arc::clone(&self.store);
-        let stored = blocking(move || {
+        let stored = run_blocking(move || {
             let stored = store.load()?;
             for spec in configured.iter().filter(|c| !stored.contains(c)) {
                 store.put(spec)?;
@@ -83,7 +83,7 @@ impl McpHub {
         let _admin = self.admin.lock().await;
         let store = Arc::clone(&self.store);
         let stored = spec.clone();
-        blocking(move || store.put(&stored)).await?;
+        run_blocking(move || store.put(&stored)).await?;
         let previous = self.servers.lock().expect("servers lock").remove(&spec.name);
         let created = previous.is_none();
         if let Some(previous) = previous {
@@ -109,7 +109,7 @@ impl McpHub {
         import::remove_except(&self.ctx.registry, &server.spec, &[]).await;
         let store = Arc::clone(&self.store);
         let name = name.to_owned();
-        blocking(move || store.delete(&name)).await?;
+        run_blocking(move || store.delete(&name)).await?;
         Ok(())
     }
 
@@ -164,10 +164,4 @@ impl McpHub {
         self.servers.lock().expect("servers lock").insert(server.spec.name.clone(), Arc::clone(&server));
         server
     }
-}
-
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
-) -> Result<T, StoreError> {
-    tokio::task::spawn_blocking(f).await.expect("store task panicked")
 }
