@@ -13,6 +13,7 @@
 
 pub mod backend;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod definitions;
 pub mod executor;

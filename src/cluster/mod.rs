@@ -1,0 +1,152 @@
+//! Cluster mode: many gateways sharing one Redis for the registry, global rate limits, budgets and reviews.
+//!
+//! [`Redis`] is the one connection every shared part uses: a reconnecting multiplexed connection, each command
+//! under the configured timeout, and one flag saying whether Redis answered last time. Keys all start with the
+//! configured prefix; parts within a key are joined by NUL, which no tenant, tool or call id can hold.
+//!
+//! | key or channel | type | holds |
+//! |---|---|---|
+//! | `{p}:tools` | hash | `tenant\0name` → the spec as JSON |
+//! | `{p}:tool_versions` | hash | `tenant\0name` → its version |
+//! | `{p}:registry_gen` | string | bumped by every registry change |
+//! | `{p}:registry` | channel | `gen\ntenant\0name` after each change |
+//! | `{p}:rate:…` | string | a GCRA key's theoretical arrival time |
+//! | `{p}:budget:…` | hash | one session's counts |
+//! | `{p}:review:…`, `{p}:reviews_pending`, `{p}:reviews` | hash, zset, channel | the review queue |
+
+mod settings;
+
+pub use settings::{ClusterSettings, RawCluster};
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ClusterError {
+    /// Redis did not answer, or answered with an error: the operation did not happen, or its outcome is unknown.
+    #[error("Redis at {url} is unavailable: {reason}")]
+    Unavailable { url: String, reason: String },
+    /// Redis holds something this gateway cannot read.
+    #[error("Redis at {url} holds an unreadable {what}: {reason}")]
+    Corrupt { url: String, what: String, reason: String },
+}
+
+/// The shared Redis: cheap to clone, every clone on the same connection.
+#[derive(Clone)]
+pub struct Redis {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    settings: ClusterSettings,
+    client: redis::Client,
+    conn: ConnectionManager,
+    /// `true` while the last command failed: the gateway is degraded.
+    down: watch::Sender<bool>,
+}
+
+impl Redis {
+    /// Sets up the connection without connecting: a gateway starts, and serves, while Redis is down.
+    pub fn new(settings: ClusterSettings) -> Result<Self, ClusterError> {
+        let unavailable =
+            |e: redis::RedisError| ClusterError::Unavailable { url: settings.shown_url(), reason: e.to_string() };
+        let client = redis::Client::open(settings.redis_url.as_str()).map_err(unavailable)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(settings.op_timeout.max(Duration::from_secs(1))))
+            .set_number_of_retries(1)
+            .set_max_delay(Duration::from_secs(1));
+        let conn = ConnectionManager::new_lazy_with_config(client.clone(), config).map_err(unavailable)?;
+        Ok(Self { inner: Arc::new(Inner { settings, client, conn, down: watch::Sender::new(false) }) })
+    }
+
+    pub fn settings(&self) -> &ClusterSettings {
+        &self.inner.settings
+    }
+
+    /// `{prefix}:{kind}` followed, if there are parts, by `:` and the parts joined by NUL.
+    pub fn key(&self, kind: &str, parts: &[&str]) -> String {
+        let mut key = format!("{}:{kind}", self.inner.settings.key_prefix);
+        for (i, part) in parts.iter().enumerate() {
+            key.push(if i == 0 { ':' } else { '\0' });
+            key.push_str(part);
+        }
+        key
+    }
+
+    /// Runs one operation (a command, a pipeline or a script: one round trip) under the op timeout, and
+    /// records whether Redis answered.
+    pub async fn run<T, F>(&self, op: impl FnOnce(ConnectionManager) -> F) -> Result<T, ClusterError>
+    where
+        F: Future<Output = redis::RedisResult<T>>,
+    {
+        self.run_within(self.inner.settings.op_timeout, op).await
+    }
+
+    /// `run` with a timeout of its own, for the rare large reads (a full registry sync).
+    pub async fn run_within<T, F>(
+        &self,
+        timeout: Duration,
+        op: impl FnOnce(ConnectionManager) -> F,
+    ) -> Result<T, ClusterError>
+    where
+        F: Future<Output = redis::RedisResult<T>>,
+    {
+        let outcome = match tokio::time::timeout(timeout, op(self.inner.conn.clone())).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(err)) if err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError) => {
+                // Redis answered, with an error of the command itself: Redis is up.
+                self.mark_up(true);
+                return Err(self.unavailable(err.to_string()));
+            }
+            Ok(Err(err)) => Err(self.unavailable(err.to_string())),
+            Err(_) => Err(self.unavailable(format!("no answer within {timeout:?}"))),
+        };
+        self.mark_up(outcome.is_ok());
+        outcome
+    }
+
+    /// A connection of its own for subscriptions, which a multiplexed connection cannot carry.
+    pub async fn pubsub(&self) -> Result<redis::aio::PubSub, ClusterError> {
+        let connect = self.inner.client.get_async_pubsub();
+        match tokio::time::timeout(self.inner.settings.op_timeout.max(Duration::from_secs(1)), connect).await {
+            Ok(Ok(pubsub)) => Ok(pubsub),
+            Ok(Err(err)) => Err(self.unavailable(err.to_string())),
+            Err(_) => Err(self.unavailable("no answer to the subscription".into())),
+        }
+    }
+
+    /// Whether the last command failed.
+    pub fn is_down(&self) -> bool {
+        *self.inner.down.borrow()
+    }
+
+    /// Changes of `is_down`.
+    pub fn watch_down(&self) -> watch::Receiver<bool> {
+        self.inner.down.subscribe()
+    }
+
+    fn mark_up(&self, up: bool) {
+        self.inner.down.send_if_modified(|down| {
+            let changed = *down == up;
+            if changed {
+                *down = !up;
+                if up {
+                    tracing::info!(redis = %self.inner.settings.shown_url(), "Redis answers again");
+                } else {
+                    tracing::warn!(redis = %self.inner.settings.shown_url(), "Redis is unavailable: serving from the local snapshot");
+                }
+            }
+            changed
+        });
+    }
+
+    pub fn unavailable(&self, reason: String) -> ClusterError {
+        ClusterError::Unavailable { url: self.inner.settings.shown_url(), reason }
+    }
+
+    pub fn corrupt(&self, what: impl Into<String>, reason: impl ToString) -> ClusterError {
+        ClusterError::Corrupt { url: self.inner.settings.shown_url(), what: what.into(), reason: reason.to_string() }
+    }
+}
