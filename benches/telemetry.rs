@@ -28,7 +28,7 @@ fn tool() -> Arc<CompiledTool> {
 
 fn telemetry(raw: RawTelemetry) -> Telemetry {
     let settings = TelemetrySettings::from_raw(raw, None).unwrap();
-    let gauges = Gauges { registered_tools: Box::new(|| 1), pending_reviews: Box::new(|| 0) };
+    let gauges = Gauges { registered_tools: Box::new(|| 1), pending_reviews: Box::new(|| 0), cluster_degraded: None };
     Telemetry::new(&settings, gauges).unwrap()
 }
 

@@ -2,6 +2,7 @@
 //! validated into `Config`.
 
 use crate::backend::mcp::McpServerSpec;
+use crate::cluster::{ClusterSettings, RawCluster};
 use crate::pipeline::{Messages, ParseLimits, RepairSettings};
 use crate::registry::{SchemaDocuments, ToolSpec};
 use crate::telemetry::{RawTelemetry, TelemetrySettings};
@@ -40,6 +41,9 @@ pub struct RawConfig {
     pub review: RawReview,
     #[serde(default)]
     pub telemetry: RawTelemetry,
+    /// Cluster mode: many gateways on one Redis.
+    #[serde(default)]
+    pub cluster: RawCluster,
     /// Templates of the model-facing error text.
     #[serde(default)]
     pub messages: Messages,
@@ -127,6 +131,8 @@ pub struct Overrides {
     pub review_token: Option<String>,
     /// The OTLP/gRPC collector (`--otlp-endpoint`, `OTEL_EXPORTER_OTLP_ENDPOINT`).
     pub otlp_endpoint: Option<String>,
+    /// Redis, which turns cluster mode on (`--redis-url`, `TOOLGATE_REDIS_URL`).
+    pub redis_url: Option<String>,
 }
 
 /// Bearer tokens of the planes; `None` leaves a plane open (review falls back to the admin token).
@@ -188,6 +194,8 @@ pub struct Config {
     pub budgets: BudgetConfig,
     pub review: ReviewConfig,
     pub telemetry: TelemetrySettings,
+    /// `Some` in cluster mode.
+    pub cluster: Option<ClusterSettings>,
 }
 
 impl Default for Config {
@@ -250,6 +258,7 @@ impl Config {
             },
             telemetry: TelemetrySettings::from_raw(raw.telemetry, overrides.otlp_endpoint)
                 .map_err(|e| ConfigError::Invalid(format!("telemetry.{e}")))?,
+            cluster: ClusterSettings::from_raw(raw.cluster, overrides.redis_url).map_err(ConfigError::Invalid)?,
         };
         config.check()?;
         Ok(config)

@@ -26,6 +26,9 @@ pub struct ServeArgs {
     /// OTLP/gRPC collector for traces and metrics, such as http://127.0.0.1:4317 [default: none].
     #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
     otlp_endpoint: Option<String>,
+    /// Redis shared by a fleet of gateways, such as redis://10.0.0.5:6379 [default: none, a single gateway].
+    #[arg(long, env = "TOOLGATE_REDIS_URL", hide_env_values = true)]
+    redis_url: Option<String>,
 }
 
 pub async fn run(args: ServeArgs) -> Result<(), String> {
@@ -36,6 +39,7 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
         data_token: args.data_token,
         review_token: args.review_token,
         otlp_endpoint: args.otlp_endpoint,
+        redis_url: args.redis_url,
     };
     let config = Config::load(args.config.as_deref(), overrides).map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::bind(config.listen)

@@ -14,6 +14,8 @@
 //! | `{p}:budget:…` | hash | one session's counts |
 //! | `{p}:review:…`, `{p}:reviews_pending`, `{p}:reviews` | hash, zset, channel | the review queue |
 
+pub mod follow;
+pub mod registry;
 mod settings;
 
 pub use settings::{ClusterSettings, RawCluster};

@@ -4,6 +4,7 @@ mod catalog;
 mod index;
 mod inject;
 mod schema;
+mod shared;
 mod spec;
 pub(crate) mod store;
 mod tool;
@@ -11,7 +12,9 @@ mod tool;
 pub use catalog::{Catalog, normalize_name};
 pub use inject::{Injected, Source, json_pointer};
 pub use schema::{LazyValidator, SchemaDocuments, SchemaError, compile_schema};
-pub use spec::{Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RepairPolicy, Review, ToolSpec};
+pub use spec::{
+    Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RateScope, RedisDown, RepairPolicy, Review, ToolSpec,
+};
 pub use store::{RedbStore, StoreError, StoredRecord, ToolStore};
 pub use tool::{CompiledTool, SpecError};
 
@@ -26,6 +29,11 @@ pub enum RegistryError {
     NotFound { name: String },
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Cluster mode, and Redis did not answer: the change was not made.
+    #[error(
+        "the registry is shared through Redis, which is unavailable, so nothing was changed ({0}); calls are still served from each gateway's last snapshot: retry once Redis is back"
+    )]
+    Unavailable(crate::cluster::ClusterError),
 }
 
 /// Registered tools: durable in the store, served from an immutable `Catalog` replaced on every change.
@@ -36,6 +44,8 @@ pub struct Registry {
     catalog: ArcSwap<Catalog>,
     /// Serialises writers, so a version is read and bumped, and a snapshot built and stored, atomically.
     writer: tokio::sync::Mutex<()>,
+    /// Cluster mode: Redis holds the registry, the store is this gateway's cache of it.
+    shared: Option<crate::cluster::registry::SharedRegistry>,
 }
 
 impl Registry {
@@ -48,6 +58,7 @@ impl Registry {
             documents,
             catalog: ArcSwap::from_pointee(Catalog::new(tools)),
             writer: tokio::sync::Mutex::new(()),
+            shared: None,
         })
     }
 
@@ -62,14 +73,17 @@ impl Registry {
         let mut tool = self.compile(spec)?;
         let _writer = self.writer.lock().await;
         let current = self.catalog.load_full();
-        let previous = current.get(&tool.spec.tenant, &tool.spec.name);
-        tool.spec.version = previous.map_or(1, |p| p.spec.version + 1);
+        tool.spec.version = match &self.shared {
+            Some(shared) => shared.put(&tool.spec).await?,
+            None => current.get(&tool.spec.tenant, &tool.spec.name).map_or(1, |p| p.spec.version + 1),
+        };
         let tool = Arc::new(tool);
         let store = Arc::clone(&self.store);
         let stored = Arc::clone(&tool);
         run_blocking(move || store.put(&stored.spec)).await?;
         self.catalog.store(Arc::new(current.with(Arc::clone(&tool))));
-        Ok((tool, previous.is_none()))
+        let created = tool.spec.version == 1;
+        Ok((tool, created))
     }
 
     /// Registers a statically declared tool, unless it is already stored with the same definition,
@@ -101,7 +115,14 @@ impl Registry {
 
     pub async fn delete(&self, tenant: &str, name: &str) -> Result<(), RegistryError> {
         let _writer = self.writer.lock().await;
-        self.get(tenant, name)?;
+        match &self.shared {
+            // Redis decides whether it exists: this snapshot may be behind.
+            Some(shared) if !shared.delete(tenant, name).await? => {
+                return Err(RegistryError::NotFound { name: name.to_owned() });
+            }
+            Some(_) => {}
+            None => drop(self.get(tenant, name)?),
+        }
         let store = Arc::clone(&self.store);
         let (t, n) = (tenant.to_owned(), name.to_owned());
         run_blocking(move || store.delete(&t, &n)).await?;

@@ -126,6 +126,28 @@ pub enum LimitKey {
     Session,
 }
 
+/// Where a rate limit is counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RateScope {
+    /// Every gateway together in cluster mode (one Redis round trip per call), else this gateway.
+    #[default]
+    Cluster,
+    /// Each gateway on its own, with no Redis round trip.
+    Gateway,
+}
+
+/// What a cluster-wide rate limit does while Redis is unreachable.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RedisDown {
+    /// Admit the call, and count it in `toolgate.cluster.fail_open`.
+    #[default]
+    FailOpen,
+    /// Answer RATE_LIMITED, retryable.
+    FailClosed,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
@@ -144,6 +166,14 @@ pub struct Limits {
     pub retries: u32,
     #[serde(default)]
     pub idempotent: bool,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub scope: RateScope,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub when_redis_down: RedisDown,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

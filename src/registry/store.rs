@@ -30,6 +30,12 @@ pub trait ToolStore: Send + Sync + 'static {
     fn load(&self) -> Result<Vec<StoredRecord>, StoreError>;
     fn put(&self, spec: &ToolSpec) -> Result<(), StoreError>;
     fn delete(&self, tenant: &str, name: &str) -> Result<(), StoreError>;
+
+    /// Puts and deletes several specs. A store should do it in one transaction; by default it does one at a time.
+    fn apply(&self, puts: &[ToolSpec], deletes: &[(String, String)]) -> Result<(), StoreError> {
+        puts.iter().try_for_each(|spec| self.put(spec))?;
+        deletes.iter().try_for_each(|(tenant, name)| self.delete(tenant, name))
+    }
 }
 
 /// redb: pure Rust, ACID with copy-on-write pages, so a killed process never leaves a torn write.
@@ -146,6 +152,24 @@ impl ToolStore for RedbStore {
     fn delete(&self, tenant: &str, name: &str) -> Result<(), StoreError> {
         self.write(|t| {
             t.remove(key(tenant, name).as_str())?;
+            Ok(())
+        })
+    }
+
+    fn apply(&self, puts: &[ToolSpec], deletes: &[(String, String)]) -> Result<(), StoreError> {
+        let puts: Vec<(String, Vec<u8>)> = puts
+            .iter()
+            .map(|spec| {
+                (key(&spec.tenant, &spec.name), serde_json::to_vec(spec).expect("a ToolSpec always serializes"))
+            })
+            .collect();
+        self.write(|t| {
+            for (key, bytes) in &puts {
+                t.insert(key.as_str(), bytes.as_slice())?;
+            }
+            for (tenant, name) in deletes {
+                t.remove(key(tenant, name).as_str())?;
+            }
             Ok(())
         })
     }

@@ -4,7 +4,9 @@ use crate::backend::worker::{Answer, Job};
 use crate::pb::v1 as pb;
 use crate::pipeline::{self as p, ErrorKind, Status};
 use crate::policy::review::ReviewRecord;
-use crate::registry::{Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RepairPolicy, Review, ToolSpec};
+use crate::registry::{
+    Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RateScope, RedisDown, RepairPolicy, Review, ToolSpec,
+};
 use serde_json::Value;
 
 /// A proto spec carries its schemas as JSON text; a text that is not JSON is the caller's error.
@@ -66,6 +68,14 @@ pub(super) fn limits_from_proto(limits: Option<pb::Limits>) -> Limits {
         timeout_ms: limits.timeout_ms,
         retries: limits.retries,
         idempotent: limits.idempotent,
+        scope: match pb::RateScope::try_from(limits.scope).unwrap_or_default() {
+            pb::RateScope::Unspecified | pb::RateScope::Cluster => RateScope::Cluster,
+            pb::RateScope::Gateway => RateScope::Gateway,
+        },
+        when_redis_down: match pb::RedisDown::try_from(limits.when_redis_down).unwrap_or_default() {
+            pb::RedisDown::Unspecified | pb::RedisDown::FailOpen => RedisDown::FailOpen,
+            pb::RedisDown::FailClosed => RedisDown::FailClosed,
+        },
     }
 }
 
@@ -140,6 +150,16 @@ pub(super) fn limits_to_proto(l: &Limits) -> pb::Limits {
         timeout_ms: l.timeout_ms,
         retries: l.retries,
         idempotent: l.idempotent,
+        scope: match l.scope {
+            RateScope::Cluster => pb::RateScope::Cluster,
+            RateScope::Gateway => pb::RateScope::Gateway,
+        }
+        .into(),
+        when_redis_down: match l.when_redis_down {
+            RedisDown::FailOpen => pb::RedisDown::FailOpen,
+            RedisDown::FailClosed => pb::RedisDown::FailClosed,
+        }
+        .into(),
     }
 }
 

@@ -15,6 +15,8 @@ pub use status::ServiceError;
 use crate::backend::Backends;
 use crate::backend::mcp::McpHub;
 use crate::backend::worker::WorkerPool;
+use crate::cluster::registry::SharedRegistry;
+use crate::cluster::{self, Redis};
 use crate::config::Config;
 use crate::executor::{ExecSettings, Executor};
 use crate::pb::v1::mcp_registry_server::McpRegistryServer;
@@ -42,6 +44,8 @@ pub enum ServeError {
     StaticTool { name: String, source: crate::registry::RegistryError },
     #[error(transparent)]
     Mcp(#[from] crate::backend::mcp::McpError),
+    #[error("cluster: {0}")]
+    Cluster(#[from] crate::cluster::ClusterError),
     #[error("reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
     #[error("listener: {0}")]
@@ -70,7 +74,7 @@ pub async fn run_with_clock(
     clock: Clock,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let (registry, reviews, mcp) = open_state(&config).await?;
+    let Opened { registry, reviews, mcp, redis } = open_state(&config).await?;
     let policy = Arc::new(Policy::new(
         clock,
         PolicySettings {
@@ -83,14 +87,15 @@ pub async fn run_with_clock(
     let _pruning = spawn_pruning(Arc::downgrade(&reviews));
     // Bound before telemetry is built: a port in use fails the start before there is anything to flush.
     let metrics_listener = bind_metrics(&config).await?;
-    let telemetry = Arc::new(telemetry(&config, &registry, &reviews)?);
+    let telemetry = Arc::new(telemetry(&config, &registry, &reviews, redis.as_ref())?);
     // Last of the steps that may fail, so a failed start leaves no server process behind.
     if let Err(err) = mcp.start(config.mcp_servers.clone()).await {
         telemetry.shutdown(config.telemetry.export_timeout).await;
         return Err(err.into());
     }
     let workers = Arc::new(WorkerPool::new());
-    let state = State { registry, reviews, policy, telemetry: Arc::clone(&telemetry), mcp: Arc::clone(&mcp), workers };
+    let state =
+        State { registry, reviews, policy, telemetry: Arc::clone(&telemetry), mcp: Arc::clone(&mcp), workers, redis };
     let served = serve(listener, &config, state, metrics_listener, shutdown).await;
     // Stdio MCP servers are child processes: they end with the gateway.
     mcp.shutdown().await;
@@ -107,21 +112,33 @@ struct State {
     telemetry: Arc<Telemetry>,
     mcp: Arc<McpHub>,
     workers: Arc<WorkerPool>,
+    /// Cluster mode's Redis.
+    redis: Option<Redis>,
 }
 
-/// Opens the store under `config.data_dir`, its reviews and registry, registers the static tools, and opens the
-/// MCP hub (its servers start later).
-async fn open_state(config: &Config) -> Result<(Arc<Registry>, Arc<ReviewQueue>, Arc<McpHub>), ServeError> {
+/// What `open_state` opens.
+struct Opened {
+    registry: Arc<Registry>,
+    reviews: Arc<ReviewQueue>,
+    mcp: Arc<McpHub>,
+    redis: Option<Redis>,
+}
+
+/// Opens the store under `config.data_dir`, its reviews and registry (in cluster mode, on Redis, with the store
+/// as the registry's local cache), registers the static tools, and opens the MCP hub (its servers start later).
+async fn open_state(config: &Config) -> Result<Opened, ServeError> {
     let store = RedbStore::open(&config.data_dir).map_err(RegistryError::from)?;
+    let redis = config.cluster.clone().map(Redis::new).transpose()?;
     let review_settings =
         ReviewSettings { max_pending: config.review.max_pending, keep_done: config.review.keep_decided };
     let reviews = Arc::new(ReviewQueue::open(Arc::new(store.reviews()), review_settings).map_err(RegistryError::from)?);
     let mcp_store = Arc::new(store.mcp_servers());
-    let registry = Arc::new(Registry::open(Arc::new(store), config.documents.clone())?);
-    for spec in config.tools.clone() {
-        let name = spec.name.clone();
-        registry.register_unless_unchanged(spec).await.map_err(|source| ServeError::StaticTool { name, source })?;
+    let mut registry = Registry::open(Arc::new(store), config.documents.clone())?;
+    if let Some(redis) = &redis {
+        registry = registry.share(SharedRegistry::new(redis.clone()));
     }
+    let registry = Arc::new(registry);
+    register_statics(&registry, redis.as_ref(), config).await?;
     let mcp = Arc::new(McpHub::new(
         Arc::clone(&registry),
         config.documents.clone(),
@@ -129,7 +146,26 @@ async fn open_state(config: &Config) -> Result<(Arc<Registry>, Arc<ReviewQueue>,
         config.connect_timeout,
         config.max_result_bytes,
     ));
-    Ok((registry, reviews, mcp))
+    Ok(Opened { registry, reviews, mcp, redis })
+}
+
+/// Registers the config's tools. In cluster mode the registry is first brought in step with Redis and then
+/// followed; a gateway that starts while Redis is down serves its cached snapshot, and its follower registers
+/// them once Redis answers.
+async fn register_statics(registry: &Arc<Registry>, redis: Option<&Redis>, config: &Config) -> Result<(), ServeError> {
+    if let Some(redis) = redis {
+        if let Err(err) = registry.sync_all().await {
+            tracing::warn!(error = %err, tools = registry.catalog().len(), "starting degraded: serving the cached snapshot until Redis answers");
+            cluster::follow::spawn(registry, redis.clone(), config.tools.clone());
+            return Ok(());
+        }
+        cluster::follow::spawn(registry, redis.clone(), Vec::new());
+    }
+    for spec in config.tools.clone() {
+        let name = spec.name.clone();
+        registry.register_unless_unchanged(spec).await.map_err(|source| ServeError::StaticTool { name, source })?;
+    }
+    Ok(())
 }
 
 /// Serves until `shutdown`, then waits for reviewed calls still running.
@@ -197,6 +233,9 @@ async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Res
     health_reporter.set_serving::<ToolReviewServer<review::ReviewService>>().await;
     health_reporter.set_serving::<McpRegistryServer<mcp::McpService>>().await;
     health_reporter.set_serving::<ToolWorkerServer<worker::WorkerService>>().await;
+    if let Some(redis) = &state.redis {
+        spawn_cluster_health(redis.watch_down(), health_reporter.clone());
+    }
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -215,12 +254,41 @@ async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Res
         .add_service(InterceptedService::new(gateway, data_token)))
 }
 
+/// The health service `toolgate.cluster` says whether Redis answers: NOT_SERVING while the gateway is degraded.
+/// The gateway's own health stays SERVING, since calls are still served from the snapshot.
+fn spawn_cluster_health(mut down: tokio::sync::watch::Receiver<bool>, health: tonic_health::server::HealthReporter) {
+    tokio::spawn(async move {
+        loop {
+            let status = if *down.borrow_and_update() {
+                tonic_health::ServingStatus::NotServing
+            } else {
+                tonic_health::ServingStatus::Serving
+            };
+            health.set_service_status(CLUSTER_HEALTH, status).await;
+            if down.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// The health service name that reports cluster mode's Redis.
+pub const CLUSTER_HEALTH: &str = "toolgate.cluster";
+
 /// Telemetry as configured, with gauges reading the registry and the review queue while they live.
-fn telemetry(config: &Config, registry: &Arc<Registry>, reviews: &Arc<ReviewQueue>) -> Result<Telemetry, ServeError> {
+fn telemetry(
+    config: &Config,
+    registry: &Arc<Registry>,
+    reviews: &Arc<ReviewQueue>,
+    redis: Option<&Redis>,
+) -> Result<Telemetry, ServeError> {
     let (registry, reviews) = (Arc::downgrade(registry), Arc::downgrade(reviews));
+    let degraded = redis.map(|redis| redis.watch_down());
     let gauges = Gauges {
         registered_tools: Box::new(move || registry.upgrade().map_or(0, |r| r.catalog().len() as u64)),
         pending_reviews: Box::new(move || reviews.upgrade().map_or(0, |q| q.pending_count() as u64)),
+        cluster_degraded: degraded
+            .map(|down| Box::new(move || u64::from(*down.borrow())) as Box<dyn Fn() -> u64 + Send + Sync>),
     };
     Ok(Telemetry::new(&config.telemetry, gauges)?)
 }

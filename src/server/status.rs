@@ -48,6 +48,7 @@ impl From<ServiceError> for Status {
             ServiceError::Registry(e) => match e {
                 RegistryError::Spec(_) => Code::InvalidArgument,
                 RegistryError::NotFound { .. } => Code::NotFound,
+                RegistryError::Unavailable(_) => Code::Unavailable,
                 RegistryError::Store(s) => match s {
                     StoreError::Db(_) | StoreError::Corrupt { .. } | StoreError::Dir { .. } => Code::Internal,
                 },

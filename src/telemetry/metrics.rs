@@ -17,6 +17,7 @@ pub struct Metrics {
     repairs: Counter<u64>,
     rate_limited: Counter<u64>,
     injection_overrides: Counter<u64>,
+    fail_open: Counter<u64>,
 }
 
 impl Metrics {
@@ -37,6 +38,10 @@ impl Metrics {
             injection_overrides: meter
                 .u64_counter("toolgate.tool.injection_overrides")
                 .with_description("Values a model wrote for an injected parameter, removed")
+                .build(),
+            fail_open: meter
+                .u64_counter("toolgate.cluster.fail_open")
+                .with_description("Calls admitted without their cluster-wide check because Redis was unavailable")
                 .build(),
         }
     }
@@ -69,6 +74,10 @@ impl Metrics {
 }
 
 impl Metrics {
+    pub fn fail_open(&self, tool: &str, what: &'static str) {
+        self.fail_open.add(1, &[KeyValue::new("tool", tool.to_owned()), KeyValue::new("check", what)]);
+    }
+
     /// A call whose caller went away before it was answered.
     pub fn record_cancelled(&self, tool: opentelemetry::Value) {
         let kind = KeyValue::new("error.type", "CANCELLED");

@@ -29,6 +29,8 @@ const METRICS_FLUSH: Duration = Duration::from_secs(5);
 pub struct Gauges {
     pub registered_tools: Box<dyn Fn() -> u64 + Send + Sync>,
     pub pending_reviews: Box<dyn Fn() -> u64 + Send + Sync>,
+    /// Cluster mode only: 1 while Redis is unavailable and the gateway serves from its snapshot, else 0.
+    pub cluster_degraded: Option<Box<dyn Fn() -> u64 + Send + Sync>>,
 }
 
 /// The gateway's telemetry. Without an OTLP endpoint no span is built (the caller's trace context still reaches
@@ -78,6 +80,11 @@ impl Telemetry {
         self.tracer_provider.is_some()
     }
 
+    /// A call admitted without its cluster-wide check because Redis was unavailable (`what`: rate or budget).
+    pub fn fail_open(&self, tool: &str, what: &'static str) {
+        self.metrics.fail_open(tool, what);
+    }
+
     /// The registry the Prometheus endpoint serves, when one is configured.
     pub fn prometheus(&self) -> Option<&prometheus::Registry> {
         self.prometheus.as_ref()
@@ -111,7 +118,16 @@ impl Telemetry {
 
 /// Registers the gauges, read at each collection.
 fn observe(meter: &opentelemetry::metrics::Meter, gauges: Gauges, queue: Arc<SpanQueue>) {
-    let Gauges { registered_tools, pending_reviews } = gauges;
+    let Gauges { registered_tools, pending_reviews, cluster_degraded } = gauges;
+    if let Some(degraded) = cluster_degraded {
+        meter
+            .u64_observable_gauge("toolgate.cluster.degraded")
+            .with_description(
+                "1 while Redis is unavailable: calls are served from the last snapshot, registrations fail",
+            )
+            .with_callback(move |observer| observer.observe(degraded(), &[]))
+            .build();
+    }
     meter
         .u64_observable_gauge("toolgate.registry.tools")
         .with_description("Registered tools, across tenants")
