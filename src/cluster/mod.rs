@@ -112,11 +112,14 @@ impl Redis {
     /// A connection of its own for subscriptions, which a multiplexed connection cannot carry.
     pub async fn pubsub(&self) -> Result<redis::aio::PubSub, ClusterError> {
         let connect = self.inner.client.get_async_pubsub();
-        match tokio::time::timeout(self.inner.settings.op_timeout.max(Duration::from_secs(1)), connect).await {
-            Ok(Ok(pubsub)) => Ok(pubsub),
-            Ok(Err(err)) => Err(self.unavailable(err.to_string())),
-            Err(_) => Err(self.unavailable("no answer to the subscription".into())),
-        }
+        let outcome =
+            match tokio::time::timeout(self.inner.settings.op_timeout.max(Duration::from_secs(1)), connect).await {
+                Ok(Ok(pubsub)) => Ok(pubsub),
+                Ok(Err(err)) => Err(self.unavailable(err.to_string())),
+                Err(_) => Err(self.unavailable("no answer to the subscription".into())),
+            };
+        self.mark_up(outcome.is_ok());
+        outcome
     }
 
     /// Whether the last command failed.
