@@ -1,6 +1,7 @@
 //! Runs calls end to end: the pure pipeline, then policy (session budgets, rate limits, human review,
 //! concurrency), dispatch with timeouts and retries, and the answer.
 
+mod admission;
 mod dispatch;
 mod review;
 
@@ -8,8 +9,8 @@ use crate::backend::Backends;
 use crate::pipeline::{self, CallContext, CallError, Checked, ErrorKind, Messages, PrepareOptions, Rejected, Repair};
 use crate::pipeline::{Status, ToolCall, ToolMessage};
 use crate::policy::review::ReviewQueue;
-use crate::policy::{BudgetExceeded, BudgetLimits, Policy, SessionKey, ToolKey};
-use crate::registry::{CompiledTool, LimitKey, Registry};
+use crate::policy::{BudgetLimits, Policy};
+use crate::registry::{CompiledTool, Registry};
 use crate::telemetry::{self, CallSpan, Telemetry};
 use futures::StreamExt;
 use opentelemetry::context::FutureExt;
@@ -30,6 +31,8 @@ pub struct ExecSettings {
     pub budgets: BudgetLimits,
     /// How long a waiting call with no deadline of its own waits for a review decision.
     pub review_wait: Duration,
+    /// A session unseen this long loses its budgets (in cluster mode, its Redis key expires).
+    pub session_idle_ttl: Duration,
 }
 
 /// What `Execute` does with a call that needs human review.
@@ -107,17 +110,16 @@ impl Executor {
             Err(Rejected { tool: Some(tool), repairs, error }) => {
                 span.resolved(&tool);
                 let name = tool.spec.name.clone();
-                (self.counted(call, ctx, &tool, async { self.error(call, &name, error, repairs) }).await, false)
+                let refused = async { self.error(call, &name, error, repairs) };
+                (self.counted(call, ctx, &tool, false, Vec::new(), refused).await, false)
             }
             Ok(checked) => {
                 let tool = Arc::clone(&checked.tool);
                 span.resolved(&tool);
-                match self.resume_review(call, ctx, &checked, deadline, mode).await {
-                    Some(message) => (message, true),
-                    None => {
-                        (self.counted(call, ctx, &tool, self.admit(call, ctx, checked, deadline, mode)).await, false)
-                    }
+                if let Some(message) = self.resume_review(call, ctx, &checked, deadline, mode).await {
+                    return (message, true);
                 }
+                (self.admit(call, ctx, checked, deadline, mode).await, false)
             }
         }
     }
@@ -141,8 +143,8 @@ impl Executor {
         messages
     }
 
-    /// The policy after the pipeline: injection, the rate limit, review, then dispatch (under the concurrency
-    /// cap). Budgets wrap all of it, in `counted`.
+    /// The policy after the pipeline: injection, then budgets and the rate limit (`counted`), then review or
+    /// dispatch (under the concurrency cap).
     async fn admit(
         self: &Arc<Self>,
         call: &ToolCall,
@@ -158,56 +160,41 @@ impl Executor {
         let for_review = tool.spec.review.required.then(|| checked.clone());
         let prepared = match pipeline::complete(checked, ctx) {
             Ok(prepared) => prepared,
-            Err(rejected) => return self.error(call, name, rejected.error, rejected.repairs),
+            Err(rejected) => {
+                let refused = async { self.error(call, name, rejected.error, rejected.repairs) };
+                return self.counted(call, ctx, &tool, false, Vec::new(), refused).await;
+            }
         };
-        if let Err(error) = self.rate_limit(&tool, ctx) {
-            return self.error(call, name, error, prepared.repairs);
-        }
-        match for_review {
-            Some(checked) => self.submit_review(call, ctx, checked, deadline, mode).await,
-            None => self.dispatch(call, ctx, prepared, deadline).await,
-        }
+        let repairs = prepared.repairs.clone();
+        let run = async {
+            match for_review {
+                Some(checked) => self.submit_review(call, ctx, checked, deadline, mode).await,
+                None => self.dispatch(call, ctx, prepared, deadline).await,
+            }
+        };
+        self.counted(call, ctx, &tool, true, repairs, run).await
     }
 
-    fn rate_limit(&self, tool: &CompiledTool, ctx: &CallContext) -> Result<(), CallError> {
-        let Some(rule) = &tool.rate else { return Ok(()) };
-        let key = match tool.spec.limits.key {
-            LimitKey::Tool => "",
-            LimitKey::Tenant => &ctx.tenant,
-            LimitKey::User => &ctx.user_id,
-            LimitKey::Session => &ctx.session_id,
-        };
-        let tool_key = ToolKey::new(&tool.spec.tenant, &tool.spec.name);
-        self.policy.rates.check(&tool_key, rule, key).map_err(|limited| CallError::RateLimited {
-            // Rounded up: a caller that waits exactly this long is admitted.
-            retry_after_ms: u64::try_from(limited.retry_after.as_micros().div_ceil(1000)).unwrap_or(u64::MAX).max(1),
-        })
-    }
-
-    /// Checks the session's budgets before `run`, counts the call, and records whether it failed.
+    /// Admits the call against the session's budgets (and, `with_rate`, the rate limit) before `run`, then
+    /// records whether it failed. A refusal by the rate limit answers with `repairs`.
     async fn counted(
         &self,
         call: &ToolCall,
         ctx: &CallContext,
         tool: &CompiledTool,
+        with_rate: bool,
+        repairs: Vec<Repair>,
         run: impl Future<Output = ToolMessage>,
     ) -> ToolMessage {
-        let session = SessionKey::new(&ctx.tenant, &ctx.session_id);
         let name = tool.spec.name.as_str();
-        let own = tool.spec.budget;
-        let nonzero = |n: u32| (n > 0).then_some(n);
-        let limits = BudgetLimits {
-            max_calls: self.settings.budgets.max_calls,
-            max_tool_calls: nonzero(own.max_calls).or(self.settings.budgets.max_tool_calls),
-            max_consecutive_failures: nonzero(own.max_consecutive_failures)
-                .or(self.settings.budgets.max_consecutive_failures),
+        let ticket = match self.admit_call(ctx, tool, with_rate).await {
+            Ok(ticket) => ticket,
+            Err(error @ CallError::RateLimited { .. }) => return self.error(call, name, error, repairs),
+            Err(error) => return self.error(call, name, error, Vec::new()),
         };
-        if let Err(exceeded) = self.policy.budgets.admit(&session, name, &limits) {
-            return self.error(call, name, CallError::BudgetExceeded(budget_reason(exceeded, name)), Vec::new());
-        }
         let message = run.await;
         if message.status != Status::PendingReview {
-            self.policy.budgets.record(&session, name, counts_as_failure(&message));
+            self.record_outcome(ctx, tool, ticket, counts_as_failure(&message)).await;
         }
         message
     }
@@ -225,13 +212,3 @@ fn counts_as_failure(message: &ToolMessage) -> bool {
         .is_some_and(|e| !matches!(e.kind, ErrorKind::RateLimited | ErrorKind::BudgetExceeded | ErrorKind::Rejected))
 }
 
-/// The model-facing sentence for a spent budget; `answer` adds what to do instead.
-fn budget_reason(exceeded: BudgetExceeded, name: &str) -> String {
-    match exceeded {
-        BudgetExceeded::Calls { limit } => format!("This session has used its budget of {limit} tool calls."),
-        BudgetExceeded::ToolCalls { limit } => format!("This session has used its budget of {limit} calls of {name}."),
-        BudgetExceeded::ConsecutiveFailures { limit } => {
-            format!("{name} has failed {limit} times in a row in this session.")
-        }
-    }
-}

@@ -80,6 +80,8 @@ pub struct Policy {
     pub rates: RateLimits,
     pub concurrency: Concurrency,
     pub budgets: Budgets,
+    /// Cluster mode: session budgets and cluster-wide rate limits on Redis.
+    pub shared: Option<crate::cluster::admit::SharedAdmission>,
 }
 
 impl Policy {
@@ -89,7 +91,14 @@ impl Policy {
             concurrency: Concurrency::new(),
             budgets: Budgets::new(clock.clone(), settings.session_idle_ttl, settings.max_sessions),
             clock,
+            shared: None,
         }
+    }
+
+    /// Puts budgets and cluster-wide rate limits on Redis.
+    pub fn share(mut self, shared: crate::cluster::admit::SharedAdmission) -> Self {
+        self.shared = Some(shared);
+        self
     }
 
     /// Forgets idle rate-limit keys, idle semaphores and idle sessions.
@@ -97,6 +106,9 @@ impl Policy {
         self.rates.evict_idle();
         self.concurrency.evict_idle();
         self.budgets.evict_idle();
+        if let Some(shared) = &self.shared {
+            shared.evict_idle();
+        }
     }
 
     /// Runs [`Policy::evict_idle`] every `every` of tokio time, until the policy is dropped. The task holds

@@ -338,6 +338,7 @@ fn executor(config: &Config, state: &State, alive: tokio::sync::mpsc::Sender<()>
             max_consecutive_failures: config.budgets.max_consecutive_failures,
         },
         review_wait: config.review.max_wait,
+        session_idle_ttl: config.budgets.session_idle_ttl,
     };
     let backends = Backends::new(
         config.connect_timeout,
