@@ -14,6 +14,7 @@
 //! | `{p}:budget:…` | hash | one session's counts |
 //! | `{p}:review:…`, `{p}:reviews_pending`, `{p}:reviews` | hash, zset, channel | the review queue |
 
+pub mod review;
 mod settings;
 
 pub use settings::{ClusterSettings, RawCluster};
