@@ -214,16 +214,28 @@ async fn a_watcher_on_one_gateway_sees_the_other_gateways_changes() {
             seen.push((event.kind, event.record.state));
         }
     }
-    assert_eq!(seen, [(EventKind::Pending, ReviewState::Pending), (EventKind::Decided, ReviewState::Decided(Decision::Approve))]);
+    assert_eq!(
+        seen,
+        [(EventKind::Pending, ReviewState::Pending), (EventKind::Decided, ReviewState::Decided(Decision::Approve))]
+    );
     eventually("B's pending count of 1 again", || b.pending_count() == 1).await;
     a.decide(&key("c0"), Decision::Approve).await.unwrap();
     eventually("B's pending count of 0", || b.pending_count() == 0).await;
 }
 
+/// How many connections are subscribed to the prefix's review channel.
+fn subscribers(prefix: &Prefix) -> i64 {
+    let mut conn = cluster_support::connect(&redis_url());
+    let channel = format!("{}:reviews", prefix.prefix);
+    let (_, count): (String, i64) = redis::cmd("PUBSUB").arg("NUMSUB").arg(channel).query(&mut conn).unwrap();
+    count
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Redis at 127.0.0.1:6379; .ci/run runs it"]
-async fn closing_the_queue_ends_a_wait_at_once() {
-    let (_prefix, a, _b) = gateways(ReviewSettings::default(), LEASE).await;
+async fn closing_ends_a_wait_at_once_and_the_follower_stops_on_close_or_drop() {
+    let (prefix, a, b) = gateways(ReviewSettings::default(), LEASE).await;
+    assert_eq!(subscribers(&prefix), 2);
     let k = key("c1");
     a.submit(call("c1", "{}")).await.unwrap();
     let waiting = tokio::spawn({
@@ -234,6 +246,9 @@ async fn closing_the_queue_ends_a_wait_at_once() {
     a.close();
     let step = timeout(Duration::from_millis(500), waiting).await.expect("the waiter answers").unwrap().unwrap();
     assert_eq!(step, Some(Step::Wait));
+    eventually("A's follower stopping on close", || subscribers(&prefix) == 1).await;
+    drop(b);
+    eventually("B's follower stopping on drop", || subscribers(&prefix) == 0).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -254,4 +269,38 @@ async fn without_redis_submit_fails_quickly_as_unavailable() {
     assert!(matches!(queue.claim(&key("c1")).await, Err(ReviewError::Unavailable(_))));
     assert!(queue.pending(None).await.is_empty());
     assert_eq!(queue.pending_count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Redis at 127.0.0.1:6379; .ci/run runs it"]
+async fn after_redis_restarts_the_follower_subscribes_again_and_watchers_must_resync() {
+    let mut server = cluster_support::PrivateRedis::start();
+    let settings = ClusterSettings { redis_url: server.url(), ..Prefix::new(&redis_url()).settings() };
+    let a = Arc::new(ReviewQueue::shared(Redis::new(settings.clone()).unwrap(), ReviewSettings::default(), LEASE));
+    let b = ReviewQueue::shared(Redis::new(settings).unwrap(), ReviewSettings::default(), LEASE);
+    for queue in [&*a, &b] {
+        timeout(Duration::from_secs(5), queue.ready()).await.expect("the follower subscribes");
+    }
+    let mut events = b.subscribe();
+    server.stop();
+    server.restart();
+    let closed = timeout(Duration::from_secs(5), events.recv()).await.expect("the old watch ends");
+    assert!(closed.is_err(), "events may have been missed: the watch closes");
+    timeout(Duration::from_secs(5), b.ready()).await.expect("B follows again");
+
+    // The first command after the restart may find the old connection gone.
+    let until = Instant::now() + Duration::from_secs(5);
+    while a.submit(call("c1", "{}")).await.is_err() {
+        assert!(Instant::now() < until, "Redis answers again");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    timeout(Duration::from_secs(5), a.ready()).await.expect("A follows again");
+    let waiting = tokio::spawn({
+        let a = Arc::clone(&a);
+        async move { a.wait(&key("c1"), Some(Instant::now() + Duration::from_secs(10))).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    b.decide(&key("c1"), Decision::Approve).await.unwrap();
+    let step = timeout(Duration::from_millis(500), waiting).await.expect("A wakes at once").unwrap().unwrap();
+    assert!(matches!(step, Some(Step::Run(_))), "{step:?}");
 }

@@ -49,20 +49,17 @@ impl SharedQueue {
     pub async fn submit(&self, mut record: ReviewRecord) -> Result<Submitted, ReviewError> {
         record.state = ReviewState::Pending;
         record.decided_ms = None;
-        let fingerprint = serde_json::to_string(&(
-            &record.session_id,
-            &record.tool,
-            &record.tool_tenant,
-            &record.arguments,
-        ))
-        .expect("strings always serialize");
+        let fingerprint =
+            serde_json::to_string(&(&record.session_id, &record.tool, &record.tool_tenant, &record.arguments))
+                .expect("strings always serialize");
         let json = serde_json::to_string(&record).expect("a ReviewRecord always serializes");
         let (key, member) = (self.record_key(&record.key), member(&record.key));
         let max = self.settings.max_pending;
         let mut invocation = SUBMIT_SCRIPT.key(&key);
         invocation.key(self.pending_key()).arg(self.common_args()).arg(member).arg(fingerprint).arg(json);
         invocation.arg(record.created_ms).arg(max);
-        let reply: Vec<String> = self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await?;
+        let reply: Vec<String> =
+            self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await?;
         match word(&reply) {
             "new" => Ok(Submitted::New),
             "existing" => Ok(Submitted::Existing(self.parse(&reply[1..])?.state)),
@@ -76,7 +73,8 @@ impl SharedQueue {
         let record_key = self.record_key(key);
         let mut invocation = CLAIM_SCRIPT.key(&record_key);
         invocation.key(self.pending_key()).arg(self.common_args());
-        let reply: Vec<String> = self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await?;
+        let reply: Vec<String> =
+            self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await?;
         if reply.is_empty() {
             return Ok(None);
         }
@@ -130,7 +128,8 @@ impl SharedQueue {
         let record_key = self.record_key(key);
         let mut invocation = FINISH_SCRIPT.key(&record_key);
         invocation.key(self.pending_key()).arg(self.common_args()).arg(done);
-        let reply: Vec<String> = self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await?;
+        let reply: Vec<String> =
+            self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await?;
         match word(&reply) {
             "done" => Ok(()),
             "not_found" => Err(ReviewError::NotFound),
@@ -144,7 +143,8 @@ impl SharedQueue {
         let record_key = self.record_key(key);
         let mut invocation = DECIDE_SCRIPT.key(&record_key);
         invocation.key(self.pending_key()).arg(self.common_args()).arg(member(key)).arg(decision).arg(unix_ms());
-        let reply: Vec<String> = self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await?;
+        let reply: Vec<String> =
+            self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await?;
         match word(&reply) {
             "decided" => self.parse(&reply[1..]),
             "not_found" => Err(ReviewError::NotFound),
@@ -199,7 +199,8 @@ impl SharedQueue {
     async fn list(&self, tenant: Option<&str>) -> Result<Vec<ReviewRecord>, ReviewError> {
         let mut invocation = LIST_SCRIPT.key(self.pending_key());
         invocation.arg(self.redis.key("review", &[""]));
-        let reply: Vec<String> = self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await?;
+        let reply: Vec<String> =
+            self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await?;
         let mut pending = Vec::with_capacity(reply.len() / FIELDS.len());
         for fields in reply.chunks(FIELDS.len()) {
             let record = self.parse(fields)?;

@@ -56,7 +56,8 @@ impl Drop for Prefix {
     fn drop(&mut self) {
         let Ok(client) = redis::Client::open(self.url.as_str()) else { return };
         let Ok(mut conn) = client.get_connection() else { return };
-        let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{}:*", self.prefix)).query(&mut conn).unwrap_or_default();
+        let keys: Vec<String> =
+            redis::cmd("KEYS").arg(format!("{}:*", self.prefix)).query(&mut conn).unwrap_or_default();
         if !keys.is_empty() {
             let _: Result<(), _> = redis::cmd("DEL").arg(keys).query(&mut conn);
         }
@@ -100,7 +101,9 @@ impl PrivateRedis {
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("these tests need the redis-server binary on PATH (apt install redis-server): {e}"));
+            .unwrap_or_else(|e| {
+                panic!("these tests need the redis-server binary on PATH (apt install redis-server): {e}")
+            });
         self.child = Some(child);
         for _ in 0..200 {
             if let Ok(client) = redis::Client::open(self.url())

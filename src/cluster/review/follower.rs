@@ -185,7 +185,8 @@ async fn closed(closing: &mut watch::Receiver<bool>) {
 impl SharedQueue {
     /// Wakes the record's waiters here, and sends reviewers' events on.
     async fn on_message(&self, message: &redis::Msg) {
-        let parsed = std::str::from_utf8(message.get_payload_bytes()).map_err(|e| e.to_string()).and_then(parse_message);
+        let parsed =
+            std::str::from_utf8(message.get_payload_bytes()).map_err(|e| e.to_string()).and_then(parse_message);
         let (kind, record) = match parsed {
             Ok(parsed) => parsed,
             Err(reason) => {
@@ -203,9 +204,9 @@ impl SharedQueue {
 
     async fn refresh_count(&self) {
         let key = self.pending_key();
-        let count = self.redis.run(|mut conn| async move {
-            redis::cmd("ZCARD").arg(key).query_async::<usize>(&mut conn).await
-        });
+        let count = self
+            .redis
+            .run(|mut conn| async move { redis::cmd("ZCARD").arg(key).query_async::<usize>(&mut conn).await });
         if let Ok(count) = count.await {
             self.follower.pending.store(count, Ordering::Relaxed);
         }
