@@ -73,9 +73,15 @@ async fn while_redis_is_down_calls_are_served_and_registrations_refused_and_a_re
     a.register(echo("cached", &http, json!({}))).await.unwrap();
     a.register(echo("open", &http, json!({"rate": "1000/s"}))).await.unwrap();
     a.register(echo("closed", &http, json!({"rate": "1000/s", "when_redis_down": "FAIL_CLOSED"}))).await.unwrap();
-    a.register(echo("local", &http, json!({"rate": "1000/s", "scope": "GATEWAY", "when_redis_down": "FAIL_CLOSED"}))).await.unwrap();
+    a.register(echo("local", &http, json!({"rate": "1000/s", "scope": "GATEWAY", "when_redis_down": "FAIL_CLOSED"})))
+        .await
+        .unwrap();
     for name in ["cached", "open", "closed", "local"] {
-        assert_eq!(kind(&a.call("up", name, "{}", pb::CallContext::default()).await), pb::ErrorKind::Unspecified, "{name}");
+        assert_eq!(
+            kind(&a.call("up", name, "{}", pb::CallContext::default()).await),
+            pb::ErrorKind::Unspecified,
+            "{name}"
+        );
     }
     assert_eq!(a.cluster_health().await, 1, "SERVING while Redis answers");
     redis.stop();
@@ -108,7 +114,12 @@ async fn while_redis_is_down_calls_are_served_and_registrations_refused_and_a_re
 }
 
 /// Hammers `name` from `per_node` tasks on each node until `until`, and returns when each admitted call answered.
-async fn hammer(nodes: &[fleet::Node], name: &'static str, per_node: usize, until: std::time::Instant) -> Vec<std::time::Instant> {
+async fn hammer(
+    nodes: &[fleet::Node],
+    name: &'static str,
+    per_node: usize,
+    until: std::time::Instant,
+) -> Vec<std::time::Instant> {
     let mut tasks = Vec::new();
     for (n, node) in nodes.iter().enumerate() {
         for t in 0..per_node {
@@ -154,7 +165,12 @@ async fn a_global_limit_driven_from_three_gateways_admits_exactly_its_rate_in_ev
     let windows = 3;
     let admitted = hammer(&nodes, "metered", 4, start + SECOND * windows).await;
     let counts: Vec<usize> = (0..windows)
-        .map(|w| admitted.iter().filter(|t| t.duration_since(start) >= SECOND * w && t.duration_since(start) < SECOND * (w + 1)).count())
+        .map(|w| {
+            admitted
+                .iter()
+                .filter(|t| t.duration_since(start) >= SECOND * w && t.duration_since(start) < SECOND * (w + 1))
+                .count()
+        })
         .collect();
     println!("admitted per 1 s window, three gateways together: {counts:?}");
     for (w, count) in counts.iter().enumerate() {
@@ -218,9 +234,11 @@ async fn a_review_waiting_on_one_gateway_is_decided_through_another() {
     .await;
     assert_eq!((listed[0].call_id.as_str(), listed[0].tool.as_str()), ("pay-1", "transfer"));
     let decided_at = std::time::Instant::now();
-    let decide = pb::DecideRequest { call_id: "pay-1".into(), action: pb::ReviewAction::Approve.into(), ..Default::default() };
+    let decide =
+        pb::DecideRequest { call_id: "pay-1".into(), action: pb::ReviewAction::Approve.into(), ..Default::default() };
     nodes[2].review.decide(decide.clone()).await.unwrap();
-    let message = tokio::time::timeout(2 * SECOND, answer).await.expect("the waiting gateway learns the decision").unwrap();
+    let message =
+        tokio::time::timeout(2 * SECOND, answer).await.expect("the waiting gateway learns the decision").unwrap();
     println!("the waiting gateway answered {:?} after the decision", decided_at.elapsed());
     assert_eq!((kind(&message), message.content.as_str()), (pb::ErrorKind::Unspecified, r#"{"amount": 5}"#));
     let again = nodes[1].review.decide(decide).await.unwrap_err();
@@ -254,10 +272,15 @@ async fn a_call_costs_one_redis_round_trip_with_a_global_limit_and_none_without(
     node.register(echo("local", &http, json!({"rate": "100000/s", "scope": "GATEWAY"}))).await.unwrap();
     node.register(echo("global", &http, json!({"rate": "100000/s"}))).await.unwrap();
     let scripts = |stats: &std::collections::HashMap<String, u64>| {
-        ["evalsha", "eval", "hget", "hincrby", "get", "set", "incr"].iter().map(|c| stats.get(*c).copied().unwrap_or(0)).collect::<Vec<_>>()
+        ["evalsha", "eval", "hget", "hincrby", "get", "set", "incr"]
+            .iter()
+            .map(|c| stats.get(*c).copied().unwrap_or(0))
+            .collect::<Vec<_>>()
     };
     let calls = 100;
-    for (name, session, per_call) in [("free", "", 0), ("local", "", 0), ("global", "", 1), ("free", "s1", 1), ("global", "s2", 1)] {
+    for (name, session, per_call) in
+        [("free", "", 0), ("local", "", 0), ("global", "", 1), ("free", "s1", 1), ("global", "s2", 1)]
+    {
         let context = pb::CallContext { session_id: session.into(), ..Default::default() };
         // Warm: the first call of a script loads it (NOSCRIPT, then EVAL).
         node.call("warm", name, "{}", context.clone()).await;
@@ -271,7 +294,9 @@ async fn a_call_costs_one_redis_round_trip_with_a_global_limit_and_none_without(
         // GETs of the registry's generation run on the follower's timer, not per call.
         let per_call_scripts = (a[0] + a[1] - b[0] - b[1]) as f64 / calls as f64;
         let others: u64 = (2..b.len()).filter(|&i| i != 4).map(|i| a[i] - b[i]).sum();
-        println!("{name} (session {session:?}): {per_call_scripts} scripts per call, {others} other call-path commands");
+        println!(
+            "{name} (session {session:?}): {per_call_scripts} scripts per call, {others} other call-path commands"
+        );
         assert_eq!((per_call_scripts, others), (per_call as f64, 0), "{name} in session {session:?}");
     }
     node.kill().await;

@@ -17,6 +17,7 @@
 pub mod admit;
 pub mod follow;
 pub mod registry;
+pub mod review;
 mod settings;
 
 pub use settings::{ClusterSettings, RawCluster};

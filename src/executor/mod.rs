@@ -211,4 +211,3 @@ fn counts_as_failure(message: &ToolMessage) -> bool {
         .as_ref()
         .is_some_and(|e| !matches!(e.kind, ErrorKind::RateLimited | ErrorKind::BudgetExceeded | ErrorKind::Rejected))
 }
-

@@ -59,6 +59,9 @@ impl Executor {
                 CallError::Unavailable(format!("{max} calls already wait for review")),
                 checked.repairs,
             ),
+            Err(ReviewError::Unavailable(reason)) => {
+                self.error(call, name, CallError::Unavailable(format!("the review queue: {reason}")), checked.repairs)
+            }
             Err(err) => self.error(call, name, CallError::Internal(err.to_string()), checked.repairs),
         }
     }

@@ -15,6 +15,7 @@ pub use status::ServiceError;
 use crate::backend::Backends;
 use crate::backend::mcp::McpHub;
 use crate::backend::worker::WorkerPool;
+use crate::cluster::admit::SharedAdmission;
 use crate::cluster::registry::SharedRegistry;
 use crate::cluster::{self, Redis};
 use crate::config::Config;
@@ -75,14 +76,18 @@ pub async fn run_with_clock(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let Opened { registry, reviews, mcp, redis } = open_state(&config).await?;
-    let policy = Arc::new(Policy::new(
+    let mut policy = Policy::new(
         clock,
         PolicySettings {
             session_idle_ttl: config.budgets.session_idle_ttl,
             max_sessions: config.budgets.max_sessions,
             ..PolicySettings::default()
         },
-    ));
+    );
+    if let Some(redis) = &redis {
+        policy = policy.share(SharedAdmission::new(redis.clone()));
+    }
+    let policy = Arc::new(policy);
     let _eviction = policy.spawn_eviction(EVICT_EVERY);
     let _pruning = spawn_pruning(Arc::downgrade(&reviews));
     // Bound before telemetry is built: a port in use fails the start before there is anything to flush.
@@ -131,7 +136,10 @@ async fn open_state(config: &Config) -> Result<Opened, ServeError> {
     let redis = config.cluster.clone().map(Redis::new).transpose()?;
     let review_settings =
         ReviewSettings { max_pending: config.review.max_pending, keep_done: config.review.keep_decided };
-    let reviews = Arc::new(ReviewQueue::open(Arc::new(store.reviews()), review_settings).map_err(RegistryError::from)?);
+    let reviews = Arc::new(match &redis {
+        Some(redis) => ReviewQueue::shared(redis.clone(), review_settings, RUNNING_LEASE),
+        None => ReviewQueue::open(Arc::new(store.reviews()), review_settings).map_err(RegistryError::from)?,
+    });
     let mcp_store = Arc::new(store.mcp_servers());
     let mut registry = Registry::open(Arc::new(store), config.documents.clone())?;
     if let Some(redis) = &redis {
@@ -323,6 +331,9 @@ const KEEPALIVE: Duration = Duration::from_secs(20);
 const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often idle rate-limit keys, semaphores and sessions are swept.
 const EVICT_EVERY: Duration = Duration::from_secs(30);
+/// Cluster mode: a reviewed call claimed by a gateway that has not finished it this long after is taken as
+/// abandoned by a gateway that died, and answered as lost rather than run again.
+const RUNNING_LEASE: Duration = Duration::from_secs(15 * 60);
 /// How often decided reviews past their keep time are deleted.
 const PRUNE_EVERY: Duration = Duration::from_secs(600);
 

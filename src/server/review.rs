@@ -112,7 +112,12 @@ impl ToolReview for ReviewService {
                         let _ = tx.send(Err(ServiceError::Aborted(reason).into())).await;
                         return Err(());
                     }
-                    Err(RecvError::Closed) => return Ok(()),
+                    Err(RecvError::Closed) => {
+                        // A shared queue lost its subscription to Redis meanwhile, so events may be missing.
+                        let reason = "the feed of review changes was interrupted; watch again to resync".to_owned();
+                        let _ = tx.send(Err(ServiceError::Aborted(reason).into())).await;
+                        return Err(());
+                    }
                 }
             }
         });

@@ -39,6 +39,7 @@ impl From<ServiceError> for Status {
                 ReviewError::Conflict => Code::AlreadyExists,
                 ReviewError::Full { .. } => Code::ResourceExhausted,
                 ReviewError::Store(_) => Code::Internal,
+                ReviewError::Unavailable(_) => Code::Unavailable,
             },
             ServiceError::Mcp(e) => match e {
                 McpError::Invalid(_) => Code::InvalidArgument,

@@ -1,19 +1,22 @@
 //! Human review of tool calls: a call whose tool requires review waits here until a person approves, edits or
 //! rejects it, and its outcome is kept so the tool runs exactly once, across retries and restarts.
 //!
-//! A record moves `Pending → Decided → Running → Done`; a record found `Running` at startup becomes `Lost`, since
-//! whether its tool completed is unknown, and it never runs again. Every change is written to the store before
-//! anyone can see it. This module owns no gRPC and runs no tool: the executor submits, claims and finishes.
+//! A record moves `Pending → Decided → Running → Done`; a record found `Running` at startup (or, in a cluster,
+//! past its lease) becomes `Lost`, since whether its tool completed is unknown, and it never runs again. Every
+//! change is written to the store (or Redis) before anyone can see it. This module owns no gRPC and runs no tool: the executor submits, claims and finishes.
 
+mod facade;
 mod queue;
 mod record;
 mod store;
 
-pub use queue::{EventKind, ReviewEvent, ReviewQueue, Step, Submitted};
+pub use facade::ReviewQueue;
+pub use queue::{EventKind, ReviewEvent, Step, Submitted};
 pub use record::{Decision, ReviewKey, ReviewRecord, ReviewState, unix_ms};
 pub(crate) use store::REVIEWS_TABLE;
 pub use store::{RedbReviewStore, ReviewStore};
 
+use crate::cluster::ClusterError;
 use crate::registry::StoreError;
 use std::time::Duration;
 
@@ -31,6 +34,15 @@ pub enum ReviewError {
     NotRunning,
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The cluster's Redis did not answer, or holds what this gateway cannot read: retry later.
+    #[error("the shared review queue is unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl From<ClusterError> for ReviewError {
+    fn from(err: ClusterError) -> Self {
+        ReviewError::Unavailable(err.to_string())
+    }
 }
 
 /// Bounds of the queue.

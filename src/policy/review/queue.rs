@@ -1,4 +1,4 @@
-//! The review queue: each reviewed call's state machine, held in memory and written through to the store.
+//! The local review queue: each reviewed call's state machine, held in memory and written through to the store.
 //!
 //! One lock guards every record. A change is written to the store on a blocking thread that holds the lock (an
 //! owned guard moved into the task) and only then applied in memory, so nothing is visible before it is durable,
@@ -71,8 +71,9 @@ impl Entry {
 
 type Records = HashMap<ReviewKey, Entry>;
 
-/// Calls waiting for a person, and the outcome of those decided, so each reviewed call runs exactly once.
-pub struct ReviewQueue {
+/// One gateway's calls waiting for a person, and the outcome of those decided, so each reviewed call runs exactly
+/// once. `ReviewQueue` uses it when there is no cluster.
+pub(super) struct LocalQueue {
     store: Arc<dyn ReviewStore>,
     settings: ReviewSettings,
     /// Held across each store write, see the module doc.
@@ -84,7 +85,7 @@ pub struct ReviewQueue {
     pending: Arc<AtomicUsize>,
 }
 
-impl ReviewQueue {
+impl LocalQueue {
     /// Loads every stored record (blocking; call it at startup, like `Registry::open`). A record found `Running`
     /// becomes `Lost`, and settled records older than `keep_done` are deleted.
     pub fn open(store: Arc<dyn ReviewStore>, settings: ReviewSettings) -> Result<Self, StoreError> {
