@@ -9,6 +9,7 @@
 //! | `{p}:tools` | hash | `tenant\0name` → the spec as JSON |
 //! | `{p}:tool_versions` | hash | `tenant\0name` → its version |
 //! | `{p}:registry_gen` | string | bumped by every registry change |
+//! | `{p}:registry_epoch` | string | set when the registry is created: a new one means Redis was reset |
 //! | `{p}:registry` | channel | `gen\ntenant\0name` after each change |
 //! | `{p}:rate:…` | string | a GCRA key's theoretical arrival time |
 //! | `{p}:budget:…` | hash | one session's counts |

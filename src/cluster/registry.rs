@@ -24,18 +24,27 @@ redis.call('PUBLISH', ARGV[2], gen .. '\n' .. ARGV[1])
 return gen
 ";
 
-/// Writes back the tools of a gateway's snapshot into a Redis that lost the registry (its generation is gone):
-/// only fields still missing, so gateways reseeding at once agree. Returns the generation after.
-const RESEED: &str = r"
-if redis.call('EXISTS', KEYS[3]) == 1 then return redis.call('GET', KEYS[3]) end
-for i = 1, #ARGV, 3 do
+/// Merges a gateway's snapshot into a Redis that was reset (no epoch, or another than the gateway knew): only
+/// fields still missing are written, so gateways merging at once agree, and nothing another gateway wrote since
+/// is overwritten. Creates the epoch if there is none, and returns it.
+const MERGE: &str = r"
+local epoch = redis.call('GET', KEYS[4])
+if not epoch then
+  epoch = ARGV[1]
+  redis.call('SET', KEYS[4], epoch)
+end
+local written = 0
+for i = 2, #ARGV, 3 do
   if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) == 1 then
     redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 2])
+    written = written + 1
   end
 end
-local gen = redis.call('INCR', KEYS[3])
-redis.call('PUBLISH', KEYS[4], gen .. '\n')
-return gen
+if written > 0 or redis.call('EXISTS', KEYS[3]) == 0 then
+  local gen = redis.call('INCR', KEYS[3])
+  redis.call('PUBLISH', KEYS[5], gen .. '\n')
+end
+return epoch
 ";
 
 /// A full read may carry every spec: it gets longer than one call-path command.
@@ -46,6 +55,8 @@ const FULL_READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct Snapshot {
     /// `None` when Redis holds no registry at all: it was emptied or lost its data.
     pub generation: Option<u64>,
+    /// Set when the registry is first created in a Redis; a new one means Redis was reset.
+    pub epoch: Option<String>,
     pub specs: Vec<ToolSpec>,
 }
 
@@ -54,7 +65,7 @@ pub struct SharedRegistry {
     redis: Redis,
     put: Script,
     delete: Script,
-    reseed: Script,
+    merge: Script,
 }
 
 /// The field of a tool in the `tools` and `tool_versions` hashes.
@@ -64,7 +75,7 @@ pub fn field(tenant: &str, name: &str) -> String {
 
 impl SharedRegistry {
     pub fn new(redis: Redis) -> Self {
-        Self { redis, put: Script::new(PUT), delete: Script::new(DELETE), reseed: Script::new(RESEED) }
+        Self { redis, put: Script::new(PUT), delete: Script::new(DELETE), merge: Script::new(MERGE) }
     }
 
     pub fn redis(&self) -> &Redis {
@@ -127,9 +138,9 @@ impl SharedRegistry {
     pub async fn fetch_all(&self) -> Result<Snapshot, ClusterError> {
         let [tools, versions, generation] = self.keys();
         let mut pipe = redis::pipe();
-        pipe.atomic().get(generation).hgetall(tools).hgetall(versions);
-        type Reply = (Option<u64>, HashMap<String, String>, HashMap<String, u64>);
-        let (generation, jsons, versions): Reply = self
+        pipe.atomic().get(generation).get(self.redis.key("registry_epoch", &[])).hgetall(tools).hgetall(versions);
+        type Reply = (Option<u64>, Option<String>, HashMap<String, String>, HashMap<String, u64>);
+        let (generation, epoch, jsons, versions): Reply = self
             .redis
             .run_within(FULL_READ_TIMEOUT, |mut conn| async move { pipe.query_async(&mut conn).await })
             .await?;
@@ -137,14 +148,15 @@ impl SharedRegistry {
             .iter()
             .map(|(field, json)| self.parse(field, json, versions.get(field).copied().unwrap_or(1)))
             .collect::<Result<_, _>>()?;
-        Ok(Snapshot { generation, specs })
+        Ok(Snapshot { generation, epoch, specs })
     }
 
-    /// Writes `specs` back into a Redis that holds no registry (see `RESEED`). Returns the generation after.
-    pub async fn reseed(&self, specs: &[&ToolSpec]) -> Result<u64, ClusterError> {
+    /// Merges `specs` into a Redis that was reset (see `MERGE`), and returns its epoch.
+    pub async fn merge(&self, specs: &[&ToolSpec]) -> Result<String, ClusterError> {
         let [tools, versions, generation] = self.keys();
-        let mut call = self.reseed.prepare_invoke();
-        call.key(tools).key(versions).key(generation).key(self.channel());
+        let mut call = self.merge.prepare_invoke();
+        call.key(tools).key(versions).key(generation).key(self.redis.key("registry_epoch", &[])).key(self.channel());
+        call.arg(new_epoch());
         for spec in specs {
             let json = serde_json::to_string(spec).expect("a ToolSpec always serializes");
             call.arg(field(&spec.tenant, &spec.name)).arg(json).arg(spec.version);
@@ -158,4 +170,10 @@ impl SharedRegistry {
         spec.version = version;
         Ok(spec)
     }
+}
+
+/// An epoch no other registry creation shares: the time and this process.
+fn new_epoch() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
+    format!("{nanos:x}-{:x}", std::process::id())
 }

@@ -46,6 +46,8 @@ pub struct Registry {
     writer: tokio::sync::Mutex<()>,
     /// Cluster mode: Redis holds the registry, the store is this gateway's cache of it.
     shared: Option<crate::cluster::registry::SharedRegistry>,
+    /// Cluster mode: the epoch of the Redis registry this snapshot follows (see `sync_all`).
+    epoch: std::sync::Mutex<Option<String>>,
 }
 
 impl Registry {
@@ -59,6 +61,7 @@ impl Registry {
             catalog: ArcSwap::from_pointee(Catalog::new(tools)),
             writer: tokio::sync::Mutex::new(()),
             shared: None,
+            epoch: std::sync::Mutex::new(None),
         })
     }
 

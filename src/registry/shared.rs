@@ -42,23 +42,27 @@ impl Registry {
         Ok(())
     }
 
-    /// Brings every tool in step with Redis, and returns the generation Redis is at. A Redis that holds no
-    /// registry (restarted without its data) is seeded back from this snapshot first, so a lost Redis never
-    /// empties the fleet's registry.
+    /// Brings every tool in step with Redis, and returns the generation Redis is at.
+    ///
+    /// A Redis that was reset (it holds no epoch, or not the one this gateway knew) lost registrations, not
+    /// deleted them: this gateway's snapshot is merged back first, so a Redis restart never empties the fleet's
+    /// registry. A gateway that has just started adopts the epoch it finds, trusting Redis over its cache.
     pub async fn sync_all(&self) -> Result<u64, ClusterError> {
         let Some(shared) = &self.shared else { return Ok(0) };
         let _writer = self.writer.lock().await;
         let mut snapshot = shared.fetch_all().await?;
-        if snapshot.generation.is_none() {
+        let known = self.epoch.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let reset = snapshot.epoch.is_none() || (known.is_some() && known != snapshot.epoch);
+        if reset {
             let current = self.catalog.load_full();
             let specs: Vec<&ToolSpec> = current.all().iter().map(|t| &t.spec).collect();
-            tracing::warn!(
-                tools = specs.len(),
-                "Redis holds no registry: seeding it back from this gateway's snapshot"
-            );
-            shared.reseed(&specs).await?;
+            if !specs.is_empty() {
+                tracing::warn!(tools = specs.len(), "Redis was reset: merging this gateway's snapshot back into it");
+            }
+            shared.merge(&specs).await?;
             snapshot = shared.fetch_all().await?;
         }
+        *self.epoch.lock().unwrap_or_else(|p| p.into_inner()) = snapshot.epoch;
         self.replace_with(snapshot.specs).await;
         Ok(snapshot.generation.unwrap_or(0))
     }

@@ -45,7 +45,7 @@ impl Node {
             .args(["serve", "--config", path.to_str().unwrap()])
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
             .env_remove("TOOLGATE_REDIS_URL")
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", std::env::var("TOOLGATE_TEST_LOG").unwrap_or_else(|_| "warn".into()))
             .stdout(Stdio::null())
             .kill_on_drop(true)
             .spawn()
