@@ -37,7 +37,7 @@ impl Executor {
             self.local_rate(tool, ctx, rule)?;
         }
         let budgeted = !session.session_id.is_empty() && limits != BudgetLimits::default();
-        let budget = budgeted.then(|| BudgetAsk {
+        let budget = budgeted.then_some(BudgetAsk {
             session: &session,
             tool: name,
             limits,

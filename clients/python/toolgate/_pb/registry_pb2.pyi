@@ -14,11 +14,29 @@ class LimitKey(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     LIMIT_KEY_TENANT: _ClassVar[LimitKey]
     LIMIT_KEY_USER: _ClassVar[LimitKey]
     LIMIT_KEY_SESSION: _ClassVar[LimitKey]
+
+class RateScope(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RATE_SCOPE_UNSPECIFIED: _ClassVar[RateScope]
+    RATE_SCOPE_CLUSTER: _ClassVar[RateScope]
+    RATE_SCOPE_GATEWAY: _ClassVar[RateScope]
+
+class RedisDown(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    REDIS_DOWN_UNSPECIFIED: _ClassVar[RedisDown]
+    REDIS_DOWN_FAIL_OPEN: _ClassVar[RedisDown]
+    REDIS_DOWN_FAIL_CLOSED: _ClassVar[RedisDown]
 LIMIT_KEY_UNSPECIFIED: LimitKey
 LIMIT_KEY_TOOL: LimitKey
 LIMIT_KEY_TENANT: LimitKey
 LIMIT_KEY_USER: LimitKey
 LIMIT_KEY_SESSION: LimitKey
+RATE_SCOPE_UNSPECIFIED: RateScope
+RATE_SCOPE_CLUSTER: RateScope
+RATE_SCOPE_GATEWAY: RateScope
+REDIS_DOWN_UNSPECIFIED: RedisDown
+REDIS_DOWN_FAIL_OPEN: RedisDown
+REDIS_DOWN_FAIL_CLOSED: RedisDown
 
 class ToolSpec(_message.Message):
     __slots__ = ("name", "description", "input_schema", "output_schema", "backend", "inject", "repair", "limits", "review", "tenant", "labels", "version", "budget")
@@ -129,7 +147,7 @@ class RepairPolicy(_message.Message):
     def __init__(self, enabled: _Optional[bool] = ..., aliases: _Optional[_Mapping[str, str]] = ..., drop_unknown: _Optional[bool] = ...) -> None: ...
 
 class Limits(_message.Message):
-    __slots__ = ("rate", "burst", "key", "max_concurrency", "timeout_ms", "retries", "idempotent")
+    __slots__ = ("rate", "burst", "key", "max_concurrency", "timeout_ms", "retries", "idempotent", "scope", "when_redis_down")
     RATE_FIELD_NUMBER: _ClassVar[int]
     BURST_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
@@ -137,6 +155,8 @@ class Limits(_message.Message):
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     RETRIES_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENT_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
+    WHEN_REDIS_DOWN_FIELD_NUMBER: _ClassVar[int]
     rate: str
     burst: int
     key: LimitKey
@@ -144,7 +164,9 @@ class Limits(_message.Message):
     timeout_ms: int
     retries: int
     idempotent: bool
-    def __init__(self, rate: _Optional[str] = ..., burst: _Optional[int] = ..., key: _Optional[_Union[LimitKey, str]] = ..., max_concurrency: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., retries: _Optional[int] = ..., idempotent: _Optional[bool] = ...) -> None: ...
+    scope: RateScope
+    when_redis_down: RedisDown
+    def __init__(self, rate: _Optional[str] = ..., burst: _Optional[int] = ..., key: _Optional[_Union[LimitKey, str]] = ..., max_concurrency: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., retries: _Optional[int] = ..., idempotent: _Optional[bool] = ..., scope: _Optional[_Union[RateScope, str]] = ..., when_redis_down: _Optional[_Union[RedisDown, str]] = ...) -> None: ...
 
 class Review(_message.Message):
     __slots__ = ("required",)
