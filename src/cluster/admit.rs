@@ -148,6 +148,9 @@ impl SharedAdmission {
         {
             return Ok(Err(RateLimited { retry_after }.into()));
         }
+        if self.redis.recently_failed() {
+            return Err(self.redis.unavailable("down, and tried again less than 500 ms ago".into()));
+        }
         let mut invocation = ADMIT.prepare_invoke();
         match &budget {
             Some(ask) => {

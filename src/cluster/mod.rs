@@ -50,7 +50,12 @@ struct Inner {
     conn: ConnectionManager,
     /// `true` while the last command failed: the gateway is degraded.
     down: watch::Sender<bool>,
+    /// When a command last failed, for `recently_failed`.
+    failed_at: std::sync::Mutex<Option<std::time::Instant>>,
 }
+
+/// While Redis is down, the call path asks it again at most this often (see `Redis::recently_failed`).
+const PROBE_EVERY: Duration = Duration::from_millis(500);
 
 impl Redis {
     /// Sets up the connection without connecting: a gateway starts, and serves, while Redis is down.
@@ -63,7 +68,8 @@ impl Redis {
             .set_number_of_retries(1)
             .set_max_delay(Duration::from_secs(1));
         let conn = ConnectionManager::new_lazy_with_config(client.clone(), config).map_err(unavailable)?;
-        Ok(Self { inner: Arc::new(Inner { settings, client, conn, down: watch::Sender::new(false) }) })
+        let down = watch::Sender::new(false);
+        Ok(Self { inner: Arc::new(Inner { settings, client, conn, down, failed_at: std::sync::Mutex::new(None) }) })
     }
 
     pub fn settings(&self) -> &ClusterSettings {
@@ -130,12 +136,28 @@ impl Redis {
         *self.inner.down.borrow()
     }
 
+    /// Whether Redis is down and was last tried less than 500 ms ago: the call path then answers at once (fail
+    /// open or closed) rather than wait out `op_timeout` on every call; the followers, and one call every
+    /// 500 ms, find out when it is back.
+    pub fn recently_failed(&self) -> bool {
+        self.is_down()
+            && self
+                .inner
+                .failed_at
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_some_and(|at| at.elapsed() < PROBE_EVERY)
+    }
+
     /// Changes of `is_down`.
     pub fn watch_down(&self) -> watch::Receiver<bool> {
         self.inner.down.subscribe()
     }
 
     fn mark_up(&self, up: bool) {
+        if !up {
+            *self.inner.failed_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(std::time::Instant::now());
+        }
         self.inner.down.send_if_modified(|down| {
             let changed = *down == up;
             if changed {
