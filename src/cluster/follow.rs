@@ -7,6 +7,14 @@ use futures::StreamExt;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+/// What start-up left the follower to do.
+pub enum Start {
+    /// The registry was synced to this generation, and the config's tools registered.
+    Synced(u64),
+    /// Redis did not answer: sync first, then register these tools from the config.
+    Unsynced(Vec<ToolSpec>),
+}
+
 /// Where the follower is: the generation it has applied, and one it saw Redis ahead at.
 struct Follower {
     registry: Weak<Registry>,
@@ -19,12 +27,21 @@ struct Follower {
     /// Static tools from the config still to register: a gateway that started while Redis was down registers
     /// them after its first sync.
     statics: Vec<ToolSpec>,
+    /// The generation start-up synced to, if it did: the first subscription skips its full read when Redis is
+    /// still there, so a start reads every tool once, not twice.
+    synced_at_start: Option<u64>,
 }
 
-/// Follows Redis until the registry is dropped. `statics` are registered after the first successful sync.
-pub fn spawn(registry: &Arc<Registry>, redis: Redis, statics: Vec<ToolSpec>) -> tokio::task::JoinHandle<()> {
+/// Follows Redis until the registry is dropped. Either start-up synced (`Synced`), or `statics` are registered
+/// after the first successful sync.
+pub fn spawn(registry: &Arc<Registry>, redis: Redis, start: Start) -> tokio::task::JoinHandle<()> {
     let channel = registry.shared().map(|s| s.channel()).unwrap_or_default();
-    let follower = Follower { registry: Arc::downgrade(registry), redis, channel, seen: 0, suspect: None, statics };
+    let (statics, synced_at_start) = match start {
+        Start::Synced(generation) => (Vec::new(), Some(generation)),
+        Start::Unsynced(statics) => (statics, None),
+    };
+    let registry = Arc::downgrade(registry);
+    let follower = Follower { registry, redis, channel, seen: 0, suspect: None, statics, synced_at_start };
     tokio::spawn(follower.run())
 }
 
@@ -50,7 +67,7 @@ impl Follower {
         let mut pubsub = self.redis.pubsub().await.map_err(|e| e.to_string())?;
         pubsub.subscribe(&self.channel).await.map_err(|e| e.to_string())?;
         // Subscribed first: whatever changes after this sync is notified.
-        self.sync_all().await?;
+        self.catch_up().await?;
         let mut messages = pubsub.into_on_message();
         let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {
@@ -108,6 +125,19 @@ impl Follower {
             }
         }
         Ok(())
+    }
+
+    /// After subscribing: a full sync, unless start-up has just made one and Redis has not changed since.
+    async fn catch_up(&mut self) -> Result<(), String> {
+        if let Some(generation) = self.synced_at_start.take() {
+            let registry = self.registry.upgrade().ok_or("the registry is gone")?;
+            let shared = registry.shared().ok_or("not in cluster mode")?;
+            if shared.generation().await.map_err(|e| e.to_string())? == Some(generation) {
+                self.seen = generation;
+                return Ok(());
+            }
+        }
+        self.sync_all().await
     }
 
     async fn sync_all(&mut self) -> Result<(), String> {

@@ -28,7 +28,7 @@ impl Registry {
         let current = self.catalog.load_full();
         let local = current.get(tenant, name);
         match remote {
-            Some(spec) if local.is_none_or(|l| l.spec.version != spec.version || !l.spec.same_definition(&spec)) => {
+            Some(spec) if local.is_none_or(|l| l.spec != spec) => {
                 let Some(tool) = compile_logged(spec, &self.documents) else { return Ok(()) };
                 self.cache(vec![tool.spec.clone()], Vec::new()).await;
                 self.catalog.store(Arc::new(current.with(Arc::new(tool))));
@@ -82,7 +82,7 @@ impl Registry {
         let mut changed = Vec::new();
         for spec in specs {
             let key = field(&spec.tenant, &spec.name);
-            let same = kept.get(&key).is_some_and(|l| l.spec.version == spec.version && l.spec.same_definition(&spec));
+            let same = kept.get(&key).is_some_and(|l| l.spec == spec);
             if !same && let Some(tool) = compile_logged(spec, &self.documents) {
                 changed.push(tool.spec.clone());
                 kept.insert(key, Arc::new(tool));

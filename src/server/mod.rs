@@ -17,7 +17,7 @@ use crate::backend::mcp::McpHub;
 use crate::backend::worker::WorkerPool;
 use crate::cluster::admit::SharedAdmission;
 use crate::cluster::registry::SharedRegistry;
-use crate::cluster::{self, Redis};
+use crate::cluster::{Redis, follow};
 use crate::config::Config;
 use crate::executor::{ExecSettings, Executor};
 use crate::pb::v1::mcp_registry_server::McpRegistryServer;
@@ -162,12 +162,16 @@ async fn open_state(config: &Config) -> Result<Opened, ServeError> {
 /// them once Redis answers.
 async fn register_statics(registry: &Arc<Registry>, redis: Option<&Redis>, config: &Config) -> Result<(), ServeError> {
     if let Some(redis) = redis {
-        if let Err(err) = registry.sync_all().await {
-            tracing::warn!(error = %err, tools = registry.catalog().len(), "starting degraded: serving the cached snapshot until Redis answers");
-            cluster::follow::spawn(registry, redis.clone(), config.tools.clone());
-            return Ok(());
+        match registry.sync_all().await {
+            Ok(generation) => {
+                follow::spawn(registry, redis.clone(), follow::Start::Synced(generation));
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, tools = registry.catalog().len(), "starting degraded: serving the cached snapshot until Redis answers");
+                follow::spawn(registry, redis.clone(), follow::Start::Unsynced(config.tools.clone()));
+                return Ok(());
+            }
         }
-        cluster::follow::spawn(registry, redis.clone(), Vec::new());
     }
     for spec in config.tools.clone() {
         let name = spec.name.clone();

@@ -34,7 +34,7 @@ pub async fn start(count: usize, redis_url: &str, prefix: &str, extra: &str) -> 
 impl Node {
     pub async fn start(redis_url: &str, prefix: &str, extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let addr = crate::common::backends::closed_port().await;
         let config = format!(
             "listen = \"{addr}\"\ndata_dir = \"{}\"\n{extra}\n[cluster]\nredis_url = \"{redis_url}\"\nkey_prefix = \"{prefix}\"\nsync_interval_ms = 200\nop_timeout_ms = 300\n",
             dir.path().join("data").display()
@@ -50,14 +50,9 @@ impl Node {
             .kill_on_drop(true)
             .spawn()
             .expect("toolgate serve starts");
-        let channel = connect(addr).await;
-        let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
-        for _ in 0..250 {
-            if health.check(tonic_health::pb::HealthCheckRequest::default()).await.is_ok() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let channel = crate::common::connect(addr).await;
+        crate::common::wait_serving(channel.clone()).await;
+        let health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
         Self {
             addr,
             gateway: ToolGatewayClient::new(channel.clone()),
@@ -114,16 +109,4 @@ pub async fn eventually<F: AsyncFnMut() -> bool>(within: Duration, what: &str, m
         assert!(start.elapsed() < within, "{what}: not within {within:?}");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-}
-
-/// Connects, retrying while the process starts.
-async fn connect(addr: SocketAddr) -> Channel {
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap();
-    for _ in 0..250 {
-        if let Ok(channel) = endpoint.connect().await {
-            return channel;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the gateway at {addr} never accepted a connection");
 }

@@ -7,10 +7,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use toolgate::cluster::{ClusterSettings, Redis};
 
-pub mod fleet;
-
-pub const IGNORE_WHY: &str = "needs Redis at 127.0.0.1:6379; .ci/run runs it";
-
 pub fn redis_url() -> String {
     std::env::var("TOOLGATE_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
 }

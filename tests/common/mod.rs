@@ -71,7 +71,7 @@ pub async fn connect(addr: SocketAddr) -> Channel {
 
 /// Waits until the gateway answers a health check: the kernel accepts connections on the listener before `run`
 /// has opened its store, started its MCP servers and bound its metrics endpoint.
-async fn wait_serving(channel: Channel) {
+pub async fn wait_serving(channel: Channel) {
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
     for _ in 0..250 {
         if health.check(tonic_health::pb::HealthCheckRequest::default()).await.is_ok() {
