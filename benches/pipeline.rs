@@ -99,7 +99,7 @@ fn bench_prepare(c: &mut Criterion, corpus: &[Line]) {
     // The baseline a gateway without repair pays: parse the text, validate the value.
     let validate_only = |case: &Case| {
         let tool = Arc::clone(case.catalog.all().iter().find(|t| t.spec.name == case.call.name).unwrap());
-        move |text: &str| tool.validator.is_valid(&serde_json::from_str::<Value>(text).unwrap())
+        move |text: &str| tool.validator.get().is_valid(&serde_json::from_str::<Value>(text).unwrap())
     };
     let (valid_check, repaired_check) = (validate_only(&valid), validate_only(&repaired));
     group.bench_function("validate_only/valid_call", |b| b.iter(|| valid_check(black_box(&valid.call.arguments))));

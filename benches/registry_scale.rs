@@ -2,7 +2,7 @@
 //! while 10,000 tools with distinct schemas are registered over gRPC `ToolRegistry.RegisterTool`, after loading,
 //! and across a restart (SIGTERM, then a new process on the same data dir, timed from spawn until health answers
 //! SERVING and until ListToolDefinitions lists every tool), then once every tool has been called, which compiles
-//! every validator. Then, in this process, `resolve_tool` against catalogs of 100, 1,000 and 10,000 tools, for an
+//! every validator (the gateway keeps at most `limits.max_compiled_validators` of them, 2,048 by default). Then, in this process, `resolve_tool` against catalogs of 100, 1,000 and 10,000 tools, for an
 //! exact name and for a variant only the normalized index finds, and what a validator costs at a tool's first call.
 //!
 //! Memory is `VmRSS` from `/proc/<pid>/status` of the server process. Prints a table and one JSON line; exits
@@ -62,7 +62,8 @@ struct Scale {
     /// The restarted process, tools loaded from the store: once serving, then after listing them all.
     restarted_rss_mib: f64,
     restarted_listed_rss_mib: f64,
-    /// Then after one call of every tool, which compiles every validator: the most the tools can take.
+    /// Then after one call of every tool, which compiles every validator (keeping the most recent 2,048): the
+    /// most the tools can take.
     called_rss_mib: f64,
     spec_bytes: usize,
 }

@@ -1,5 +1,5 @@
 //! Micro-benchmark of what telemetry adds to one call on the caller's thread: opening the call's span, its
-//! `validate` and `backend` children, then `finish` (outcome attributes, metrics). Off; metrics only (a Prometheus
+//! `backend` child, then `finish` (outcome attributes, metrics). Off; metrics only (a Prometheus
 //! reader); and everything on, exporting to an in-process OTLP sink (the export itself runs on the SDK's thread,
 //! which this figure includes only as the contention it causes; the e2e bench measures it end to end).
 //!
@@ -37,8 +37,6 @@ fn one_call(t: &Telemetry, tool: &Arc<CompiledTool>, call: &ToolCall, ctx: &Call
     let span = t.start_call(call, ctx);
     span.resolved(tool);
     let inner = async {
-        let stage = t.stage("validate");
-        t.end(&stage, None);
         let backend = t.backend(&tool.spec.name, "grpc", 1);
         black_box(telemetry::propagation::headers(&backend));
         t.end(&backend, None);

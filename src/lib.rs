@@ -14,6 +14,7 @@
 pub mod backend;
 pub mod cli;
 pub mod cluster;
+pub mod coalesce;
 pub mod config;
 pub mod definitions;
 pub mod executor;

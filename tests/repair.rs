@@ -68,7 +68,7 @@ fn run(catalog: &Catalog, options: &PrepareOptions, name: &str, arguments: &str)
     match prepare(catalog, &call, &CallContext::default(), options) {
         Ok(p) => {
             assert_eq!(serde_json::from_str::<Value>(&p.arguments_text).unwrap(), p.arguments, "text and value agree");
-            assert!(p.tool.validator.is_valid(&p.arguments), "what runs validates");
+            assert!(p.tool.validator.get().is_valid(&p.arguments), "what runs validates");
             Runs(p.arguments, p.repairs.into_iter().map(|r| r.rule).collect())
         }
         Err(rejected) => Refused(match rejected.error {

@@ -343,9 +343,9 @@ proptest! {
         let (mutated, _, _) = mutate(tool, &value, &slips);
         let text = render(&mutated, style);
         if let Ok(p) = run(tool, &text, &PrepareOptions::default()) {
-            prop_assert!(p.tool.validator.is_valid(&p.arguments), "{text} -> {}", p.arguments);
+            prop_assert!(p.tool.validator.get().is_valid(&p.arguments), "{text} -> {}", p.arguments);
             prop_assert_eq!(&serde_json::from_str::<Value>(&p.arguments_text).unwrap(), &p.arguments);
-            if !p.tool.validator.is_valid(&mutated) || style > 1 {
+            if !p.tool.validator.get().is_valid(&mutated) || style > 1 {
                 prop_assert!(!p.repairs.is_empty(), "{text} changed without a record");
             }
         }
@@ -362,7 +362,7 @@ proptest! {
         let text = render(&mutated, style);
         let p = run(tool, &text, &PrepareOptions::default())
             .map_err(|r| TestCaseError::fail(format!("{:?} refused: {text}: {:?}", applied, r.error)))?;
-        let valid = p.tool.validator.is_valid(&mutated);
+        let valid = p.tool.validator.get().is_valid(&mutated);
         prop_assert_eq!(valid, applied == [Slip::FloatForInteger], "{}", text);
         prop_assert_eq!(p.repairs.is_empty(), valid && style < 2, "{}: {:?}", text, p.repairs);
         prop_assert_eq!(&p.arguments, &expected, "{:?} on {}", applied, text);
@@ -391,7 +391,7 @@ proptest! {
         let parsed = parse_arguments(&text, options.limits, RepairSettings::default()).map(|(v, _)| v);
         let prepared = (0..NAMES.len()).filter_map(|t| run(t, &text, &options).ok());
         for value in parsed.into_iter().chain(prepared.map(|p| {
-            assert!(p.tool.validator.is_valid(&p.arguments));
+            assert!(p.tool.validator.get().is_valid(&p.arguments));
             assert_eq!(serde_json::from_str::<Value>(&p.arguments_text).unwrap(), p.arguments);
             p.arguments
         })) {

@@ -199,7 +199,7 @@ async fn a_collector_that_never_answers_does_not_slow_calls_and_drops_are_counte
     let (_, scrape) = get(scrape_addr, "/metrics", None).await;
     let dropped = samples(&scrape, "toolgate_telemetry_spans_dropped_total", &[]);
     let count: f64 = dropped.first().and_then(|l| l.rsplit(' ').next()?.parse().ok()).expect("the dropped count");
-    assert!(count >= 400.0, "about 3 spans per call, 16 queued at most: {count} dropped");
+    assert!(count >= 350.0, "2 spans per call (400), 16 queued at most: {count} dropped");
 
     let started = Instant::now();
     gw.stop().await;

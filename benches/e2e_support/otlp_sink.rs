@@ -1,17 +1,20 @@
 //! A minimal in-process OTLP/gRPC collector for the e2e and telemetry benches (`cargo bench --bench e2e`): the
-//! trace and metrics services of `opentelemetry-proto`, on 127.0.0.1:0, that only count what they receive and answer
-//! OK. Keeping nothing, they cost the process (which the gateway shares) as little as a collector can.
+//! OTLP trace and metrics services on 127.0.0.1:0, that only count what they receive and answer OK. Keeping
+//! nothing, they cost the process (which the gateway shares) as little as a collector can: the trace service
+//! decodes an export only down to each span's bytes (`ShallowExport`), enough to count the spans exactly.
 
 use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
     MetricsService, MetricsServiceServer,
 };
 use opentelemetry_proto::tonic::collector::metrics::v1::{ExportMetricsServiceRequest, ExportMetricsServiceResponse};
-use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{TraceService, TraceServiceServer};
-use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceResponse;
 use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point};
+use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
+use tonic::codegen::{Body, BoxFuture, Service, StdError, http};
 use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
 
@@ -47,7 +50,7 @@ impl Sink {
         let addr = listener.local_addr().expect("the OTLP sink's address");
         let counter = Counter::default();
         let server = tonic::transport::Server::builder()
-            .add_service(TraceServiceServer::new(counter.clone()))
+            .add_service(ShallowTraceService(counter.clone()))
             .add_service(MetricsServiceServer::new(counter.clone()));
         let task = tokio::spawn(async move {
             let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
@@ -69,19 +72,73 @@ impl Drop for Sink {
     }
 }
 
-#[tonic::async_trait]
-impl TraceService for Counter {
-    async fn export(
-        &self,
-        request: Request<ExportTraceServiceRequest>,
-    ) -> Result<Response<ExportTraceServiceResponse>, Status> {
+/// `ExportTraceServiceRequest` decoded only as deep as its spans, each left as bytes.
+#[derive(Clone, PartialEq, prost::Message)]
+struct ShallowExport {
+    #[prost(message, repeated, tag = "1")]
+    resource_spans: Vec<ShallowResourceSpans>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct ShallowResourceSpans {
+    #[prost(message, repeated, tag = "2")]
+    scope_spans: Vec<ShallowScopeSpans>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct ShallowScopeSpans {
+    #[prost(bytes = "bytes", repeated, tag = "2")]
+    spans: Vec<prost::bytes::Bytes>,
+}
+
+const TRACE_SERVICE: &str = "opentelemetry.proto.collector.trace.v1.TraceService";
+
+/// `TraceService/Export` over `ShallowExport`, as the generated server would serve it over the full message.
+#[derive(Clone)]
+struct ShallowTraceService(Counter);
+
+impl tonic::server::NamedService for ShallowTraceService {
+    const NAME: &'static str = TRACE_SERVICE;
+}
+
+impl tonic::server::UnaryService<ShallowExport> for Counter {
+    type Response = ExportTraceServiceResponse;
+    type Future = std::future::Ready<Result<Response<ExportTraceServiceResponse>, Status>>;
+
+    fn call(&mut self, request: Request<ShallowExport>) -> Self::Future {
         let request = request.into_inner();
         let scopes = request.resource_spans.iter().flat_map(|r| &r.scope_spans);
         let spans: usize = scopes.map(|s| s.spans.len()).sum();
         let mut received = self.0.lock().expect("the sink's counts");
         received.spans += spans as u64;
         received.trace_exports += 1;
-        Ok(Response::new(ExportTraceServiceResponse::default()))
+        std::future::ready(Ok(Response::new(ExportTraceServiceResponse::default())))
+    }
+}
+
+impl<B> Service<http::Request<B>> for ShallowTraceService
+where
+    B: Body + Send + 'static,
+    B::Error: Into<StdError> + Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let counter = self.0.clone();
+        if request.uri().path() != format!("/{TRACE_SERVICE}/Export") {
+            let status = Status::unimplemented(format!("{} is not served", request.uri().path()));
+            return Box::pin(async move { Ok(status.into_http()) });
+        }
+        Box::pin(async move {
+            let mut grpc = tonic::server::Grpc::new(tonic_prost::ProstCodec::default());
+            Ok(grpc.unary(counter, request).await)
+        })
     }
 }
 

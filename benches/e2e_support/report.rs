@@ -49,7 +49,7 @@ fn mode_json(plan: Plan, s: &Summary) -> serde_json::Value {
     })
 }
 
-/// Calls the gateway answered, warm-up and preflight included: each sends about three spans.
+/// Calls the gateway answered, warm-up and preflight included: each sends two spans (the call, its backend attempt).
 fn gateway_calls(outcome: &Outcome) -> usize {
     summary(outcome, Mode::Gateway).requests + summary(outcome, Mode::Repair).requests + PREFLIGHT_EXECUTES
 }

@@ -1,6 +1,7 @@
 //! The gRPC backend: a tool server implementing `toolgate.v1.ToolRuntime/Invoke`.
 
 use super::{BackendError, Invocation, Output};
+use crate::coalesce::CoalescingConnector;
 use crate::pb::v1::{self as pb, tool_runtime_client::ToolRuntimeClient};
 use std::collections::HashMap;
 use std::sync::RwLock;
@@ -31,7 +32,7 @@ impl GrpcChannels {
         let endpoint = Endpoint::from_shared(target.to_owned())
             .map_err(|e| BackendError::Unavailable(format!("bad gRPC target {target:?}: {e}")))?
             .connect_timeout(self.connect_timeout);
-        let channel = endpoint.connect_lazy();
+        let channel = endpoint.connect_with_connector_lazy(CoalescingConnector);
         channels.insert(target.to_owned(), channel.clone());
         Ok(channel)
     }

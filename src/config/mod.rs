@@ -8,7 +8,7 @@ pub use raw::{Overrides, RawAuth, RawBudgets, RawConfig, RawLimits, RawRepair, R
 use crate::backend::mcp::McpServerSpec;
 use crate::cluster::ClusterSettings;
 use crate::pipeline::{Messages, ParseLimits, RepairSettings};
-use crate::registry::{SchemaDocuments, ToolSpec};
+use crate::registry::{DEFAULT_COMPILED_VALIDATORS, SchemaDocuments, ToolSpec};
 use crate::telemetry::TelemetrySettings;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -117,6 +117,10 @@ impl Config {
             max_bytes: l.max_argument_bytes.unwrap_or(ParseLimits::default().max_bytes),
             max_depth: l.max_depth.unwrap_or(ParseLimits::default().max_depth),
         };
+        let validators = l.max_compiled_validators.unwrap_or(DEFAULT_COMPILED_VALIDATORS);
+        if validators == 0 {
+            return Err(ConfigError::Invalid("limits.max_compiled_validators must be greater than 0".into()));
+        }
         let config = Config {
             listen,
             data_dir: overrides.data_dir.or(raw.data_dir).unwrap_or_else(|| DEFAULT_DATA_DIR.into()),
@@ -133,7 +137,7 @@ impl Config {
             default_timeout: Duration::from_millis(l.default_timeout_ms.unwrap_or(30_000)),
             connect_timeout: Duration::from_millis(l.connect_timeout_ms.unwrap_or(5_000)),
             messages: raw.messages,
-            documents: load_documents(&raw.schema_documents, base)?,
+            documents: load_documents(&raw.schema_documents, base)?.with_validator_capacity(validators),
             tools: raw.tools,
             mcp_servers: raw.mcp_servers,
             tokens: tokens(Tokens {

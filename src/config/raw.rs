@@ -57,6 +57,7 @@ pub struct RawLimits {
     pub batch_concurrency: Option<usize>,
     pub default_timeout_ms: Option<u64>,
     pub connect_timeout_ms: Option<u64>,
+    pub max_compiled_validators: Option<usize>,
 }
 
 /// `[repair]`: argument repair for every tool (a tool's own `repair.enabled` wins), and rules turned off by name.

@@ -11,7 +11,7 @@ use crate::pipeline::{Status, ToolCall, ToolMessage};
 use crate::policy::review::ReviewQueue;
 use crate::policy::{BudgetLimits, Policy};
 use crate::registry::{CompiledTool, Registry};
-use crate::telemetry::{self, CallSpan, Telemetry};
+use crate::telemetry::{CallSpan, Telemetry};
 use futures::StreamExt;
 use opentelemetry::context::FutureExt;
 use std::sync::Arc;
@@ -102,9 +102,9 @@ impl Executor {
         span: &CallSpan<'_>,
     ) -> (ToolMessage, bool) {
         let catalog = self.registry.catalog();
-        let stage = self.telemetry.stage("validate");
+        let started = Instant::now();
         let checked = pipeline::check(&catalog, call, &ctx.tenant, &self.settings.prepare);
-        self.telemetry.end(&stage, checked.as_ref().err().map(|r| telemetry::kind_name(r.error.kind())));
+        span.checked(started.elapsed());
         match checked {
             Err(Rejected { tool: None, repairs, error }) => (self.error(call, &call.name, error, repairs), false),
             Err(Rejected { tool: Some(tool), repairs, error }) => {

@@ -171,16 +171,13 @@ pub fn complete(checked: Checked, ctx: &CallContext) -> Result<Prepared, Rejecte
     if tool.injections.is_empty() {
         return Ok(Prepared { tool, arguments, arguments_text: text.clone(), effective_arguments: text, repairs });
     }
+    let validator = tool.validator.get();
     let injected = match inject(&tool, &arguments, ctx) {
-        Ok(full) if tool.validator.is_valid(&full) => Ok(full),
+        Ok(full) if validator.is_valid(&full) => Ok(full),
         Ok(full) => Err(CallError::PermissionDenied(format!(
             "the values injected into tool {:?} do not satisfy its input_schema: {}",
             tool.spec.name,
-            tool.validator
-                .iter_errors(&full)
-                .map(|e| format!("{}: {e}", e.instance_path()))
-                .collect::<Vec<_>>()
-                .join("; ")
+            validator.iter_errors(&full).map(|e| format!("{}: {e}", e.instance_path())).collect::<Vec<_>>().join("; ")
         ))),
         Err(error) => Err(error),
     };

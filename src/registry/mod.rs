@@ -8,6 +8,7 @@ mod shared;
 mod spec;
 pub(crate) mod store;
 mod tool;
+mod validators;
 
 pub use catalog::{Catalog, normalize_name};
 pub use inject::{Injected, Source, json_pointer};
@@ -17,6 +18,7 @@ pub use spec::{
 };
 pub use store::{RedbStore, StoreError, StoredRecord, ToolStore};
 pub use tool::{CompiledTool, SpecError};
+pub use validators::{DEFAULT_CAPACITY as DEFAULT_COMPILED_VALIDATORS, ValidatorCache};
 
 use arc_swap::ArcSwap;
 use std::sync::Arc;

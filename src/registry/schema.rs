@@ -1,23 +1,35 @@
-//! Compiling a JSON Schema once: the schema's `$schema` is honoured (2020-12 by default), a remote `$ref`
-//! is never fetched (only pre-registered documents resolve), and regexes are bounded.
+//! Compiling a JSON Schema: the schema's `$schema` is honoured (2020-12 by default), a remote `$ref` is never
+//! fetched (only pre-registered documents resolve), and regexes are bounded.
 
+use super::validators::{Slot, ValidatorCache};
 use jsonschema::{PatternOptions, Retrieve, Uri, Validator};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// Backtracking budget per regex match, so a catastrophic `pattern` cannot hang the gateway.
 const REGEX_BACKTRACK_LIMIT: usize = 100_000;
 
-/// Schema documents an operator pre-registered by URI; a `$ref` may point at them and nothing else remote.
+/// What compiling draws on: the schema documents an operator pre-registered by URI (a `$ref` may point at them
+/// and nothing else remote), and the cache the compiled validators of a registry share.
 #[derive(Debug, Clone, Default)]
 pub struct SchemaDocuments {
     docs: Arc<HashMap<String, Value>>,
+    validators: Arc<ValidatorCache>,
 }
 
 impl SchemaDocuments {
     pub fn new(docs: HashMap<String, Value>) -> Self {
-        Self { docs: Arc::new(docs) }
+        Self { docs: Arc::new(docs), validators: Arc::default() }
+    }
+
+    /// The same documents, with validators compiled into a cache of their own that keeps at most `capacity`.
+    pub fn with_validator_capacity(self, capacity: usize) -> Self {
+        Self { validators: Arc::new(ValidatorCache::new(capacity)), ..self }
+    }
+
+    pub fn validators(&self) -> &ValidatorCache {
+        &self.validators
     }
 }
 
@@ -60,26 +72,36 @@ pub fn compacted(value: Value) -> Value {
     }
 }
 
-/// A checked schema whose validator is compiled at first use, then kept. A compiled validator takes about ten
-/// times the memory of its schema's text, so 10,000 registered tools cost their specs, and only the tools that
-/// are called cost their validators. Dereferences to the `Validator`.
+/// A checked schema whose validator is compiled at first use and kept while the registry's validator cache has
+/// room for it. A compiled validator takes about ten times the memory of its schema's text, so 10,000 registered
+/// tools cost their specs, and only the tools in use cost their validators.
 pub struct LazyValidator {
     /// The schema as compact JSON, which is what is compiled: it was checked to compile with `documents`.
     schema: Box<str>,
     documents: SchemaDocuments,
-    compiled: OnceLock<Validator>,
+    slot: Arc<Slot>,
 }
 
 impl LazyValidator {
     /// Compiles `schema` to check it, and keeps its text for the first use.
     pub fn checked(schema: &Value, documents: &SchemaDocuments) -> Result<Self, SchemaError> {
         compile_schema(schema, documents)?;
-        Ok(Self { schema: schema.to_string().into(), documents: documents.clone(), compiled: OnceLock::new() })
+        Ok(Self { schema: schema.to_string().into(), documents: documents.clone(), slot: Arc::default() })
     }
 
-    /// Whether the validator has been compiled yet.
+    /// The compiled validator, compiled now if it never was or the cache dropped it.
+    pub fn get(&self) -> Arc<Validator> {
+        if let Some(validator) = self.slot.get() {
+            return validator;
+        }
+        let validator = Arc::new(self.compile());
+        self.documents.validators.keep(&self.slot, Arc::clone(&validator));
+        validator
+    }
+
+    /// Whether the validator is compiled and kept.
     pub fn is_compiled(&self) -> bool {
-        self.compiled.get().is_some()
+        self.slot.is_compiled()
     }
 
     /// Compiles what was checked. Compiling is deterministic, so this fails only on a bug: then the tool refuses
@@ -90,14 +112,6 @@ impl LazyValidator {
             tracing::error!(error = %err, "a checked schema failed to compile: the tool refuses every call");
             compile_schema(&Value::Bool(false), &SchemaDocuments::default()).expect("`false` is a schema")
         })
-    }
-}
-
-impl std::ops::Deref for LazyValidator {
-    type Target = Validator;
-
-    fn deref(&self) -> &Validator {
-        self.compiled.get_or_init(|| self.compile())
     }
 }
 
@@ -160,10 +174,30 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
         let lazy = LazyValidator::checked(&schema, &SchemaDocuments::default()).unwrap();
         assert!(!lazy.is_compiled());
-        assert!(lazy.is_valid(&json!({"a": 1})) && !lazy.is_valid(&json!({"a": "1"})));
+        assert!(lazy.get().is_valid(&json!({"a": 1})) && !lazy.get().is_valid(&json!({"a": "1"})));
         assert!(lazy.is_compiled());
         let bad = json!({"type": "object", "properties": {"a": {"type": 5}}});
         assert!(matches!(LazyValidator::checked(&bad, &SchemaDocuments::default()), Err(SchemaError::Invalid(_))));
+    }
+
+    #[test]
+    fn validators_past_the_cache_capacity_are_dropped_and_compile_again_when_used() {
+        let documents = SchemaDocuments::default().with_validator_capacity(2);
+        let schemas = ["integer", "string", "boolean"].map(|t| json!({"properties": {"a": {"type": t}}}));
+        let lazies: Vec<LazyValidator> =
+            schemas.iter().map(|schema| LazyValidator::checked(schema, &documents).unwrap()).collect();
+        for lazy in &lazies {
+            lazy.get();
+        }
+        let compiled = lazies.iter().filter(|l| l.is_compiled()).count();
+        assert_eq!((compiled, documents.validators().listed()), (2, 2), "one of three was dropped");
+        for (lazy, (good, bad)) in
+            lazies.iter().zip([(json!(1), json!("1")), (json!("1"), json!(1)), (json!(true), json!(1))])
+        {
+            let validator = lazy.get();
+            assert!(validator.is_valid(&json!({"a": good})) && !validator.is_valid(&json!({"a": bad})));
+        }
+        assert_eq!(documents.validators().listed(), 2);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use super::spec::{Backend, ToolSpec};
 use crate::policy::{RateRule, parse_rate};
 use jsonschema::Validator;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// A registered tool with its schema compiled. Immutable: a replace builds a new one.
 #[derive(Debug)]
@@ -85,8 +86,8 @@ impl CompiledTool {
     }
 
     /// The validator of `model_schema`, for what the model wrote before anything is injected.
-    pub fn model_validator(&self) -> &Validator {
-        self.model.as_ref().map_or(&self.validator, |(_, validator)| validator)
+    pub fn model_validator(&self) -> Arc<Validator> {
+        self.model.as_ref().map_or(&self.validator, |(_, validator)| validator).get()
     }
 }
 

@@ -18,6 +18,7 @@ use crate::backend::worker::WorkerPool;
 use crate::cluster::admit::SharedAdmission;
 use crate::cluster::registry::SharedRegistry;
 use crate::cluster::{Redis, follow};
+use crate::coalesce::Coalesced;
 use crate::config::Config;
 use crate::executor::{ExecSettings, Executor};
 use crate::pb::v1::mcp_registry_server::McpRegistryServer;
@@ -30,6 +31,7 @@ use crate::policy::{BudgetLimits, Clock, Policy, PolicySettings};
 use crate::registry::{RedbStore, Registry, RegistryError};
 use crate::telemetry::{Gauges, Telemetry};
 use auth::RequireToken;
+use futures::TryStreamExt;
 use std::future::Future;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -209,7 +211,8 @@ async fn serve(
     warn_if_open(addr, config);
     // tonic applies its own TCP_NODELAY only to listeners it binds: without it, Nagle and delayed ACKs stall
     // about a third of calls by 40 ms.
-    router.serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), shutdown).await?;
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true)).map_ok(Coalesced::new);
+    router.serve_with_incoming_shutdown(incoming, shutdown).await?;
     // A reviewed call being run when the shutdown began finishes, and stores its outcome, within its timeout.
     let grace = config.default_timeout + Duration::from_secs(1);
     if tokio::time::timeout(grace, all_gone.recv()).await.is_err() {

@@ -1,5 +1,5 @@
-//! The spans of one call: `execute_tool {tool}` with the GenAI attributes and ours, its stages, and the
-//! backend attempts below it, plus the one log line a failed call gets.
+//! The spans of one call: `execute_tool {tool}` with the GenAI attributes and ours, and the backend attempts
+//! below it, plus the one log line a failed call gets.
 
 use super::Telemetry;
 use super::metrics::{UNRESOLVED, kind_name, status_name};
@@ -8,7 +8,9 @@ use crate::registry::CompiledTool;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue, StringValue, Value};
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 /// Longest caller-written text (call id, session, tenant) put on a span.
 const MAX_ATTRIBUTE: usize = 256;
@@ -20,6 +22,8 @@ pub struct CallSpan<'a> {
     call: &'a ToolCall,
     cx: Context,
     tool: OnceLock<Arc<CompiledTool>>,
+    /// Microseconds spent resolving, parsing, validating and repairing, once done.
+    checked_us: AtomicU64,
     finished: bool,
 }
 
@@ -32,6 +36,12 @@ impl CallSpan<'_> {
     /// Names the tool the call resolved to, for the span and the metrics.
     pub fn resolved(&self, tool: &Arc<CompiledTool>) {
         let _ = self.tool.set(Arc::clone(tool));
+    }
+
+    /// Records how long the pure pipeline took (resolve, parse, validate, repair): an attribute of the call's
+    /// span rather than a span of its own, which would cost more to export than the stage takes.
+    pub fn checked(&self, took: Duration) {
+        self.checked_us.store(u64::try_from(took.as_micros()).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 }
 
@@ -68,7 +78,7 @@ impl Telemetry {
             ];
             ("execute_tool".into(), SpanKind::Internal, attributes)
         });
-        CallSpan { telemetry: self, call, cx, tool: OnceLock::new(), finished: false }
+        CallSpan { telemetry: self, call, cx, tool: OnceLock::new(), checked_us: AtomicU64::new(0), finished: false }
     }
 
     /// Closes the call's span with its outcome, records the call's metrics and logs a failure. A `resumed` call
@@ -98,19 +108,19 @@ impl Telemetry {
             }
         }
         if self.tracing() {
-            self.close_call_span(&span.cx, call, tool, m, overrides);
+            self.close_call_span(&span, tool, m, overrides);
         }
     }
 
     fn close_call_span(
         &self,
-        cx: &Context,
-        call: &ToolCall,
+        call_span: &CallSpan<'_>,
         tool: Option<&CompiledTool>,
         m: &ToolMessage,
         overrides: usize,
     ) {
-        let span = cx.span();
+        let (call, checked_us) = (call_span.call, call_span.checked_us.load(Ordering::Relaxed));
+        let span = call_span.cx.span();
         if !span.is_recording() {
             return;
         }
@@ -134,6 +144,7 @@ impl Telemetry {
             KeyValue::new("toolgate.repair.rules", Value::Array(rules.into())),
             KeyValue::new("toolgate.injection.overrides", overrides as i64),
             KeyValue::new("toolgate.attempts", i64::from(m.attempts)),
+            KeyValue::new("toolgate.pipeline.duration_us", i64::try_from(checked_us).unwrap_or(i64::MAX)),
         ]);
         if let Some(max) = self.payloads {
             let arguments = recorded_arguments(call, tool, m);
@@ -145,11 +156,6 @@ impl Telemetry {
             span.set_status(Status::error(kind_name(error.kind)));
         }
         span.end();
-    }
-
-    /// A child span of the current context for a stage of the call, such as `validate`.
-    pub fn stage(&self, name: &'static str) -> Context {
-        self.child(|| (name.into(), SpanKind::Internal, Vec::new()))
     }
 
     /// A client span for one attempt at the backend, under the current context.
@@ -190,7 +196,7 @@ impl Telemetry {
 }
 
 impl Telemetry {
-    /// Ends a span `stage`, `backend` or `batch` opened, as an error when `error` names one. With spans off they
+    /// Ends a span `backend` or `batch` opened, as an error when `error` names one. With spans off they
     /// opened none, and the caller's span is left alone.
     pub fn end(&self, cx: &Context, error: Option<&'static str>) {
         if !self.tracing() {

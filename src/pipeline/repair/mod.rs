@@ -36,6 +36,6 @@ pub fn repair_arguments(
     }
     let (schema, validator) = (tool.model_schema(), tool.model_validator());
     let mut walker = walk::Walker::new(schema, settings, &tool.spec.repair, max_depth);
-    let value = walker.arguments(arguments.clone(), schema, validator);
+    let value = walker.arguments(arguments.clone(), schema, &validator);
     (!walker.repairs.is_empty() && validator.is_valid(&value)).then_some(Repaired { value, repairs: walker.repairs })
 }

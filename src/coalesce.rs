@@ -1,0 +1,219 @@
+//! Write coalescing for the gateway's own HTTP/2 connections, to agents and to gRPC tool servers: what the
+//! connection writes in one turn of the scheduler leaves in one syscall.
+//!
+//! hyper's HTTP/2 flushes a unary gRPC message in pieces: a request's HEADERS before its DATA (a stream gets
+//! send capacity only once its HEADERS went out), and a response's trailers after its HEADERS and DATA. Each piece
+//! is a `writev` on loopback, and each wakes the peer. [`Coalesced`] holds a flush back once, letting the tasks
+//! it just woke add their frames first, then writes everything held at the next flush.
+
+use hyper_util::rt::TokioIo;
+use std::io::{self, IoSlice};
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tonic::codegen::{BoxFuture, Service, http::Uri};
+use tonic::transport::server::Connected;
+
+/// Bytes held at most; a write past this sends what is held first.
+const MAX_HELD: usize = 64 * 1024;
+/// Room an emptied buffer keeps for the next messages.
+const KEPT_CAPACITY: usize = 16 * 1024;
+
+/// A stream whose writes are held until the second flush that finds them, so frames written one right after the
+/// other go out together. Reads pass straight through. Every flush the caller completes has written everything.
+#[derive(Debug)]
+pub struct Coalesced<T> {
+    inner: T,
+    held: Vec<u8>,
+    /// A flush found bytes held and was put off once: the next one writes them.
+    deferred: bool,
+}
+
+impl<T> Coalesced<T> {
+    pub fn new(inner: T) -> Self {
+        Self { inner, held: Vec::new(), deferred: false }
+    }
+}
+
+impl<T: AsyncWrite + Unpin> Coalesced<T> {
+    /// Writes out everything held; on `Pending` or an error, what was written is no longer held.
+    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut written = 0;
+        let result = loop {
+            if written == self.held.len() {
+                break Poll::Ready(Ok(()));
+            }
+            match Pin::new(&mut self.inner).poll_write(cx, &self.held[written..]) {
+                Poll::Ready(Ok(0)) => break Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(n)) => written += n,
+                Poll::Ready(Err(err)) => break Poll::Ready(Err(err)),
+                Poll::Pending => break Poll::Pending,
+            }
+        };
+        self.held.drain(..written);
+        if self.held.is_empty() && self.held.capacity() > KEPT_CAPACITY {
+            // A large message passed: an idle connection keeps no more than a small message needs.
+            self.held = Vec::with_capacity(KEPT_CAPACITY);
+        }
+        result
+    }
+
+    /// Makes room for `len` more bytes: `Ready(true)` if they are to be held, `Ready(false)` if they are too
+    /// many to hold and go straight to the stream (everything held having been written first).
+    fn poll_room(&mut self, cx: &mut Context<'_>, len: usize) -> Poll<io::Result<bool>> {
+        if self.held.len() + len > MAX_HELD {
+            ready!(self.poll_drain(cx))?;
+        }
+        Poll::Ready(Ok(len <= MAX_HELD))
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Coalesced<T> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Coalesced<T> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        if !ready!(this.poll_room(cx, buf.len()))? {
+            return Pin::new(&mut this.inner).poll_write(cx, buf);
+        }
+        this.held.extend_from_slice(buf);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let len = bufs.iter().map(|b| b.len()).sum();
+        if !ready!(this.poll_room(cx, len))? {
+            return Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        }
+        for buf in bufs {
+            this.held.extend_from_slice(buf);
+        }
+        Poll::Ready(Ok(len))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if !this.held.is_empty() {
+            if !this.deferred {
+                // Put off once: the task runs again after those it woke, and writes what they added too.
+                this.deferred = true;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            ready!(this.poll_drain(cx))?;
+        }
+        this.deferred = false;
+        Pin::new(&mut this.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        ready!(this.poll_drain(cx))?;
+        this.deferred = false;
+        Pin::new(&mut this.inner).poll_shutdown(cx)
+    }
+}
+
+impl<T: Connected> Connected for Coalesced<T> {
+    type ConnectInfo = T::ConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.inner.connect_info()
+    }
+}
+
+/// Connects a gRPC channel over plain TCP (no delay) with coalesced writes, as tonic's own connector would
+/// connect an `http://` target.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CoalescingConnector;
+
+impl Service<Uri> for CoalescingConnector {
+    type Response = TokioIo<Coalesced<TcpStream>>;
+    type Error = io::Error;
+    type Future = BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        Box::pin(async move {
+            let invalid = |what: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{uri} has no {what}"));
+            let host = uri.host().ok_or_else(|| invalid("host"))?;
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            let port = uri.port_u16().unwrap_or(80);
+            let stream = TcpStream::connect((host, port)).await?;
+            stream.set_nodelay(true)?;
+            Ok(TokioIo::new(Coalesced::new(stream)))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[tokio::test]
+    async fn writes_are_held_until_the_second_flush_then_sent_together() {
+        let (near, mut far) = tokio::io::duplex(1 << 20);
+        let mut stream = Coalesced::new(near);
+        stream.write_all(b"HEADERS").await.unwrap();
+        let first = futures::poll!(std::pin::pin!(stream.flush()));
+        assert!(first.is_pending(), "the first flush is put off");
+        stream.write_all(b"DATA").await.unwrap();
+        stream.flush().await.unwrap();
+        let mut got = vec![0; 11];
+        far.read_exact(&mut got).await.unwrap();
+        assert_eq!(got, b"HEADERSDATA");
+    }
+
+    #[tokio::test]
+    async fn a_flush_awaited_to_the_end_writes_everything_and_large_writes_pass_through() {
+        let (near, mut far) = tokio::io::duplex(1 << 20);
+        let mut stream = Coalesced::new(near);
+        stream.write_all(b"small").await.unwrap();
+        stream.flush().await.unwrap();
+        let large = vec![7u8; MAX_HELD + 1];
+        stream.write_all(&large).await.unwrap();
+        stream.shutdown().await.unwrap();
+        let mut got = Vec::new();
+        far.read_to_end(&mut got).await.unwrap();
+        assert_eq!(&got[..5], b"small");
+        assert_eq!(&got[5..], &large[..], "in order, nothing lost");
+    }
+
+    #[tokio::test]
+    async fn a_slow_reader_gets_every_byte_in_order() {
+        let (near, mut far) = tokio::io::duplex(64);
+        let writer = tokio::spawn(async move {
+            let mut stream = Coalesced::new(near);
+            for i in 0..2_000u32 {
+                stream.write_all(&i.to_be_bytes()).await.unwrap();
+                if i % 7 == 0 {
+                    stream.flush().await.unwrap();
+                }
+            }
+            stream.shutdown().await.unwrap();
+        });
+        let mut got = Vec::new();
+        far.read_to_end(&mut got).await.unwrap();
+        writer.await.unwrap();
+        let expected: Vec<u8> = (0..2_000u32).flat_map(u32::to_be_bytes).collect();
+        assert_eq!(got, expected);
+    }
+}
