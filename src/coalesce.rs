@@ -6,14 +6,15 @@
 //! is a `writev` on loopback, and each wakes the peer. [`Coalesced`] holds a flush back once, letting the tasks
 //! it just woke add their frames first, then writes everything held at the next flush.
 
+use futures::{Stream, TryStreamExt};
 use hyper_util::rt::TokioIo;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
 use tonic::codegen::{BoxFuture, Service, http::Uri};
-use tonic::transport::server::Connected;
+use tonic::transport::server::{Connected, TcpIncoming};
 
 /// Bytes held at most; a write past this sends what is held first.
 const MAX_HELD: usize = 64 * 1024;
@@ -134,6 +135,12 @@ impl<T: Connected> Connected for Coalesced<T> {
     fn connect_info(&self) -> Self::ConnectInfo {
         self.inner.connect_info()
     }
+}
+
+/// The connections `listener` accepts, with no delay and coalesced writes. tonic sets TCP_NODELAY only on
+/// listeners it binds itself: without it, Nagle and delayed ACKs stall about a third of calls by 40 ms.
+pub fn incoming(listener: TcpListener) -> impl Stream<Item = io::Result<Coalesced<TcpStream>>> {
+    TcpIncoming::from(listener).with_nodelay(Some(true)).map_ok(Coalesced::new)
 }
 
 /// Connects a gRPC channel over plain TCP (no delay) with coalesced writes, as tonic's own connector would

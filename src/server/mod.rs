@@ -18,7 +18,6 @@ use crate::backend::worker::WorkerPool;
 use crate::cluster::admit::SharedAdmission;
 use crate::cluster::registry::SharedRegistry;
 use crate::cluster::{Redis, follow};
-use crate::coalesce::Coalesced;
 use crate::config::Config;
 use crate::executor::{ExecSettings, Executor};
 use crate::pb::v1::mcp_registry_server::McpRegistryServer;
@@ -31,13 +30,12 @@ use crate::policy::{BudgetLimits, Clock, Policy, PolicySettings};
 use crate::registry::{RedbStore, Registry, RegistryError};
 use crate::telemetry::{Gauges, Telemetry};
 use auth::RequireToken;
-use futures::TryStreamExt;
 use std::future::Future;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::server::{Router, TcpIncoming};
+use tonic::transport::server::Router;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -209,10 +207,7 @@ async fn serve(
     let addr = listener.local_addr().map_err(|e| ServeError::Listener(e.to_string()))?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "toolgate serving");
     warn_if_open(addr, config);
-    // tonic applies its own TCP_NODELAY only to listeners it binds: without it, Nagle and delayed ACKs stall
-    // about a third of calls by 40 ms.
-    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true)).map_ok(Coalesced::new);
-    router.serve_with_incoming_shutdown(incoming, shutdown).await?;
+    router.serve_with_incoming_shutdown(crate::coalesce::incoming(listener), shutdown).await?;
     // A reviewed call being run when the shutdown began finishes, and stores its outcome, within its timeout.
     let grace = config.default_timeout + Duration::from_secs(1);
     if tokio::time::timeout(grace, all_gone.recv()).await.is_err() {
