@@ -240,6 +240,16 @@ mod tests {
     }
 
     #[test]
+    fn the_compiled_validator_bound_is_set_and_must_be_positive() {
+        let set = |text: &str| Config::from_raw(toml::from_str(text).unwrap(), Overrides::default(), Path::new("."));
+        let config = set("[limits]\nmax_compiled_validators = 10\n").unwrap();
+        assert_eq!(config.documents.validators().capacity(), 10);
+        assert_eq!(Config::default().documents.validators().capacity(), DEFAULT_COMPILED_VALIDATORS);
+        let err = set("[limits]\nmax_compiled_validators = 0\n").unwrap_err().to_string();
+        assert!(err.contains("limits.max_compiled_validators must be greater than 0"), "{err}");
+    }
+
+    #[test]
     fn tokens_budgets_and_review_settings() {
         let raw: RawConfig = toml::from_str(
             "[auth]\nadmin_token = \"a\"\n[budgets]\nmax_calls = 5\nmax_tool_calls = 0\n[review]\nmax_wait_ms = 10\n",
