@@ -14,7 +14,7 @@ use super::Redis;
 use crate::pipeline::ToolMessage;
 use crate::policy::review::{
     Decision, EventKind, ReviewError, ReviewEvent, ReviewKey, ReviewRecord, ReviewSettings, ReviewState, Step,
-    Submitted, unix_ms,
+    Submitted, unix_ms, woken_before,
 };
 use follower::{Follower, KeyWatch};
 use scripts::{CLAIM_SCRIPT, DECIDE_SCRIPT, FIELDS, FINISH_SCRIPT, LIST_SCRIPT, SUBMIT_SCRIPT};
@@ -105,11 +105,7 @@ impl SharedQueue {
                     _ = closing.wait_for(|closed| *closed) => false,
                 }
             };
-            let woken = match until {
-                Some(until) => tokio::time::timeout_at(until, change).await.unwrap_or(false),
-                None => change.await,
-            };
-            if !woken {
+            if !woken_before(until, change).await {
                 return Ok(Some(Step::Wait));
             }
         }

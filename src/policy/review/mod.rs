@@ -61,5 +61,13 @@ impl Default for ReviewSettings {
     }
 }
 
+/// Whether `change` (resolving `false` when the queue closes) woke the waiter before `until`.
+pub(crate) async fn woken_before(until: Option<tokio::time::Instant>, change: impl Future<Output = bool>) -> bool {
+    match until {
+        Some(until) => tokio::time::timeout_at(until, change).await.unwrap_or(false),
+        None => change.await,
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@
 
 use super::record::{Decision, ReviewKey, ReviewRecord, ReviewState, unix_ms};
 use super::store::ReviewStore;
-use super::{ReviewError, ReviewSettings};
+use super::{ReviewError, ReviewSettings, woken_before};
 use crate::pipeline::ToolMessage;
 use crate::registry::StoreError;
 use std::collections::HashMap;
@@ -175,11 +175,7 @@ impl LocalQueue {
                     _ = closing.wait_for(|closed| *closed) => false,
                 }
             };
-            let woken = match until {
-                Some(until) => tokio::time::timeout_at(until, change).await.unwrap_or(false),
-                None => change.await,
-            };
-            if !woken {
+            if !woken_before(until, change).await {
                 return Ok(Some(Step::Wait));
             }
         }
