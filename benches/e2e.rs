@@ -18,7 +18,7 @@
 //! Without `--bench` (as under `cargo test --benches`) it runs a short smoke pass instead.
 //!
 //! Run: `cargo bench --bench e2e` (`E2E_ROUNDS=9 E2E_REQUESTS=50000 cargo bench --bench e2e`; `E2E_OTEL=off` runs
-//! the gateway without telemetry, to tell its share).
+//! the gateway without telemetry, to tell its share; `E2E_ONLY=gateway` runs one mode alone, to profile it).
 
 /// The shipped binary's allocator (see `src/main.rs`), so the gateway here costs what it costs there.
 #[global_allocator]
@@ -90,11 +90,12 @@ pub struct Outcome {
     pub stopped: Result<(), String>,
 }
 
-/// The modes of round `round`, rotated so that each mode in turn runs first.
-fn order(round: usize) -> [Mode; 3] {
+/// The modes of round `round`, rotated so that each mode in turn runs first; only the one `E2E_ONLY` names, if set.
+fn order(round: usize) -> Vec<Mode> {
     let mut modes = Mode::ALL;
     modes.rotate_left(round % Mode::ALL.len());
-    modes
+    let only = std::env::var("E2E_ONLY").ok();
+    modes.into_iter().filter(|mode| only.as_deref().is_none_or(|name| name == mode.name())).collect()
 }
 
 /// What the warm-up and rounds measured.
@@ -109,7 +110,7 @@ async fn measure(plan: Plan, callers: &[Caller]) -> Measured {
     let (all, cores) = (Snapshot::now(), cpu::cores());
     let mut tallies: [Tally; 3] = Default::default();
     let mut others_share_rounds = Vec::new();
-    for mode in Mode::ALL {
+    for mode in order(0) {
         tallies[mode as usize].count(&mut drive(mode, plan.warmup, callers).await);
     }
     for round in 0..plan.rounds {

@@ -6,6 +6,7 @@ use crate::pb::v1::{self as pb, tool_runtime_client::ToolRuntimeClient};
 use std::collections::HashMap;
 use std::sync::RwLock;
 use std::time::Duration;
+use tonic::metadata::{Ascii, MetadataValue};
 use tonic::transport::{Channel, Endpoint};
 
 /// One lazily connected channel per target, shared by all calls to it.
@@ -54,7 +55,9 @@ impl GrpcChannels {
         let mut request = tonic::Request::new(request);
         for (name, value) in call.trace {
             // Trace headers are ASCII by construction; one that is not is left out rather than fail the call.
-            if let Ok(value) = value.parse() {
+            if let Ok(mut value) = value.parse::<MetadataValue<Ascii>>() {
+                // New on every call: HPACK's table would gain nothing from it but lose the entries it evicts.
+                value.set_sensitive(true);
                 request.metadata_mut().insert(*name, value);
             }
         }

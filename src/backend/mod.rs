@@ -69,13 +69,15 @@ impl Backends {
         }
     }
 
-    /// Runs one invocation. The caller bounds it in time.
+    /// Runs one invocation. The caller bounds it in time. Every call's future holds room for the largest
+    /// backend's, and is moved whole more than once on its way into a task: the HTTP, MCP and worker backends
+    /// (several KiB each) are boxed so that gRPC calls do not carry and copy their room.
     pub async fn invoke(&self, backend: &Backend, call: Invocation<'_>) -> Result<Output, BackendError> {
         match backend {
             Backend::Grpc { target } => self.grpc.invoke(target, call).await,
-            Backend::Http(spec) => self.http.invoke(spec, call).await,
-            Backend::Mcp { server, tool } => self.mcp.invoke(server, tool, call).await,
-            Backend::Worker {} => self.workers.invoke(call).await,
+            Backend::Http(spec) => Box::pin(self.http.invoke(spec, call)).await,
+            Backend::Mcp { server, tool } => Box::pin(self.mcp.invoke(server, tool, call)).await,
+            Backend::Worker {} => Box::pin(self.workers.invoke(call)).await,
         }
     }
 }

@@ -110,13 +110,16 @@ impl Executor {
             Err(Rejected { tool: Some(tool), repairs, error }) => {
                 span.resolved(&tool);
                 let name = tool.spec.name.clone();
-                let refused = async { self.error(call, &name, error, repairs) };
+                let refused = move || async move { self.error(call, &name, error, repairs) };
                 (self.counted(call, ctx, &tool, false, Vec::new(), refused).await, false)
             }
             Ok(checked) => {
                 let tool = Arc::clone(&checked.tool);
                 span.resolved(&tool);
-                if let Some(message) = self.resume_review(call, ctx, &checked, deadline, mode).await {
+                // Review paths are boxed: they are rare, and inline they would make every call's future larger.
+                if tool.spec.review.required
+                    && let Some(message) = Box::pin(self.resume_review(call, ctx, &checked, deadline, mode)).await
+                {
                     return (message, true);
                 }
                 (self.admit(call, ctx, checked, deadline, mode).await, false)
@@ -161,14 +164,14 @@ impl Executor {
         let prepared = match pipeline::complete(checked, ctx) {
             Ok(prepared) => prepared,
             Err(rejected) => {
-                let refused = async { self.error(call, name, rejected.error, rejected.repairs) };
+                let refused = move || async move { self.error(call, name, rejected.error, rejected.repairs) };
                 return self.counted(call, ctx, &tool, false, Vec::new(), refused).await;
             }
         };
         let repairs = prepared.repairs.clone();
-        let run = async {
+        let run = move || async move {
             match for_review {
-                Some(checked) => self.submit_review(call, ctx, checked, deadline, mode).await,
+                Some(checked) => Box::pin(self.submit_review(call, ctx, checked, deadline, mode)).await,
                 None => self.dispatch(call, ctx, prepared, deadline).await,
             }
         };
@@ -176,15 +179,16 @@ impl Executor {
     }
 
     /// Admits the call against the session's budgets (and, `with_rate`, the rate limit) before `run`, then
-    /// records whether it failed. A refusal by the rate limit answers with `repairs`.
-    async fn counted(
+    /// records whether it failed. A refusal by the rate limit answers with `repairs`. `run` makes its future only
+    /// once admitted, so that the future is not held twice, by the caller and here, beside the admission's.
+    async fn counted<F: Future<Output = ToolMessage>>(
         &self,
         call: &ToolCall,
         ctx: &CallContext,
         tool: &CompiledTool,
         with_rate: bool,
         repairs: Vec<Repair>,
-        run: impl Future<Output = ToolMessage>,
+        run: impl FnOnce() -> F,
     ) -> ToolMessage {
         let name = tool.spec.name.as_str();
         let ticket = match self.admit_call(ctx, tool, with_rate).await {
@@ -192,7 +196,7 @@ impl Executor {
             Err(error @ CallError::RateLimited { .. }) => return self.error(call, name, error, repairs),
             Err(error) => return self.error(call, name, error, Vec::new()),
         };
-        let message = run.await;
+        let message = run().await;
         if message.status != Status::PendingReview {
             self.record_outcome(ctx, tool, ticket, counts_as_failure(&message)).await;
         }

@@ -3,7 +3,7 @@
 
 use super::CallError;
 use super::message::{CallContext, Repair, Violation};
-use crate::registry::{CompiledTool, Injected, Source, json_pointer, normalize_name};
+use crate::registry::{CompiledTool, Injected, Source, json_pointer, same_name};
 use serde_json::{Map, Value};
 
 /// The rule name of a removed override. It is not a repair rule: it cannot be turned off.
@@ -26,10 +26,8 @@ pub fn strip_overrides(tool: &CompiledTool, arguments: &mut Value) -> Vec<Repair
     }
     let Some(map) = arguments.as_object_mut() else { return removed };
     let model_props = tool.model_schema().get("properties").and_then(Value::as_object);
-    let top_level: Vec<String> =
-        tool.injections.iter().filter(|i| i.path.len() == 1).map(|i| normalize_name(&i.path[0])).collect();
-    let spelled_otherwise =
-        |key: &String| top_level.contains(&normalize_name(key)) && !model_props.is_some_and(|p| p.contains_key(key));
+    let injected_as = |key: &str| tool.injections.iter().any(|i| i.path.len() == 1 && same_name(&i.path[0], key));
+    let spelled_otherwise = |key: &String| injected_as(key) && !model_props.is_some_and(|p| p.contains_key(key));
     let keys: Vec<String> = map.keys().filter(|k| spelled_otherwise(k)).cloned().collect();
     for key in keys {
         let value = map.shift_remove(&key).expect("the key was just listed");
@@ -54,8 +52,7 @@ fn parent_of<'v>(arguments: &'v mut Value, path: &'v [String]) -> Option<(&'v mu
 
 /// The arguments the tool receives: the model's, plus each injected parameter from `ctx`. A context that lacks
 /// a value is refused for the operator to fix: the model can do nothing about it.
-pub fn inject(tool: &CompiledTool, model_arguments: &Value, ctx: &CallContext) -> Result<Value, CallError> {
-    let mut arguments = model_arguments.clone();
+pub fn inject(tool: &CompiledTool, mut arguments: Value, ctx: &CallContext) -> Result<Value, CallError> {
     for injected in &tool.injections {
         let value = context_value(&injected.source, ctx).ok_or_else(|| {
             CallError::PermissionDenied(format!(
@@ -134,12 +131,12 @@ mod tests {
             values: [("acct".to_owned(), "A-7".to_owned())].into(),
             ..CallContext::default()
         };
-        let got = inject(&tool(), &json!({"q": "x"}), &ctx).unwrap();
+        let got = inject(&tool(), json!({"q": "x"}), &ctx).unwrap();
         assert_eq!(got, json!({"q": "x", "user_id": "u1", "account": {"owner": "A-7"}}));
-        let missing = inject(&tool(), &json!({}), &CallContext { user_id: "u1".into(), ..Default::default() });
+        let missing = inject(&tool(), json!({}), &CallContext { user_id: "u1".into(), ..Default::default() });
         let Err(CallError::PermissionDenied(reason)) = missing else { panic!("{missing:?}") };
         assert!(reason.contains("context.values[\"acct\"]"), "{reason}");
-        let blocked = inject(&tool(), &json!({"account": 5}), &ctx);
+        let blocked = inject(&tool(), json!({"account": 5}), &ctx);
         assert!(matches!(blocked, Err(CallError::Invalid(v)) if v[0].instance_path == "/account"));
     }
 }

@@ -172,7 +172,7 @@ pub fn complete(checked: Checked, ctx: &CallContext) -> Result<Prepared, Rejecte
         return Ok(Prepared { tool, arguments, arguments_text: text.clone(), effective_arguments: text, repairs });
     }
     let validator = tool.validator.get();
-    let injected = match inject(&tool, &arguments, ctx) {
+    let injected = match inject(&tool, arguments, ctx) {
         Ok(full) if validator.is_valid(&full) => Ok(full),
         Ok(full) => Err(CallError::PermissionDenied(format!(
             "the values injected into tool {:?} do not satisfy its input_schema: {}",

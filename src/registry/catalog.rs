@@ -18,7 +18,16 @@ pub struct Catalog {
 
 /// The comparison key for name variants: lowercase, without `.`, `-` and `_`.
 pub fn normalize_name(name: &str) -> String {
-    name.chars().filter(|c| !matches!(c, '.' | '-' | '_')).flat_map(char::to_lowercase).collect()
+    normalized(name).collect()
+}
+
+/// Whether two names are the same under `normalize_name`, without allocating either.
+pub fn same_name(a: &str, b: &str) -> bool {
+    normalized(a).eq(normalized(b))
+}
+
+fn normalized(name: &str) -> impl Iterator<Item = char> + '_ {
+    name.chars().filter(|c| !matches!(c, '.' | '-' | '_')).flat_map(char::to_lowercase)
 }
 
 impl Catalog {
@@ -136,6 +145,17 @@ mod tests {
     use super::*;
     use crate::registry::{SchemaDocuments, ToolSpec};
     use serde_json::json;
+
+    #[test]
+    fn same_name_compares_as_normalize_name_does() {
+        for (a, b) in [("UserID", "user_id"), ("user.id", "USER-ID"), ("ÉTÉ", "été"), ("", "_-.")] {
+            assert!(same_name(a, b), "{a} {b}");
+            assert_eq!(normalize_name(a), normalize_name(b));
+        }
+        for (a, b) in [("user_ids", "user_id"), ("user", "user_id"), ("usr_id", "user_id")] {
+            assert!(!same_name(a, b), "{a} {b}");
+        }
+    }
 
     fn tool(tenant: &str, name: &str, description: &str) -> Arc<CompiledTool> {
         let mut spec = ToolSpec::offline(name, description, json!({"type": "object"}));

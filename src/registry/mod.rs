@@ -10,7 +10,7 @@ pub(crate) mod store;
 mod tool;
 mod validators;
 
-pub use catalog::{Catalog, normalize_name};
+pub use catalog::{Catalog, normalize_name, same_name};
 pub use inject::{Injected, Source, json_pointer};
 pub use schema::{LazyValidator, SchemaDocuments, SchemaError, compile_schema};
 pub use spec::{
