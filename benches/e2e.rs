@@ -71,6 +71,11 @@ fn env_count(name: &str, default: usize) -> Result<usize, String> {
 fn plan() -> Result<Plan, String> {
     let smoke = !std::env::args().any(|a| a == "--bench");
     let (rounds, c1, c64, warmup) = if smoke { (1, 40, 100, 20) } else { (5, 5_000, 60_000, 2_000) };
+    if let Ok(only) = std::env::var("E2E_ONLY")
+        && !Mode::ALL.iter().any(|mode| mode.name() == only)
+    {
+        return Err(format!("E2E_ONLY must name a mode (direct, gateway or repair), got {only:?}"));
+    }
     Ok(Plan {
         rounds: env_count("E2E_ROUNDS", rounds)?,
         c1_requests: env_count("E2E_C1_REQUESTS", c1)?,
