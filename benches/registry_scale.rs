@@ -2,8 +2,9 @@
 //! while 10,000 tools with distinct schemas are registered over gRPC `ToolRegistry.RegisterTool`, after loading,
 //! and across a restart (SIGTERM, then a new process on the same data dir, timed from spawn until health answers
 //! SERVING and until ListToolDefinitions lists every tool), then once every tool has been called, which compiles
-//! every validator (the gateway keeps at most `limits.max_compiled_validators` of them, 2,048 by default). Then, in this process, `resolve_tool` against catalogs of 100, 1,000 and 10,000 tools, for an
-//! exact name and for a variant only the normalized index finds, and what a validator costs at a tool's first call.
+//! every validator (the gateway keeps at most `limits.max_compiled_validators` of them, 2,048 by default). Then,
+//! in this process, `resolve_tool` against catalogs of 100, 1,000 and 10,000 tools, for an exact name and for a
+//! variant only the normalized index finds, and what a validator costs at a tool's first call.
 //!
 //! Memory is `VmRSS` from `/proc/<pid>/status` of the server process. Prints a table and one JSON line; exits
 //! non-zero if a registration fails or the restarted server does not list every tool. Without `--bench` (as under

@@ -116,7 +116,8 @@ impl Executor {
             Ok(checked) => {
                 let tool = Arc::clone(&checked.tool);
                 span.resolved(&tool);
-                // Review paths are boxed: they are rare, and inline they would make every call's future larger.
+                // Review paths are boxed, and made only for tools that require review: inline, they would make
+                // every call's future larger.
                 if tool.spec.review.required
                     && let Some(message) = Box::pin(self.resume_review(call, ctx, &checked, deadline, mode)).await
                 {

@@ -13,8 +13,9 @@ use tokio::time::Instant;
 static UNNAMED_CALLS: AtomicU64 = AtomicU64::new(0);
 
 impl Executor {
-    /// A call sent again under the id of the same call already under review: its state or outcome, without
-    /// counting it against the session's budgets a second time. `None` when there is no such call.
+    /// A call to a tool that requires review, sent again under the id of the same call already under review: its
+    /// state or outcome, without counting it against the session's budgets a second time. `None` when there is no
+    /// such call. The caller checks `review.required`, so that other calls never make this future.
     pub(super) async fn resume_review(
         self: &Arc<Self>,
         call: &ToolCall,
@@ -23,7 +24,7 @@ impl Executor {
         deadline: Option<Instant>,
         mode: ReviewMode,
     ) -> Option<ToolMessage> {
-        if !checked.tool.spec.review.required || call.id.is_empty() {
+        if call.id.is_empty() {
             return None;
         }
         let record = review_record(call, ctx, checked);
