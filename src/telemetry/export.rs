@@ -1,6 +1,7 @@
 //! Where telemetry goes: OTLP/gRPC for spans and metrics, a Prometheus registry for scrapes, and the bounded span
 //! queue that drops (and counts) rather than stall a call when the collector is slow or down.
 
+use super::otlp::TraceExporter;
 use super::settings::TelemetrySettings;
 use opentelemetry::{Context, Key, KeyValue};
 use opentelemetry_otlp::WithExportConfig;
@@ -81,12 +82,8 @@ pub fn tracer_provider(
     queue: Arc<SpanQueue>,
     resource: Resource,
 ) -> Result<SdkTracerProvider, ExportError> {
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
-        .with_tonic()
-        .with_endpoint(endpoint)
-        .with_timeout(settings.export_timeout)
-        .build()
-        .map_err(|e| ExportError::Otlp { endpoint: endpoint.to_owned(), reason: e.to_string() })?;
+    let exporter = TraceExporter::new(endpoint, settings.export_timeout)
+        .map_err(|reason| ExportError::Otlp { endpoint: endpoint.to_owned(), reason })?;
     let config = BatchConfigBuilder::default()
         .with_max_queue_size(settings.max_queued_spans)
         .with_scheduled_delay(settings.export_interval)

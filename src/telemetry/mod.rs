@@ -3,6 +3,8 @@
 
 mod export;
 mod metrics;
+mod otlp;
+mod otlp_wire;
 pub mod propagation;
 mod settings;
 mod span;

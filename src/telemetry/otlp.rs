@@ -1,0 +1,207 @@
+//! The OTLP/gRPC span exporter: each batch encoded by `otlp_wire` and sent to the collector's
+//! `TraceService/Export` with the headers `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (or `OTEL_EXPORTER_OTLP_HEADERS`)
+//! names, retried within the export timeout while the collector is unavailable, as the OTLP specification asks.
+
+use super::otlp_wire::{Preamble, export_request};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
+use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tonic::codec::{Codec, EncodeBuf, Encoder};
+use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Status};
+
+const EXPORT: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+
+/// Retries after the first attempt, and the backoff between them (the SDK exporter's defaults).
+const MAX_RETRIES: u32 = 3;
+const FIRST_DELAY: Duration = Duration::from_millis(100);
+const MAX_DELAY: Duration = Duration::from_millis(1_600);
+
+/// Sends span batches to one collector.
+#[derive(Debug)]
+pub struct TraceExporter {
+    channel: Channel,
+    headers: MetadataMap,
+    timeout: Duration,
+    preamble: Preamble,
+}
+
+impl TraceExporter {
+    /// An exporter to `endpoint` (`http://host:port`), connecting on its first export; each attempt is bounded
+    /// by `timeout`.
+    pub fn new(endpoint: &str, timeout: Duration) -> Result<Self, String> {
+        let endpoint = Endpoint::from_shared(endpoint.to_owned()).map_err(|e| e.to_string())?;
+        let headers = std::env::var("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+            .or_else(|_| std::env::var("OTEL_EXPORTER_OTLP_HEADERS"))
+            .map(|text| parse_headers(&text))
+            .unwrap_or_default();
+        let channel = endpoint.timeout(timeout).connect_lazy();
+        Ok(Self { channel, headers, timeout, preamble: Preamble::default() })
+    }
+
+    async fn send(&self, body: Arc<[u8]>) -> Result<ExportResponse, Status> {
+        let mut grpc = tonic::client::Grpc::new(self.channel.clone());
+        grpc.ready().await.map_err(|e| Status::unavailable(format!("the collector is unreachable: {e}")))?;
+        let mut request = tonic::Request::new(body);
+        *request.metadata_mut() = self.headers.clone();
+        let path = http::uri::PathAndQuery::from_static(EXPORT);
+        grpc.unary(request, path, ExportCodec).await.map(tonic::Response::into_inner)
+    }
+}
+
+impl SpanExporter for TraceExporter {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        let body: Arc<[u8]> = export_request(&self.preamble, &batch).into();
+        drop(batch);
+        let started = Instant::now();
+        let mut delay = FIRST_DELAY;
+        let mut retries = 0;
+        loop {
+            let status = match self.send(Arc::clone(&body)).await {
+                Ok(response) => {
+                    response.warn_if_partial();
+                    return Ok(());
+                }
+                Err(status) => status,
+            };
+            if retries == MAX_RETRIES || !retryable(status.code()) || started.elapsed() + delay >= self.timeout {
+                // The collector's message may echo a credential, so it is only logged at DEBUG.
+                tracing::debug!(code = ?status.code(), message = status.message(), "OTLP span export failed");
+                return Err(OTelSdkError::InternalFailure(format!(
+                    "OTLP span export failed with gRPC code {:?}",
+                    status.code()
+                )));
+            }
+            retries += 1;
+            sleep(delay).await;
+            delay = (delay * 2).min(MAX_DELAY);
+        }
+    }
+
+    fn set_resource(&mut self, resource: &Resource) {
+        self.preamble = Preamble::new(resource);
+    }
+}
+
+/// The codes after which the OTLP specification lets an export be sent again.
+fn retryable(code: Code) -> bool {
+    matches!(
+        code,
+        Code::Cancelled
+            | Code::DeadlineExceeded
+            | Code::Aborted
+            | Code::OutOfRange
+            | Code::Unavailable
+            | Code::DataLoss
+    )
+}
+
+/// The SDK runs exports on a thread of its own, outside the Tokio runtime.
+async fn sleep(delay: Duration) {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        tokio::time::sleep(delay).await;
+    } else {
+        std::thread::sleep(delay);
+    }
+}
+
+/// `key=value,key=value`, values percent-decoded, as the OTLP exporter variables are written. An entry that is
+/// not a valid gRPC header is left out, with a warning naming its key (never its value, often a credential).
+fn parse_headers(text: &str) -> MetadataMap {
+    let mut headers = MetadataMap::new();
+    for entry in text.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
+        let Some((key, value)) = entry.split_once('=') else {
+            tracing::warn!("an OTLP header entry has no '=': it is left out");
+            continue;
+        };
+        let (key, value) = (key.trim(), value.trim());
+        let decoded = percent_encoding::percent_decode_str(value).decode_utf8().map(|v| v.into_owned());
+        let value = decoded.unwrap_or_else(|_| value.to_owned());
+        match (key.parse::<AsciiMetadataKey>(), value.parse::<AsciiMetadataValue>()) {
+            (Ok(key), Ok(value)) if !value.is_empty() => {
+                headers.append(key, value);
+            }
+            _ => tracing::warn!(key, "an OTLP header is not a valid gRPC header: it is left out"),
+        }
+    }
+    headers
+}
+
+/// `ExportTraceServiceResponse`.
+#[derive(Clone, PartialEq, prost::Message)]
+struct ExportResponse {
+    #[prost(message, optional, tag = "1")]
+    partial_success: Option<PartialSuccess>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct PartialSuccess {
+    #[prost(int64, tag = "1")]
+    rejected_spans: i64,
+    #[prost(string, tag = "2")]
+    error_message: String,
+}
+
+impl ExportResponse {
+    /// A partial success is logged, not retried, as the specification asks.
+    fn warn_if_partial(self) {
+        if let Some(partial) = self.partial_success
+            && (partial.rejected_spans > 0 || !partial.error_message.is_empty())
+        {
+            tracing::warn!(rejected = partial.rejected_spans, message = %partial.error_message, "the collector rejected spans");
+        }
+    }
+}
+
+/// Sends the request's bytes as they are and reads the response with prost.
+struct ExportCodec;
+
+impl Codec for ExportCodec {
+    type Encode = Arc<[u8]>;
+    type Decode = ExportResponse;
+    type Encoder = BytesEncoder;
+    type Decoder = tonic_prost::ProstDecoder<ExportResponse>;
+
+    fn encoder(&mut self) -> BytesEncoder {
+        BytesEncoder
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        tonic_prost::ProstDecoder::new(tonic::codec::BufferSettings::default())
+    }
+}
+
+struct BytesEncoder;
+
+impl Encoder for BytesEncoder {
+    type Item = Arc<[u8]>;
+    type Error = Status;
+
+    fn encode(&mut self, item: Arc<[u8]>, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        prost::bytes::BufMut::put_slice(buf, &item);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_read_as_the_otlp_variables_write_them() {
+        let headers = parse_headers(" api-key = s%3Dcret , x-team=a b,broken,=nokey,bad key=1,empty=");
+        assert_eq!(headers.get("api-key").unwrap(), "s=cret", "trimmed and percent-decoded");
+        assert_eq!(headers.get("x-team").unwrap(), "a b");
+        assert_eq!(headers.len(), 2, "entries without '=', a key, a valid name or a value are left out: {headers:?}");
+    }
+
+    #[test]
+    fn only_transient_failures_are_retried() {
+        assert!(retryable(Code::Unavailable) && retryable(Code::DeadlineExceeded));
+        assert!(!retryable(Code::InvalidArgument) && !retryable(Code::Unauthenticated));
+        assert!(!retryable(Code::ResourceExhausted), "without RetryInfo, the specification says not to retry");
+    }
+}
