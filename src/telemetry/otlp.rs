@@ -38,8 +38,12 @@ impl TraceExporter {
             .or_else(|_| std::env::var("OTEL_EXPORTER_OTLP_HEADERS"))
             .map(|text| parse_headers(&text))
             .unwrap_or_default();
+        Ok(Self::with_headers(endpoint, timeout, headers))
+    }
+
+    fn with_headers(endpoint: Endpoint, timeout: Duration, headers: MetadataMap) -> Self {
         let channel = endpoint.timeout(timeout).connect_lazy();
-        Ok(Self { channel, headers, timeout, preamble: Preamble::default() })
+        Self { channel, headers, timeout, preamble: Preamble::default() }
     }
 
     async fn send(&self, body: Arc<[u8]>) -> Result<ExportResponse, Status> {
@@ -189,6 +193,10 @@ impl Encoder for BytesEncoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use opentelemetry::trace::{Tracer, TracerProvider};
+    use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{TraceService, TraceServiceServer};
+    use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
+    use std::sync::Mutex;
 
     #[test]
     fn headers_are_read_as_the_otlp_variables_write_them() {
@@ -196,6 +204,68 @@ mod tests {
         assert_eq!(headers.get("api-key").unwrap(), "s=cret", "trimmed and percent-decoded");
         assert_eq!(headers.get("x-team").unwrap(), "a b");
         assert_eq!(headers.len(), 2, "entries without '=', a key, a valid name or a value are left out: {headers:?}");
+    }
+
+    /// A collector that answers each export with the next of `answers` (OK once they run out), keeping what
+    /// reached it.
+    #[derive(Clone, Default)]
+    struct Collector {
+        answers: Arc<Mutex<Vec<Code>>>,
+        received: Arc<Mutex<Vec<(MetadataMap, ExportTraceServiceRequest)>>>,
+    }
+
+    #[tonic::async_trait]
+    impl TraceService for Collector {
+        async fn export(
+            &self,
+            request: tonic::Request<ExportTraceServiceRequest>,
+        ) -> Result<tonic::Response<ExportTraceServiceResponse>, Status> {
+            let (metadata, _, request) = request.into_parts();
+            self.received.lock().unwrap().push((metadata, request));
+            match self.answers.lock().unwrap().pop() {
+                Some(code) => Err(Status::new(code, "not now")),
+                None => Ok(tonic::Response::new(ExportTraceServiceResponse::default())),
+            }
+        }
+    }
+
+    async fn collector(answers: Vec<Code>) -> (Collector, Endpoint) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let endpoint = Endpoint::from_shared(format!("http://{}", listener.local_addr().unwrap())).unwrap();
+        let collector = Collector { answers: Arc::new(Mutex::new(answers)), ..Collector::default() };
+        let server = tonic::transport::Server::builder().add_service(TraceServiceServer::new(collector.clone()));
+        tokio::spawn(server.serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)));
+        (collector, endpoint)
+    }
+
+    fn one_span() -> SpanData {
+        let tracer = opentelemetry_sdk::trace::SdkTracerProvider::builder().build().tracer("toolgate");
+        let span = tracer.span_builder("execute_tool forecast").start(&tracer);
+        let mut data = span.exported_data().expect("a recording span");
+        data.end_time = data.start_time;
+        data
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_reaches_the_collector_with_its_headers_after_transient_failures() {
+        let (collector, endpoint) = collector(vec![Code::Aborted, Code::Unavailable]).await;
+        let exporter = TraceExporter::with_headers(endpoint, Duration::from_secs(5), parse_headers("api-key=k1"));
+        exporter.export(vec![one_span(), one_span()]).await.expect("exported on the third attempt");
+        let received = collector.received.lock().unwrap();
+        assert_eq!(received.len(), 3, "two failures retried, then the export that succeeded");
+        let (metadata, request) = &received[2];
+        assert_eq!(metadata.get("api-key").unwrap(), "k1");
+        let spans = &request.resource_spans[0].scope_spans[0].spans;
+        assert_eq!((spans.len(), spans[0].name.as_str()), (2, "execute_tool forecast"));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_refused_batch_is_not_sent_again() {
+        let (collector, endpoint) = collector(vec![Code::InvalidArgument]).await;
+        let exporter = TraceExporter::with_headers(endpoint, Duration::from_secs(5), MetadataMap::new());
+        let err = exporter.export(vec![one_span()]).await.expect_err("the collector refused it");
+        assert!(err.to_string().contains("InvalidArgument"), "{err}");
+        assert_eq!(collector.received.lock().unwrap().len(), 1);
     }
 
     #[test]
