@@ -72,11 +72,14 @@ impl SpanExporter for TraceExporter {
                 Err(status) => status,
             };
             if retries == MAX_RETRIES || !retryable(status.code()) || started.elapsed() + delay >= self.timeout {
-                // The collector's message may echo a credential, so it is only logged at DEBUG.
+                // A collector's message may echo a credential, so only one tonic made itself (the connection
+                // failed, say) goes into the error the SDK logs.
                 tracing::debug!(code = ?status.code(), message = status.message(), "OTLP span export failed");
+                let local = std::error::Error::source(&status).map(|_| format!(": {}", status.message()));
                 return Err(OTelSdkError::InternalFailure(format!(
-                    "OTLP span export failed with gRPC code {:?}",
-                    status.code()
+                    "OTLP span export failed with gRPC code {:?}{}",
+                    status.code(),
+                    local.unwrap_or_default()
                 )));
             }
             retries += 1;
@@ -266,6 +269,17 @@ mod tests {
         let err = exporter.export(vec![one_span()]).await.expect_err("the collector refused it");
         assert!(err.to_string().contains("InvalidArgument"), "{err}");
         assert_eq!(collector.received.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_unreachable_collector_fails_the_export_within_its_timeout_and_says_why() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let endpoint = Endpoint::from_shared(format!("http://{closed}")).unwrap();
+        let exporter = TraceExporter::with_headers(endpoint, Duration::from_millis(400), MetadataMap::new());
+        let started = Instant::now();
+        let err = exporter.export(vec![one_span()]).await.expect_err("nothing listens there").to_string();
+        assert!(err.contains("Unavailable") && err.contains("connect"), "the cause is named: {err}");
+        assert!(started.elapsed() < Duration::from_secs(2), "retries stop at the timeout: {:?}", started.elapsed());
     }
 
     #[test]
