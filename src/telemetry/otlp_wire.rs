@@ -172,10 +172,10 @@ fn any_value(buf: &mut Vec<u8>, value: &Value) {
             tag(buf, 4, FIXED64);
             buf.extend_from_slice(&f.to_bits().to_le_bytes());
         }
-        Value::String(s) => string_always(buf, 1, s.as_str()),
+        Value::String(s) => len_delimited(buf, 1, s.as_str().as_bytes()),
         Value::Array(array) => nested(buf, 5, |buf| array_values(buf, array)),
         // A kind of value newer than this encoder: sent as its text rather than lost.
-        other => string_always(buf, 1, &other.as_str()),
+        other => len_delimited(buf, 1, other.as_str().as_bytes()),
     }
 }
 
@@ -241,7 +241,7 @@ fn fixed32(buf: &mut Vec<u8>, field: u32, value: u32) {
 
 fn bytes(buf: &mut Vec<u8>, field: u32, value: &[u8]) {
     if !value.is_empty() {
-        string_always_bytes(buf, field, value);
+        len_delimited(buf, field, value);
     }
 }
 
@@ -249,11 +249,8 @@ fn string(buf: &mut Vec<u8>, field: u32, value: &str) {
     bytes(buf, field, value.as_bytes());
 }
 
-fn string_always(buf: &mut Vec<u8>, field: u32, value: &str) {
-    string_always_bytes(buf, field, value.as_bytes());
-}
-
-fn string_always_bytes(buf: &mut Vec<u8>, field: u32, value: &[u8]) {
+/// A string or bytes field, written even when empty.
+fn len_delimited(buf: &mut Vec<u8>, field: u32, value: &[u8]) {
     tag(buf, field, LEN);
     varint(buf, value.len() as u64);
     buf.extend_from_slice(value);
