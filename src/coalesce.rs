@@ -7,13 +7,11 @@
 //! it just woke add their frames first, then writes everything held at the next flush.
 
 use futures::{Stream, TryStreamExt};
-use hyper_util::rt::TokioIo;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tonic::codegen::{BoxFuture, Service, http::Uri};
 use tonic::transport::server::{Connected, TcpIncoming};
 
 /// Bytes held at most; a write past this sends what is held first.
@@ -141,33 +139,6 @@ impl<T: Connected> Connected for Coalesced<T> {
 /// listeners it binds itself: without it, Nagle and delayed ACKs stall about a third of calls by 40 ms.
 pub fn incoming(listener: TcpListener) -> impl Stream<Item = io::Result<Coalesced<TcpStream>>> {
     TcpIncoming::from(listener).with_nodelay(Some(true)).map_ok(Coalesced::new)
-}
-
-/// Connects a gRPC channel over plain TCP (no delay) with coalesced writes, as tonic's own connector would
-/// connect an `http://` target.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CoalescingConnector;
-
-impl Service<Uri> for CoalescingConnector {
-    type Response = TokioIo<Coalesced<TcpStream>>;
-    type Error = io::Error;
-    type Future = BoxFuture<Self::Response, Self::Error>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, uri: Uri) -> Self::Future {
-        Box::pin(async move {
-            let invalid = |what: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{uri} has no {what}"));
-            let host = uri.host().ok_or_else(|| invalid("host"))?;
-            let host = host.trim_start_matches('[').trim_end_matches(']');
-            let port = uri.port_u16().unwrap_or(80);
-            let stream = TcpStream::connect((host, port)).await?;
-            stream.set_nodelay(true)?;
-            Ok(TokioIo::new(Coalesced::new(stream)))
-        })
-    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub mod coalesce;
 pub mod config;
 pub mod definitions;
 pub mod executor;
+pub mod grpc_frame;
 pub mod pb;
 pub mod pipeline;
 pub mod policy;

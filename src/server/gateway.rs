@@ -24,17 +24,28 @@ impl GatewayService {
     }
 }
 
-#[tonic::async_trait]
-impl ToolGateway for GatewayService {
-    async fn execute(&self, request: Request<pb::ExecuteRequest>) -> Result<Response<pb::ExecuteResponse>, Status> {
-        let deadline = deadline_of(request.metadata());
-        let parent = propagation::extract(request.metadata());
-        let req = request.into_inner();
+impl GatewayService {
+    /// One `Execute`: served here for the listener's own path (`server::execute`) and for the tonic service alike.
+    pub async fn execute_request(
+        &self,
+        metadata: &MetadataMap,
+        req: pb::ExecuteRequest,
+    ) -> Result<pb::ExecuteResponse, ServiceError> {
+        let deadline = deadline_of(metadata);
+        let parent = propagation::extract(metadata);
         let call = call_from_proto(req.call.ok_or_else(|| ServiceError::BadRequest("call is required".into()))?);
         let ctx = context_from_proto(req.context);
         let mode = review_mode(req.review_mode);
         let message = self.executor.execute(&call, &ctx, deadline, mode).with_context(parent).await;
-        Ok(Response::new(pb::ExecuteResponse { message: Some(message_to_proto(message)) }))
+        Ok(pb::ExecuteResponse { message: Some(message_to_proto(message)) })
+    }
+}
+
+#[tonic::async_trait]
+impl ToolGateway for GatewayService {
+    async fn execute(&self, request: Request<pb::ExecuteRequest>) -> Result<Response<pb::ExecuteResponse>, Status> {
+        let (metadata, _, req) = request.into_parts();
+        Ok(Response::new(self.execute_request(&metadata, req).await?))
     }
 
     async fn execute_batch(

@@ -2,7 +2,9 @@
 
 mod auth;
 pub mod convert;
+mod execute;
 mod gateway;
+mod listen;
 pub(crate) mod mcp;
 mod metrics;
 mod registry;
@@ -30,12 +32,14 @@ use crate::policy::{BudgetLimits, Clock, Policy, PolicySettings};
 use crate::registry::{RedbStore, Registry, RegistryError};
 use crate::telemetry::{Gauges, Telemetry};
 use auth::RequireToken;
+use execute::FastExecute;
+use listen::Dispatch;
 use std::future::Future;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tonic::service::Routes;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::server::Router;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -203,11 +207,11 @@ async fn serve(
         // The metrics endpoint stops with the gateway.
         drop(metrics_done);
     };
-    let router = services(config, executor, state).await?;
+    let dispatch = services(config, executor, state).await?;
     let addr = listener.local_addr().map_err(|e| ServeError::Listener(e.to_string()))?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "toolgate serving");
     warn_if_open(addr, config);
-    router.serve_with_incoming_shutdown(crate::coalesce::incoming(listener), shutdown).await?;
+    listen::serve(listener, dispatch, shutdown).await;
     // A reviewed call being run when the shutdown began finishes, and stores its outcome, within its timeout.
     let grace = config.default_timeout + Duration::from_secs(1);
     if tokio::time::timeout(grace, all_gone.recv()).await.is_err() {
@@ -216,12 +220,13 @@ async fn serve(
     Ok(())
 }
 
-/// The gRPC services with their size limits and tokens, plus health and reflection.
-async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Result<Router, ServeError> {
+/// The gRPC services with their size limits and tokens, plus health and reflection; `Execute` on its own path.
+async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Result<Dispatch, ServeError> {
     let max = config.max_request_bytes;
-    let gateway = ToolGatewayServer::new(gateway::GatewayService::new(executor, config.max_batch_calls))
-        .max_decoding_message_size(max);
+    let gateway = Arc::new(gateway::GatewayService::new(executor, config.max_batch_calls));
     let data_token = RequireToken::new("data", config.tokens.data.as_deref());
+    let execute = FastExecute::new(Arc::clone(&gateway), data_token.clone(), max);
+    let gateway = ToolGatewayServer::from_arc(gateway).max_decoding_message_size(max);
     let admin_token = RequireToken::new("admin", config.tokens.admin.as_deref());
     // Reviewers, and agents resuming a review, need not hold the admin token: a review token opens ToolReview
     // alone. Without one, the admin token closes it.
@@ -250,18 +255,14 @@ async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Res
         .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()?;
-    Ok(tonic::transport::Server::builder()
-        // A peer that vanishes without closing its connection (a worker's host lost, say) is found within
-        // KEEPALIVE + KEEPALIVE_TIMEOUT, and its streams end: a worker is detached and its calls fail at once.
-        .http2_keepalive_interval(Some(KEEPALIVE))
-        .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
-        .add_service(health)
+    let routes = Routes::new(health)
         .add_service(reflection)
         .add_service(InterceptedService::new(admin, admin_token.clone()))
         .add_service(InterceptedService::new(mcp, admin_token.clone()))
         .add_service(InterceptedService::new(worker, admin_token.clone()))
         .add_service(InterceptedService::new(review, review_token))
-        .add_service(InterceptedService::new(gateway, data_token)))
+        .add_service(InterceptedService::new(gateway, data_token));
+    Ok(Dispatch::new(execute, routes))
 }
 
 /// The health service `toolgate.cluster` says whether Redis answers: NOT_SERVING while the gateway is degraded.
@@ -328,9 +329,6 @@ fn spawn_metrics(listener: TcpListener, config: &Config, telemetry: &Telemetry) 
     stop
 }
 
-/// How often an HTTP/2 ping checks that a client is still there, and how long its answer may take.
-const KEEPALIVE: Duration = Duration::from_secs(20);
-const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often idle rate-limit keys, semaphores and sessions are swept.
 const EVICT_EVERY: Duration = Duration::from_secs(30);
 /// Cluster mode: a reviewed call claimed by a gateway that has not finished it this long after is taken as

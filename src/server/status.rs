@@ -1,6 +1,7 @@
 //! The one place errors become `tonic::Status`: an exhaustive match, so no new variant slips through unmapped.
 
 use crate::backend::mcp::McpError;
+use crate::grpc_frame::FrameError;
 use crate::policy::review::ReviewError;
 use crate::registry::{RegistryError, StoreError};
 use tonic::{Code, Status};
@@ -24,6 +25,12 @@ pub enum ServiceError {
     /// A stream that cannot go on; the client should start it again.
     #[error("{0}")]
     Aborted(String),
+    /// The request asks for something this server does not do, such as a compression it does not accept.
+    #[error("{0}")]
+    Unimplemented(String),
+    /// A request body that is not one gRPC message within the size limit.
+    #[error("{0}")]
+    Frame(#[from] FrameError),
 }
 
 impl From<ServiceError> for Status {
@@ -33,6 +40,11 @@ impl From<ServiceError> for Status {
             ServiceError::Unauthenticated(_) => Code::Unauthenticated,
             ServiceError::FailedPrecondition(_) => Code::FailedPrecondition,
             ServiceError::Aborted(_) => Code::Aborted,
+            ServiceError::Unimplemented(_) => Code::Unimplemented,
+            // OUT_OF_RANGE, as tonic answers a message over its decoding limit.
+            ServiceError::Frame(FrameError::TooLarge { .. }) => Code::OutOfRange,
+            ServiceError::Frame(FrameError::Compressed) => Code::Unimplemented,
+            ServiceError::Frame(FrameError::Truncated | FrameError::Missing) => Code::InvalidArgument,
             ServiceError::Review(e) => match e {
                 ReviewError::NotFound => Code::NotFound,
                 ReviewError::AlreadyDecided | ReviewError::NotRunning => Code::FailedPrecondition,

@@ -1,45 +1,47 @@
 //! The gRPC backend: a tool server implementing `toolgate.v1.ToolRuntime/Invoke`.
 
-use super::{BackendError, Invocation, Output};
-use crate::coalesce::CoalescingConnector;
-use crate::pb::v1::{self as pb, tool_runtime_client::ToolRuntimeClient};
-use std::collections::HashMap;
-use std::sync::RwLock;
-use std::time::Duration;
-use tonic::metadata::{Ascii, MetadataValue};
-use tonic::transport::{Channel, Endpoint};
+mod conn;
 
-/// One lazily connected channel per target, shared by all calls to it.
+use super::{BackendError, Invocation, Output};
+use crate::grpc_frame;
+use crate::pb::v1 as pb;
+use conn::{CallFailure, Target};
+use prost::Message;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+/// The method every gRPC tool server implements.
+const INVOKE: &str = "/toolgate.v1.ToolRuntime/Invoke";
+
+/// One lazily connected HTTP/2 connection per target, shared by all calls to it.
 pub struct GrpcChannels {
     /// Read on every call, written once per target: a read lock, not a mutex, so calls never queue here.
-    channels: RwLock<HashMap<String, Channel>>,
+    targets: RwLock<HashMap<String, Arc<Target>>>,
     connect_timeout: Duration,
     max_result_bytes: usize,
 }
 
 impl GrpcChannels {
     pub fn new(connect_timeout: Duration, max_result_bytes: usize) -> Self {
-        Self { channels: RwLock::default(), connect_timeout, max_result_bytes }
+        Self { targets: RwLock::default(), connect_timeout, max_result_bytes }
     }
 
-    fn channel(&self, target: &str) -> Result<Channel, BackendError> {
-        if let Some(channel) = self.channels.read().unwrap_or_else(|p| p.into_inner()).get(target) {
-            return Ok(channel.clone());
+    fn target(&self, target: &str) -> Result<Arc<Target>, BackendError> {
+        if let Some(found) = self.targets.read().unwrap_or_else(|p| p.into_inner()).get(target) {
+            return Ok(Arc::clone(found));
         }
-        let mut channels = self.channels.write().unwrap_or_else(|p| p.into_inner());
-        if let Some(channel) = channels.get(target) {
-            return Ok(channel.clone());
+        let mut targets = self.targets.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(found) = targets.get(target) {
+            return Ok(Arc::clone(found));
         }
-        let endpoint = Endpoint::from_shared(target.to_owned())
-            .map_err(|e| BackendError::Unavailable(format!("bad gRPC target {target:?}: {e}")))?
-            .connect_timeout(self.connect_timeout);
-        let channel = endpoint.connect_with_connector_lazy(CoalescingConnector);
-        channels.insert(target.to_owned(), channel.clone());
-        Ok(channel)
+        let made = Arc::new(Target::new(target, INVOKE).map_err(BackendError::Unavailable)?);
+        targets.insert(target.to_owned(), Arc::clone(&made));
+        Ok(made)
     }
 
     pub async fn invoke(&self, target: &str, call: Invocation<'_>) -> Result<Output, BackendError> {
-        let mut client = ToolRuntimeClient::new(self.channel(target)?).max_decoding_message_size(self.max_result_bytes);
+        let server = self.target(target)?;
         let ctx = call.context;
         let request = pb::InvokeRequest {
             call_id: call.call_id.to_owned(),
@@ -52,22 +54,29 @@ impl GrpcChannels {
                 values: ctx.values.clone().into_iter().collect(),
             }),
         };
-        let mut request = tonic::Request::new(request);
-        for (name, value) in call.trace {
-            // Trace headers are ASCII by construction; one that is not is left out rather than fail the call.
-            if let Ok(mut value) = value.parse::<MetadataValue<Ascii>>() {
-                // New on every call: HPACK's table would gain nothing from it but lose the entries it evicts.
-                value.set_sensitive(true);
-                request.metadata_mut().insert(*name, value);
-            }
-        }
-        let response = client.invoke(request).await.map_err(status_error)?.into_inner();
+        let framed = grpc_frame::encode(&request);
+        let answer = server.unary(framed, call.trace, self.max_result_bytes, self.connect_timeout).await;
+        let message = answer.map_err(failure)?;
+        let response = pb::InvokeResponse::decode(message)
+            .map_err(|e| BackendError::Unavailable(format!("gRPC Internal: the answer does not decode: {e}")))?;
         if response.is_error {
             let message = if response.error_message.is_empty() { response.content } else { response.error_message };
             return Err(BackendError::Tool { message, retryable: false, model_fixable: false });
         }
         let structured = (!response.structured.is_empty()).then_some(response.structured);
         Ok(Output { content: response.content, structured })
+    }
+}
+
+fn failure(failure: CallFailure) -> BackendError {
+    match failure {
+        CallFailure::Status(status) => status_error(status),
+        // The same call would answer the same: not worth a retry.
+        CallFailure::TooLarge { limit } => BackendError::Tool {
+            message: format!("the result is over the limit of {limit} bytes"),
+            retryable: false,
+            model_fixable: false,
+        },
     }
 }
 
