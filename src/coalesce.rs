@@ -1,10 +1,11 @@
 //! Write coalescing for the gateway's own HTTP/2 connections, to agents and to gRPC tool servers: what the
-//! connection writes in one turn of the scheduler leaves in one syscall.
+//! connection writes between two flushes leaves in one syscall.
 //!
-//! hyper's HTTP/2 flushes a unary gRPC message in pieces: a request's HEADERS before its DATA (a stream gets
-//! send capacity only once its HEADERS went out), and a response's trailers after its HEADERS and DATA. Each piece
-//! is a `writev` on loopback, and each wakes the peer. [`Coalesced`] holds a flush back once, letting the tasks
-//! it just woke add their frames first, then writes everything held at the next flush.
+//! h2 writes the frames it has queued one at a time, a `writev` for each DATA frame with the frames before it:
+//! a unary answer's HEADERS, DATA and trailers, or the frames of several streams, would each wake the peer.
+//! [`Coalesced`] holds the writes and sends them together when the connection flushes. It never holds a flush
+//! back: putting one off to the next turn of the scheduler, as it once did, wakes an idle worker thread for the
+//! turn, which cost a call at concurrency 1 about a fifth of its latency.
 
 use futures::{Stream, TryStreamExt};
 use std::io::{self, IoSlice};
@@ -19,19 +20,17 @@ const MAX_HELD: usize = 64 * 1024;
 /// Room an emptied buffer keeps for the next messages.
 const KEPT_CAPACITY: usize = 16 * 1024;
 
-/// A stream whose writes are held until the second flush that finds them, so frames written one right after the
-/// other go out together. Reads pass straight through. Every flush the caller completes has written everything.
+/// A stream whose writes are held until the next flush, so the frames written before it go out together. Reads
+/// pass straight through. Every flush the caller completes has written everything.
 #[derive(Debug)]
 pub struct Coalesced<T> {
     inner: T,
     held: Vec<u8>,
-    /// A flush found bytes held and was put off once: the next one writes them.
-    deferred: bool,
 }
 
 impl<T> Coalesced<T> {
     pub fn new(inner: T) -> Self {
-        Self { inner, held: Vec::new(), deferred: false }
+        Self { inner, held: Vec::new() }
     }
 }
 
@@ -106,23 +105,13 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Coalesced<T> {
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if !this.held.is_empty() {
-            if !this.deferred {
-                // Put off once: the task runs again after those it woke, and writes what they added too.
-                this.deferred = true;
-                cx.waker().wake_by_ref();
-                return Poll::Pending;
-            }
-            ready!(this.poll_drain(cx))?;
-        }
-        this.deferred = false;
+        ready!(this.poll_drain(cx))?;
         Pin::new(&mut this.inner).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         ready!(this.poll_drain(cx))?;
-        this.deferred = false;
         Pin::new(&mut this.inner).poll_shutdown(cx)
     }
 }
@@ -146,18 +135,33 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+    /// Counts the writes that reach it.
+    struct Writes(Vec<Vec<u8>>);
+
+    impl AsyncWrite for Writes {
+        fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+            self.get_mut().0.push(buf.to_vec());
+            Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
     #[tokio::test]
-    async fn writes_are_held_until_the_second_flush_then_sent_together() {
-        let (near, mut far) = tokio::io::duplex(1 << 20);
-        let mut stream = Coalesced::new(near);
+    async fn writes_are_held_until_a_flush_then_sent_together_at_once() {
+        let mut stream = Coalesced::new(Writes(Vec::new()));
         stream.write_all(b"HEADERS").await.unwrap();
-        let first = futures::poll!(std::pin::pin!(stream.flush()));
-        assert!(first.is_pending(), "the first flush is put off");
         stream.write_all(b"DATA").await.unwrap();
-        stream.flush().await.unwrap();
-        let mut got = vec![0; 11];
-        far.read_exact(&mut got).await.unwrap();
-        assert_eq!(got, b"HEADERSDATA");
+        assert!(stream.inner.0.is_empty(), "nothing is written before the flush");
+        let flushed = futures::poll!(std::pin::pin!(stream.flush()));
+        assert!(flushed.is_ready(), "a flush is never put off");
+        assert_eq!(stream.inner.0, vec![b"HEADERSDATA".to_vec()], "one write");
     }
 
     #[tokio::test]
