@@ -175,6 +175,17 @@ async fn tokens_close_the_admin_and_data_planes() {
         .list_tool_definitions(with_token(defs, "data-secret"))
         .await
         .expect("the data token opens the data plane");
+    // Execute is answered on a path of its own, before the tonic services: the same token closes it.
+    let call = pb::ToolCall { id: "c".into(), name: "nothing".into(), arguments: "{}".into() };
+    let execute = pb::ExecuteRequest { call: Some(call), ..Default::default() };
+    let missing = gw.gateway.execute(execute.clone()).await.unwrap_err();
+    assert_eq!(missing.code(), tonic::Code::Unauthenticated);
+    assert!(missing.message().contains("data plane's bearer token is missing"), "{}", missing.message());
+    let wrong = gw.gateway.execute(with_token(execute.clone(), "admin-secret")).await.unwrap_err();
+    assert_eq!(wrong.code(), tonic::Code::Unauthenticated, "the admin token does not open Execute");
+    let answered = gw.gateway.execute(with_token(execute, "data-secret")).await.expect("the data token opens Execute");
+    let message = answered.into_inner().message.unwrap();
+    assert_eq!(message.error.unwrap().kind, pb::ErrorKind::ToolNotFound as i32);
 
     let mut health = tonic_health::pb::health_client::HealthClient::new(common::connect(gw.addr).await);
     let req = tonic_health::pb::HealthCheckRequest { service: String::new() };
