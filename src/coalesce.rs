@@ -13,7 +13,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tonic::transport::server::{Connected, TcpIncoming};
+use tonic::transport::server::TcpIncoming;
 
 /// Bytes held at most; a write past this sends what is held first.
 const MAX_HELD: usize = 64 * 1024;
@@ -113,14 +113,6 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Coalesced<T> {
         let this = self.get_mut();
         ready!(this.poll_drain(cx))?;
         Pin::new(&mut this.inner).poll_shutdown(cx)
-    }
-}
-
-impl<T: Connected> Connected for Coalesced<T> {
-    type ConnectInfo = T::ConnectInfo;
-
-    fn connect_info(&self) -> Self::ConnectInfo {
-        self.inner.connect_info()
     }
 }
 

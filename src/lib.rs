@@ -18,7 +18,7 @@ pub mod coalesce;
 pub mod config;
 pub mod definitions;
 pub mod executor;
-pub mod grpc_frame;
+pub mod grpc_wire;
 pub mod pb;
 pub mod pipeline;
 pub mod policy;

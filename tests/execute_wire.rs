@@ -7,19 +7,22 @@ mod common;
 use bytes::{BufMut, Bytes, BytesMut};
 use common::{start_gateway, temp_config};
 use prost::Message;
+use std::time::Duration;
 use toolgate::pb::v1 as pb;
 
-/// What came back: the HTTP status, the `content-type`, the body and the `grpc-status` (from the trailers, or the
-/// headers of a trailers-only answer).
+/// What came back: the HTTP status, the `content-type`, the body, and the `grpc-status` and `grpc-message` of a
+/// trailers-only answer (in its headers) or of the trailers.
 struct Answer {
     http: u16,
     content_type: String,
     body: Bytes,
     grpc_status: String,
     grpc_message: String,
+    trailers_only: bool,
 }
 
-async fn send(addr: std::net::SocketAddr, extra: &[(&str, &str)], body: Bytes) -> Answer {
+/// Sends an `Execute` with `extra` headers and `body`, ending the stream unless `open`.
+async fn exchange(addr: std::net::SocketAddr, extra: &[(&str, &str)], body: Bytes, open: bool) -> Answer {
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     let (client, connection) = h2::client::handshake(tcp).await.unwrap();
     tokio::spawn(connection);
@@ -31,24 +34,29 @@ async fn send(addr: std::net::SocketAddr, extra: &[(&str, &str)], body: Bytes) -
     }
     let mut client = client.ready().await.unwrap();
     let (response, mut stream) = client.send_request(request.body(()).unwrap(), false).unwrap();
-    stream.send_data(body, true).unwrap();
+    stream.send_data(body, !open).unwrap();
     let (head, mut received) = response.await.unwrap().into_parts();
+    let trailers_only = received.is_end_stream();
     let mut body = BytesMut::new();
     while let Some(chunk) = received.data().await {
         body.extend_from_slice(&chunk.unwrap());
     }
-    let trailers = received.trailers().await.unwrap().unwrap_or_default();
-    let get = |name: &str| {
-        let value = trailers.get(name).or_else(|| head.headers.get(name));
-        value.map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default()
-    };
+    let trailers = received.trailers().await.unwrap();
+    assert_eq!(trailers.is_none(), trailers_only, "trailers follow a body, and only a body");
+    let status_in = trailers.unwrap_or_else(|| head.headers.clone());
+    let get = |name: &str| status_in.get(name).map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
     Answer {
         http: head.status.as_u16(),
         content_type: head.headers.get("content-type").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default(),
         body: body.freeze(),
         grpc_status: get("grpc-status"),
-        grpc_message: get("grpc-message"),
+        grpc_message: percent_encoding::percent_decode_str(&get("grpc-message")).decode_utf8_lossy().into_owned(),
+        trailers_only,
     }
+}
+
+async fn send(addr: std::net::SocketAddr, extra: &[(&str, &str)], body: Bytes) -> Answer {
+    exchange(addr, extra, body, false).await
 }
 
 fn framed(flag: u8, message: &[u8]) -> Bytes {
@@ -109,7 +117,37 @@ async fn requests_that_are_not_one_uncompressed_execute_request_get_a_status() {
         assert_eq!(answer.grpc_status, status, "{case}: {}", answer.grpc_message);
         assert!(!answer.grpc_message.is_empty(), "{case}: the status says why");
         assert!(answer.body.is_empty(), "{case}: no message with an error status");
+        assert!(answer.trailers_only, "{case}: an error is a trailers-only answer");
     }
     let identity = send(gw.addr, &[("grpc-encoding", "identity")], framed(0, &request)).await;
     assert_eq!(identity.grpc_status, "0", "identity is no compression");
+}
+
+#[tokio::test]
+async fn a_message_over_the_limit_is_refused_by_its_prefix_before_the_rest_is_sent() {
+    let (_dir, mut config) = temp_config();
+    config.max_request_bytes = 1000;
+    let gw = start_gateway(config).await;
+    // A prefix that claims 100 MB, and a stream left open: the answer cannot wait for the rest.
+    let mut prefix = BytesMut::new();
+    prefix.put_u8(0);
+    prefix.put_u32(100_000_000);
+    let answered = tokio::time::timeout(Duration::from_secs(5), exchange(gw.addr, &[], prefix.freeze(), true));
+    let answer = answered.await.expect("answered without the rest of the body");
+    assert_eq!(answer.grpc_status, "11", "{}", answer.grpc_message);
+    assert!(answer.grpc_message.contains("over the limit of 1000 bytes"), "{}", answer.grpc_message);
+}
+
+#[tokio::test]
+async fn a_request_still_arriving_when_its_grpc_timeout_expires_is_answered_deadline_exceeded() {
+    let (_dir, config) = temp_config();
+    let gw = start_gateway(config).await;
+    // Half a message, and the stream left open: the gateway waits for the rest only until the caller's timeout.
+    let half = framed(0, &execute_request()).slice(..6);
+    let started = std::time::Instant::now();
+    let answered = exchange(gw.addr, &[("grpc-timeout", "300m")], half, true);
+    let answer = tokio::time::timeout(Duration::from_secs(5), answered).await.expect("answered at the timeout");
+    assert_eq!(answer.grpc_status, "4", "{}", answer.grpc_message);
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(250) && waited < Duration::from_secs(3), "{waited:?}");
 }

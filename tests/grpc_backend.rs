@@ -1,12 +1,14 @@
 //! The gateway's own HTTP/2 client to gRPC tool servers, over real sockets: one connection shared by the calls in
-//! flight, a new one once a server restarts, results bounded by `limits.max_result_bytes` across DATA frames, and a
-//! server that speaks HTTP/2 but not gRPC.
+//! flight, a new one once a server restarts or goes away, results bounded by `limits.max_result_bytes` across DATA
+//! frames and past the stream's flow-control window, a server that speaks HTTP/2 but not gRPC, and how a reset
+//! stream or a proxy's error reads.
 
 mod common;
 
 use common::backends::Runtime;
 use common::{kind_of, start_gateway, status_of, temp_config};
 use futures::StreamExt;
+use prost::Message;
 use serde_json::json;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -134,6 +136,114 @@ async fn results_are_reassembled_across_frames_and_bounded() {
     assert!(m.content.contains("the result is over the limit of 100000 bytes"), "{}", m.content);
     // The refused answer did not break the connection.
     assert_eq!(status_of(&gw.call("echo", r#"{"after": true}"#).await), ToolStatus::Success);
+}
+
+#[tokio::test]
+async fn an_answer_larger_than_the_streams_window_arrives_whole() {
+    let (_dir, mut config) = temp_config();
+    config.max_result_bytes = 4 * 1024 * 1024;
+    config.parse_limits.max_bytes = 2 * 1024 * 1024;
+    config.max_request_bytes = 2 * 1024 * 1024;
+    let mut gw = start_gateway(config).await;
+    let target = common::backends::start_runtime(Runtime::default()).await;
+    let spec = json!({"name": "echo", "input_schema": {"type": "object"}, "backend": {"grpc": {"target": target}}});
+    gw.register(spec).await.unwrap();
+    // Echoed twice: about 2.4 MB, past the 2 MiB stream window, which opens again only as the gateway reads. (With
+    // the effective arguments, the agent's answer stays under its client's 4 MiB limit.)
+    let big = format!(r#"{{"a": "{}"}}"#, "x".repeat(1_200_000));
+    for _ in 0..2 {
+        let answered = tokio::time::timeout(std::time::Duration::from_secs(20), gw.call("echo", &big)).await;
+        let m = answered.expect("the answer is read as it arrives, not stalled on flow control");
+        assert_eq!((status_of(&m), m.content.len()), (ToolStatus::Success, big.len()), "{:?}", m.error);
+    }
+}
+
+/// A ToolRuntime written on h2 itself, whose behaviour depends on the tool: `goaway` answers the arguments, then
+/// closes the connection with a GOAWAY; `cancel` resets the stream with CANCEL; `proxy` answers HTTP 503 with the
+/// gRPC status a proxy in front of a server adds.
+async fn start_raw_runtime() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            tokio::spawn(serve_raw(socket));
+        }
+    });
+    addr
+}
+
+async fn serve_raw(socket: tokio::net::TcpStream) {
+    let mut connection = h2::server::handshake(socket).await.unwrap();
+    while let Some(Ok((request, mut respond))) = connection.accept().await {
+        let mut body = request.into_body();
+        let mut bytes = Vec::new();
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.unwrap();
+            let _ = body.flow_control().release_capacity(chunk.len());
+            bytes.extend_from_slice(&chunk);
+        }
+        let invoke = toolgate::pb::v1::InvokeRequest::decode(&bytes[5..]).unwrap();
+        match invoke.tool.as_str() {
+            "cancel" => respond.send_reset(h2::Reason::CANCEL),
+            "proxy" => {
+                let head = http::Response::builder()
+                    .status(503)
+                    .header("grpc-status", "14")
+                    .header("grpc-message", "upstream%20down")
+                    .body(())
+                    .unwrap();
+                respond.send_response(head, true).unwrap();
+            }
+            _ => {
+                let answer = toolgate::pb::v1::InvokeResponse { content: invoke.arguments, ..Default::default() };
+                let head = http::Response::builder().header("content-type", "application/grpc").body(()).unwrap();
+                let mut stream = respond.send_response(head, false).unwrap();
+                stream.send_data(toolgate::grpc_wire::encode(&answer), false).unwrap();
+                let mut trailers = http::HeaderMap::new();
+                trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
+                stream.send_trailers(trailers).unwrap();
+                connection.graceful_shutdown();
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_closes_each_connection_after_an_answer_is_reached_again_every_time() {
+    let (_dir, config) = temp_config();
+    let mut gw = start_gateway(config).await;
+    let addr = start_raw_runtime().await;
+    gw.register(echo_spec("goaway", addr)).await.unwrap();
+    for n in 0..5 {
+        let m = gw.call("goaway", &format!(r#"{{"n": {n}}}"#)).await;
+        assert_eq!((status_of(&m), m.content), (ToolStatus::Success, format!(r#"{{"n": {n}}}"#)), "call {n}");
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_stream_is_not_retried_and_a_proxys_status_is_read() {
+    let (_dir, config) = temp_config();
+    let mut gw = start_gateway(config).await;
+    let addr = start_raw_runtime().await;
+    let target = format!("http://{addr}");
+    let spec = |name: &str| {
+        json!({"name": name, "input_schema": {"type": "object"}, "backend": {"grpc": {"target": target}},
+               "limits": {"idempotent": true, "retries": 2}})
+    };
+    gw.register(spec("cancel")).await.unwrap();
+    gw.register(spec("proxy")).await.unwrap();
+
+    // The tool may have run before it cancelled: an error to report, not to send again.
+    let m = gw.call("cancel", "{}").await;
+    let error = m.error.clone().unwrap();
+    assert_eq!((kind_of(&m), error.retryable, m.attempts), (K::ToolError, false, 1), "{m:?}");
+    assert!(error.message.contains("Cancelled"), "{error:?}");
+
+    // A 503 that carries grpc-status 14 is UNAVAILABLE with the proxy's message, retried as the tool allows.
+    let m = gw.call("proxy", "{}").await;
+    let error = m.error.clone().unwrap();
+    assert_eq!((kind_of(&m), error.retryable, m.attempts), (K::Unavailable, true, 3), "{m:?}");
+    assert!(error.message.contains("upstream down"), "{error:?}");
 }
 
 #[tokio::test]

@@ -5,11 +5,11 @@
 use super::auth::RequireToken;
 use super::gateway::GatewayService;
 use super::status::ServiceError;
-use crate::grpc_frame::{self, Gather};
+use crate::grpc_wire::{self, Gather};
 use crate::pb::v1 as pb;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, header};
-use http_body::{Body, Frame, SizeHint};
+use http_body::{Body, Frame};
 use http_body_util::BodyExt;
 use prost::Message;
 use std::convert::Infallible;
@@ -41,7 +41,7 @@ impl FastExecute {
         B::Error: std::fmt::Display,
     {
         match self.answer(request).await {
-            Ok(response) => UnaryBody::ok(grpc_frame::encode(&response)),
+            Ok(response) => UnaryBody::ok(grpc_wire::encode(&response)),
             Err(status) => status.into_http(),
         }
     }
@@ -107,9 +107,5 @@ impl Body for UnaryBody {
 
     fn is_end_stream(&self) -> bool {
         self.message.is_none() && self.trailers.is_none()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.message.as_ref().map_or(0, |m| m.len() as u64))
     }
 }

@@ -104,21 +104,10 @@ fn review_mode(mode: i32) -> ReviewMode {
 /// The most the gateway keeps back from a caller's deadline to send its answer.
 const DEADLINE_MARGIN: Duration = Duration::from_millis(100);
 
-/// The caller's deadline, from the `grpc-timeout` header (`<digits><unit>`, unit one of H M S m u n).
+/// The caller's deadline, from its `grpc-timeout`, a little early: a message that arrives after the caller gave
+/// up is lost.
 fn deadline_of(metadata: &MetadataMap) -> Option<Instant> {
-    let text = metadata.get("grpc-timeout")?.to_str().ok()?;
-    let (digits, unit) = text.split_at(text.len().checked_sub(1)?);
-    let n: u64 = digits.parse().ok()?;
-    let timeout = match unit {
-        "H" => Duration::from_secs(n.saturating_mul(3600)),
-        "M" => Duration::from_secs(n.saturating_mul(60)),
-        "S" => Duration::from_secs(n),
-        "m" => Duration::from_millis(n),
-        "u" => Duration::from_micros(n),
-        "n" => Duration::from_nanos(n),
-        _ => return None,
-    };
-    // Answer a little early: a message that arrives after the caller gave up is lost.
+    let timeout = crate::grpc_wire::timeout(metadata.as_ref())?;
     let margin = (timeout / 5).min(DEADLINE_MARGIN);
     Instant::now().checked_add(timeout - margin)
 }

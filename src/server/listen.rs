@@ -2,7 +2,9 @@
 //! every other request routed to the tonic services. The accept loop and graceful stop are tonic's own.
 
 use super::execute::{self, FastExecute, UnaryBody};
+use super::status::ServiceError;
 use crate::coalesce::Coalesced;
+use crate::grpc_wire;
 use futures::StreamExt;
 use http::{Method, Request, Response};
 use http_body_util::Either;
@@ -15,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+use tonic::Status;
 use tonic::codegen::Service;
 use tonic::service::Routes;
 
@@ -45,21 +48,41 @@ impl hyper::service::Service<Request<Incoming>> for Dispatch {
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
 
+    /// Answers within the caller's `grpc-timeout`, as tonic's server did for every method: past it, with
+    /// DEADLINE_EXCEEDED. (`Execute` answers a little before it on its own, with a TIMEOUT message.)
     fn call(&self, request: Request<Incoming>) -> Self::Future {
-        if request.uri().path() == execute::PATH && request.method() == Method::POST {
-            let execute = Arc::clone(&self.execute);
-            return Box::pin(async move { Ok(execute.serve(request).await.map(Either::Left)) });
-        }
-        let mut routes = self.routes.clone();
+        let timeout = grpc_wire::timeout(request.headers());
+        let execute = (request.uri().path() == execute::PATH && request.method() == Method::POST)
+            .then(|| Arc::clone(&self.execute));
+        let routes = execute.is_none().then(|| self.routes.clone());
         Box::pin(async move {
-            std::future::poll_fn(|cx| Service::<Request<Incoming>>::poll_ready(&mut routes, cx)).await?;
-            Ok(routes.call(request).await?.map(Either::Right))
+            let answer = async move {
+                match (execute, routes) {
+                    (Some(execute), _) => Ok(execute.serve(request).await.map(Either::Left)),
+                    (None, Some(mut routes)) => {
+                        std::future::poll_fn(|cx| Service::<Request<Incoming>>::poll_ready(&mut routes, cx)).await?;
+                        Ok(routes.call(request).await?.map(Either::Right))
+                    }
+                    (None, None) => unreachable!("one of the two paths is taken"),
+                }
+            };
+            match timeout {
+                Some(timeout) => tokio::time::timeout(timeout, answer).await.unwrap_or_else(|_| Ok(expired(timeout))),
+                None => answer.await,
+            }
         })
     }
 }
 
-/// Serves `dispatch` on every connection `listener` accepts (no delay, coalesced writes) until `shutdown`; then
-/// asks every connection to finish what it is doing, and returns once all have closed.
+/// The answer to a request still running when its `grpc-timeout` expired.
+fn expired(timeout: Duration) -> Response<ResponseBody> {
+    let status: Status =
+        ServiceError::DeadlineExceeded(format!("no answer within the call's timeout of {timeout:?}")).into();
+    status.into_http::<UnaryBody>().map(Either::Left)
+}
+
+/// Serves `dispatch` on every connection `listener` accepts until `shutdown`; then asks every connection to finish
+/// what it is doing, and returns once all have closed.
 pub async fn serve(listener: TcpListener, dispatch: Dispatch, shutdown: impl Future<Output = ()>) {
     let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
     builder
@@ -67,28 +90,41 @@ pub async fn serve(listener: TcpListener, dispatch: Dispatch, shutdown: impl Fut
         // A peer that vanishes without closing its connection (a worker's host lost, say) is found within
         // KEEPALIVE + KEEPALIVE_TIMEOUT, and its streams end: a worker is detached and its calls fail at once.
         .keep_alive_interval(Some(KEEPALIVE))
-        .keep_alive_timeout(KEEPALIVE_TIMEOUT)
-        // As tonic's server: streams per connection are not capped here; the policy caps calls.
-        .max_concurrent_streams(None);
+        .keep_alive_timeout(KEEPALIVE_TIMEOUT);
+    // hyper's default of 200 streams per connection stays: tonic lifted it, but each stream may hold a request of
+    // up to `max_request_bytes` while it is read.
     let (stopping, stop_seen) = watch::channel(());
+    accept(listener, &dispatch, &builder, &stop_seen, shutdown).await;
+    // The listener is closed by now, so clients arriving during the drain are refused rather than left waiting in
+    // the backlog.
+    let _ = stopping.send(());
+    drop(stop_seen);
+    stopping.closed().await;
+}
+
+/// Accepts connections (no delay, coalesced writes) and serves each, until `shutdown`; then closes the listener.
+async fn accept(
+    listener: TcpListener,
+    dispatch: &Dispatch,
+    builder: &hyper::server::conn::http2::Builder<TokioExecutor>,
+    stop: &watch::Receiver<()>,
+    shutdown: impl Future<Output = ()>,
+) {
     let mut shutdown = pin!(shutdown);
     let mut incoming = pin!(crate::coalesce::incoming(listener));
     loop {
         tokio::select! {
-            () = &mut shutdown => break,
+            () = &mut shutdown => return,
             accepted = incoming.next() => match accepted {
-                Some(Ok(io)) => spawn_connection(io, dispatch.clone(), builder.clone(), stop_seen.clone()),
+                Some(Ok(io)) => spawn_connection(io, dispatch.clone(), builder.clone(), stop.clone()),
                 Some(Err(err)) => {
                     tracing::warn!(error = %err, "accepting a connection failed");
                     tokio::time::sleep(ACCEPT_BACKOFF).await;
                 }
-                None => break,
+                None => return,
             },
         }
     }
-    let _ = stopping.send(());
-    drop(stop_seen);
-    stopping.closed().await;
 }
 
 /// Serves one connection in a task of its own; once `stop` changes, it finishes its streams and closes.

@@ -1,7 +1,7 @@
 //! The one place errors become `tonic::Status`: an exhaustive match, so no new variant slips through unmapped.
 
 use crate::backend::mcp::McpError;
-use crate::grpc_frame::FrameError;
+use crate::grpc_wire::FrameError;
 use crate::policy::review::ReviewError;
 use crate::registry::{RegistryError, StoreError};
 use tonic::{Code, Status};
@@ -28,6 +28,9 @@ pub enum ServiceError {
     /// The request asks for something this server does not do, such as a compression it does not accept.
     #[error("{0}")]
     Unimplemented(String),
+    /// The request was still running when its caller's `grpc-timeout` expired.
+    #[error("{0}")]
+    DeadlineExceeded(String),
     /// A request body that is not one gRPC message within the size limit.
     #[error("{0}")]
     Frame(#[from] FrameError),
@@ -41,6 +44,7 @@ impl From<ServiceError> for Status {
             ServiceError::FailedPrecondition(_) => Code::FailedPrecondition,
             ServiceError::Aborted(_) => Code::Aborted,
             ServiceError::Unimplemented(_) => Code::Unimplemented,
+            ServiceError::DeadlineExceeded(_) => Code::DeadlineExceeded,
             // OUT_OF_RANGE, as tonic answers a message over its decoding limit.
             ServiceError::Frame(FrameError::TooLarge { .. }) => Code::OutOfRange,
             ServiceError::Frame(FrameError::Compressed) => Code::Unimplemented,

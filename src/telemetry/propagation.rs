@@ -1,7 +1,8 @@
 //! W3C trace context across process edges: read from a caller's gRPC metadata, written for a backend.
 
 use opentelemetry::Context;
-use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
+use opentelemetry::propagation::{Extractor, TextMapPropagator};
+use opentelemetry::trace::{TraceContextExt, TraceFlags};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tonic::metadata::MetadataMap;
 
@@ -16,11 +17,37 @@ pub fn extract(metadata: &MetadataMap) -> Context {
     TraceContextPropagator::new().extract(&MetadataExtractor(metadata))
 }
 
-/// The headers that continue `cx`'s span in a backend; none when it has no valid span.
+/// The headers that continue `cx`'s span in a backend, as `TraceContextPropagator` writes them; none when it has
+/// no valid span. `traceparent` is written here, byte by byte, rather than through `format!`: it is new on every
+/// call.
 pub fn headers(cx: &Context) -> TraceHeaders {
-    let mut headers = HeaderCollector(Vec::with_capacity(2));
-    TraceContextPropagator::new().inject_context(cx, &mut headers);
-    headers.0
+    let span = cx.span();
+    let context = span.span_context();
+    if !context.is_valid() {
+        return Vec::new();
+    }
+    let mut traceparent = String::with_capacity(55);
+    traceparent.push_str("00-");
+    push_hex(&mut traceparent, &context.trace_id().to_bytes());
+    traceparent.push('-');
+    push_hex(&mut traceparent, &context.span_id().to_bytes());
+    traceparent.push('-');
+    push_hex(&mut traceparent, &[(context.trace_flags() & TraceFlags::SAMPLED).to_u8()]);
+    let mut headers = Vec::with_capacity(2);
+    headers.push(("traceparent", traceparent));
+    let state = context.trace_state().header();
+    if !state.is_empty() {
+        headers.push(("tracestate", state));
+    }
+    headers
+}
+
+fn push_hex(text: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for byte in bytes {
+        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        text.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+    }
 }
 
 struct MetadataExtractor<'a>(&'a MetadataMap);
@@ -41,23 +68,6 @@ impl Extractor for MetadataExtractor<'_> {
     }
 }
 
-struct HeaderCollector(TraceHeaders);
-
-impl Injector for HeaderCollector {
-    fn set(&mut self, key: &str, value: String) {
-        // The propagator writes only these two, and an empty `tracestate` says nothing.
-        if value.is_empty() {
-            return;
-        }
-        let key = match key {
-            "traceparent" => "traceparent",
-            "tracestate" => "tracestate",
-            _ => return,
-        };
-        self.0.push((key, value));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,6 +81,24 @@ mod tests {
         let cx = extract(&metadata);
         assert_eq!(cx.span().span_context().trace_id().to_string(), "0af7651916cd43dd8448eb211c80319c");
         assert_eq!(headers(&cx), vec![("traceparent", parent.to_owned())]);
+
+        for (flags, state) in [("00", ""), ("01", "vendor=x,other=y")] {
+            let mut metadata = MetadataMap::new();
+            metadata.insert(
+                "traceparent",
+                format!("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-{flags}").parse().unwrap(),
+            );
+            if !state.is_empty() {
+                metadata.insert("tracestate", state.parse().unwrap());
+            }
+            let cx = extract(&metadata);
+            let mut sdk = std::collections::HashMap::new();
+            TraceContextPropagator::new().inject_context(&cx, &mut sdk);
+            sdk.retain(|_, v: &mut String| !v.is_empty());
+            let ours: std::collections::HashMap<String, String> =
+                headers(&cx).into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            assert_eq!(ours, sdk, "as the SDK's propagator writes them");
+        }
 
         let mut bad = MetadataMap::new();
         bad.insert("traceparent", "00-zz-yy-01".parse().unwrap());

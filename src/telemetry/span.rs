@@ -56,7 +56,7 @@ impl Drop for CallSpan<'_> {
         if self.telemetry.tracing() {
             let span = self.cx.span();
             if let Some(tool) = tool {
-                span.update_name(format!("execute_tool {tool}"));
+                span.update_name(["execute_tool ", tool].concat());
             }
             span.set_attribute(KeyValue::new("error.type", "CANCELLED"));
             span.set_status(Status::error("CANCELLED"));
@@ -129,7 +129,7 @@ impl Telemetry {
             None => truncate(&call.name, 128),
         };
         if tool.is_some() {
-            span.update_name(format!("execute_tool {name}"));
+            span.update_name(["execute_tool ", name].concat());
         }
         let mut rules: Vec<StringValue> = Vec::new();
         for repair in m.repairs.iter().filter(|r| r.rule != OVERRIDE_REMOVED) {
@@ -166,7 +166,7 @@ impl Telemetry {
                 KeyValue::new("toolgate.backend", backend),
                 KeyValue::new("toolgate.attempt", i64::from(attempt)),
             ];
-            (format!("backend {tool}").into(), SpanKind::Client, attributes)
+            (["backend ", tool].concat().into(), SpanKind::Client, attributes)
         })
     }
 

@@ -3,13 +3,13 @@
 //! the answer's HEADERS, DATA and trailers back: tonic's channel would add a buffer task and a tower stack to each.
 
 use crate::coalesce::Coalesced;
-use crate::grpc_frame::{FrameError, Gather};
+use crate::grpc_wire::{FrameError, Gather};
 use bytes::Bytes;
 use h2::client::SendRequest;
 use http::{HeaderValue, Method, Request, Uri, header};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
 use tonic::{Code, Status};
 
@@ -49,6 +49,9 @@ pub struct Target {
     live: RwLock<Option<Live>>,
     /// Held while connecting, so that calls arriving meanwhile wait for that connection instead of opening more.
     connecting: tokio::sync::Mutex<()>,
+    /// When the last connect failed, and why: the calls that were waiting for it fail with it, rather than each
+    /// wait out a connect of its own in turn.
+    failed: Mutex<Option<(Instant, Status)>>,
 }
 
 impl Target {
@@ -66,7 +69,8 @@ impl Target {
             .map_err(|e| format!("bad gRPC target {target:?}: {e}"))?;
         let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
         let port = parsed.port_u16().unwrap_or(80);
-        Ok(Self { uri, host, port, live: RwLock::new(None), connecting: tokio::sync::Mutex::new(()) })
+        let (live, connecting, failed) = (RwLock::new(None), tokio::sync::Mutex::new(()), Mutex::new(None));
+        Ok(Self { uri, host, port, live, connecting, failed })
     }
 
     fn current(&self) -> Option<Live> {
@@ -79,13 +83,30 @@ impl Target {
         if let Some(live) = self.current() {
             return Ok(live);
         }
+        let queued = Instant::now();
         let _connecting = self.connecting.lock().await;
         if let Some(live) = self.current() {
             return Ok(live);
         }
-        let live = self.connect(connect_timeout).await?;
-        *self.live.write().unwrap_or_else(|p| p.into_inner()) = Some(live.clone());
-        Ok(live)
+        if let Some(status) = self.failed_since(queued) {
+            return Err(status);
+        }
+        match self.connect(connect_timeout).await {
+            Ok(live) => {
+                *self.live.write().unwrap_or_else(|p| p.into_inner()) = Some(live.clone());
+                Ok(live)
+            }
+            Err(status) => {
+                *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), status.clone()));
+                Err(status)
+            }
+        }
+    }
+
+    /// Why the last connect failed, if it failed after `since`.
+    fn failed_since(&self, since: Instant) -> Option<Status> {
+        let failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        failed.as_ref().filter(|(at, _)| *at >= since).map(|(_, status)| status.clone())
     }
 
     async fn connect(&self, connect_timeout: Duration) -> Result<Live, Status> {
@@ -141,7 +162,7 @@ impl Target {
                     stream.send_data(message, true).map_err(transport)?;
                     return answer(response, limit).await;
                 }
-                Err(err) if replace => {
+                Err(err) if replace && connection_gone(&err) => {
                     tracing::debug!(target = %self.uri_authority(), error = %err, "connection closed; opening another");
                     live.closed.store(true, Ordering::Release);
                     replace = false;
@@ -176,11 +197,12 @@ const USER_AGENT: &str = concat!("toolgate/", env!("CARGO_PKG_VERSION"));
 /// Reads the answer: its status (in the headers of a trailers-only answer, or in the trailers), and its message.
 async fn answer(response: h2::client::ResponseFuture, limit: usize) -> Result<Bytes, CallFailure> {
     let (head, mut body) = response.await.map_err(transport)?.into_parts();
-    if head.status != http::StatusCode::OK {
-        return Err(Status::new(http_code(head.status), format!("HTTP status {}", head.status)).into());
-    }
+    // A trailers-only answer, or an HTTP error from a proxy that says which gRPC status it means.
     if let Some(status) = Status::from_header_map(&head.headers) {
         return Err(status_or_ok(status).unwrap_or_else(|| Status::internal("an OK answer with no message")).into());
+    }
+    if head.status != http::StatusCode::OK {
+        return Err(Status::new(http_code(head.status), format!("HTTP status {}", head.status)).into());
     }
     let mut gathered = Gather::new(limit);
     while let Some(chunk) = body.data().await {
@@ -212,12 +234,26 @@ fn frame_failure(err: FrameError, limit: usize) -> CallFailure {
     }
 }
 
-/// A transport failure as the status a gRPC client reports: the server may not have seen the call.
+/// Whether a request could not be sent because its connection is gone: closed, failed or going away.
+fn connection_gone(err: &h2::Error) -> bool {
+    err.is_io() || err.is_go_away()
+}
+
+/// A transport failure as the status tonic's client reports for it (`Status::from_h2_error`). A stream the server
+/// cancelled may have run, so CANCELLED is not retried; a refused stream, a connection that failed, and the other
+/// protocol errors are.
 fn transport(err: h2::Error) -> Status {
-    if err.reason() == Some(h2::Reason::REFUSED_STREAM) {
-        return Status::unavailable(format!("the server refused the call: {err}"));
-    }
-    Status::unavailable(format!("transport error: {err}"))
+    use h2::Reason;
+    let code = match err.reason() {
+        _ if err.is_io() => Code::Unavailable,
+        Some(Reason::REFUSED_STREAM) => Code::Unavailable,
+        Some(Reason::CANCEL) => Code::Cancelled,
+        Some(Reason::ENHANCE_YOUR_CALM) => Code::ResourceExhausted,
+        Some(Reason::INADEQUATE_SECURITY) => Code::PermissionDenied,
+        Some(_) => Code::Internal,
+        None => Code::Unknown,
+    };
+    Status::new(code, format!("transport error: {err}"))
 }
 
 /// gRPC's mapping of an HTTP status that is not 200, as a client infers it.

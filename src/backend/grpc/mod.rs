@@ -3,7 +3,7 @@
 mod conn;
 
 use super::{BackendError, Invocation, Output};
-use crate::grpc_frame;
+use crate::grpc_wire;
 use crate::pb::v1 as pb;
 use conn::{CallFailure, Target};
 use prost::Message;
@@ -54,7 +54,7 @@ impl GrpcChannels {
                 values: ctx.values.clone().into_iter().collect(),
             }),
         };
-        let framed = grpc_frame::encode(&request);
+        let framed = grpc_wire::encode(&request);
         let answer = server.unary(framed, call.trace, self.max_result_bytes, self.connect_timeout).await;
         let message = answer.map_err(failure)?;
         let response = pb::InvokeResponse::decode(message)

@@ -1,8 +1,30 @@
-//! gRPC's message framing on HTTP/2 (a flag byte and a 4-byte length before each message), for the paths that
-//! speak HTTP/2 directly: the gateway's `Execute` and its calls to gRPC tool servers.
+//! gRPC on HTTP/2 where the gateway speaks it itself (its listener, `Execute`, and calls to gRPC tool servers):
+//! the message framing (a flag byte and a 4-byte length before each message) and the `grpc-timeout` header.
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
+use http::HeaderMap;
 use prost::Message;
+use std::time::Duration;
+
+/// The caller's timeout, from `grpc-timeout` (`<up to 8 digits><unit>`, unit one of H M S m u n); `None` when
+/// absent or malformed.
+pub fn timeout(headers: &HeaderMap) -> Option<Duration> {
+    let text = headers.get("grpc-timeout")?.to_str().ok()?;
+    let (digits, unit) = text.split_at(text.len().checked_sub(1)?);
+    if digits.is_empty() || digits.len() > 8 {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(n.saturating_mul(3600)),
+        "M" => Duration::from_secs(n.saturating_mul(60)),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
 
 /// Bytes before each message: the compressed flag and the big-endian length.
 pub const PREFIX: usize = 5;
@@ -154,6 +176,25 @@ mod tests {
         let mut two = BytesMut::from(&framed("a")[..]);
         two.extend_from_slice(&framed("b"));
         assert_eq!(message(two.freeze(), 100), Err(FrameError::Truncated), "a unary body holds one message");
+    }
+
+    #[test]
+    fn grpc_timeouts_are_read_in_every_unit_and_nonsense_is_ignored() {
+        let of = |text: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert("grpc-timeout", text.parse().unwrap());
+            timeout(&headers)
+        };
+        assert_eq!(of("2H"), Some(Duration::from_secs(7200)));
+        assert_eq!(of("3M"), Some(Duration::from_secs(180)));
+        assert_eq!(of("4S"), Some(Duration::from_secs(4)));
+        assert_eq!(of("250m"), Some(Duration::from_millis(250)));
+        assert_eq!(of("7u"), Some(Duration::from_micros(7)));
+        assert_eq!(of("99999999n"), Some(Duration::from_nanos(99_999_999)));
+        for bad in ["", "S", "5", "5x", "-5S", "123456789S", "1.5S"] {
+            assert_eq!(of(bad), None, "{bad:?}");
+        }
+        assert_eq!(timeout(&HeaderMap::new()), None);
     }
 
     #[test]
