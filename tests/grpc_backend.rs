@@ -160,7 +160,8 @@ async fn an_answer_larger_than_the_streams_window_arrives_whole() {
 
 /// A ToolRuntime written on h2 itself, whose behaviour depends on the tool: `goaway` answers the arguments, then
 /// closes the connection with a GOAWAY; `cancel` resets the stream with CANCEL; `proxy` answers HTTP 503 with the
-/// gRPC status a proxy in front of a server adds.
+/// gRPC status a proxy in front of a server adds; `details` answers INVALID_ARGUMENT with status details that are
+/// not base64.
 async fn start_raw_runtime() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -194,6 +195,16 @@ async fn serve_raw(socket: tokio::net::TcpStream) {
                     .unwrap();
                 respond.send_response(head, true).unwrap();
             }
+            "details" => {
+                let head = http::Response::builder()
+                    .header("content-type", "application/grpc")
+                    .header("grpc-status", "3")
+                    .header("grpc-message", "city%20is%20unknown")
+                    .header("grpc-status-details-bin", "!!not base64!!")
+                    .body(())
+                    .unwrap();
+                respond.send_response(head, true).unwrap();
+            }
             _ => {
                 let answer = toolgate::pb::v1::InvokeResponse { content: invoke.arguments, ..Default::default() };
                 let head = http::Response::builder().header("content-type", "application/grpc").body(()).unwrap();
@@ -221,7 +232,7 @@ async fn a_server_that_closes_each_connection_after_an_answer_is_reached_again_e
 }
 
 #[tokio::test]
-async fn a_cancelled_stream_is_not_retried_and_a_proxys_status_is_read() {
+async fn a_cancelled_stream_is_not_retried_and_a_proxys_or_servers_status_is_read() {
     let (_dir, config) = temp_config();
     let mut gw = start_gateway(config).await;
     let addr = start_raw_runtime().await;
@@ -232,6 +243,7 @@ async fn a_cancelled_stream_is_not_retried_and_a_proxys_status_is_read() {
     };
     gw.register(spec("cancel")).await.unwrap();
     gw.register(spec("proxy")).await.unwrap();
+    gw.register(spec("details")).await.unwrap();
 
     // The tool may have run before it cancelled: an error to report, not to send again.
     let m = gw.call("cancel", "{}").await;
@@ -244,6 +256,12 @@ async fn a_cancelled_stream_is_not_retried_and_a_proxys_status_is_read() {
     let error = m.error.clone().unwrap();
     assert_eq!((kind_of(&m), error.retryable, m.attempts), (K::Unavailable, true, 3), "{m:?}");
     assert!(error.message.contains("upstream down"), "{error:?}");
+
+    // Status details that do not decode are left aside: the status still reads, and nothing panics.
+    let m = gw.call("details", "{}").await;
+    let error = m.error.clone().unwrap();
+    assert_eq!((kind_of(&m), error.model_fixable, error.retryable), (K::ToolError, true, false), "{m:?}");
+    assert!(error.message.contains("city is unknown"), "{error:?}");
 }
 
 #[tokio::test]
