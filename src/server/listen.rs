@@ -52,18 +52,19 @@ impl hyper::service::Service<Request<Incoming>> for Dispatch {
     /// DEADLINE_EXCEEDED. (`Execute` answers a little before it on its own, with a TIMEOUT message.)
     fn call(&self, request: Request<Incoming>) -> Self::Future {
         let timeout = grpc_wire::timeout(request.headers());
-        let execute = (request.uri().path() == execute::PATH && request.method() == Method::POST)
-            .then(|| Arc::clone(&self.execute));
-        let routes = execute.is_none().then(|| self.routes.clone());
+        let path = if request.uri().path() == execute::PATH && request.method() == Method::POST {
+            Path::Execute(Arc::clone(&self.execute))
+        } else {
+            Path::Routes(self.routes.clone())
+        };
         Box::pin(async move {
             let answer = async move {
-                match (execute, routes) {
-                    (Some(execute), _) => Ok(execute.serve(request).await.map(Either::Left)),
-                    (None, Some(mut routes)) => {
+                match path {
+                    Path::Execute(execute) => Ok(execute.serve(request).await.map(Either::Left)),
+                    Path::Routes(mut routes) => {
                         std::future::poll_fn(|cx| Service::<Request<Incoming>>::poll_ready(&mut routes, cx)).await?;
                         Ok(routes.call(request).await?.map(Either::Right))
                     }
-                    (None, None) => unreachable!("one of the two paths is taken"),
                 }
             };
             match timeout {
@@ -72,6 +73,12 @@ impl hyper::service::Service<Request<Incoming>> for Dispatch {
             }
         })
     }
+}
+
+/// Where a request goes.
+enum Path {
+    Execute(Arc<FastExecute>),
+    Routes(Routes),
 }
 
 /// The answer to a request still running when its `grpc-timeout` expired.

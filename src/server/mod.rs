@@ -55,8 +55,6 @@ pub enum ServeError {
     Reflection(#[from] tonic_reflection::server::Error),
     #[error("listener: {0}")]
     Listener(String),
-    #[error("transport: {0}")]
-    Transport(#[from] tonic::transport::Error),
     #[error(transparent)]
     Telemetry(#[from] crate::telemetry::ExportError),
     #[error("metrics endpoint {addr}: {reason}")]
