@@ -55,7 +55,7 @@ pub fn encode(message: &impl Message) -> Bytes {
 
 /// The prefix's length of a body's first message, once its five bytes are in: refuses a compressed message or
 /// one over `limit` as soon as its prefix arrives, before the rest is read.
-pub fn check_prefix(head: &[u8], limit: usize) -> Result<Option<usize>, FrameError> {
+fn check_prefix(head: &[u8], limit: usize) -> Result<Option<usize>, FrameError> {
     let Some(prefix) = head.get(..PREFIX) else { return Ok(None) };
     if prefix[0] != 0 {
         return Err(FrameError::Compressed);
@@ -68,7 +68,7 @@ pub fn check_prefix(head: &[u8], limit: usize) -> Result<Option<usize>, FrameErr
 }
 
 /// The one message a unary body holds, its prefix checked against `limit`.
-pub fn message(mut body: Bytes, limit: usize) -> Result<Bytes, FrameError> {
+fn message(mut body: Bytes, limit: usize) -> Result<Bytes, FrameError> {
     if body.is_empty() {
         return Err(FrameError::Missing);
     }
@@ -82,53 +82,61 @@ pub fn message(mut body: Bytes, limit: usize) -> Result<Bytes, FrameError> {
 
 /// Gathers a body's DATA chunks. Holds the first chunk as it came when it is the whole body, as a unary message
 /// of a few hundred bytes is: no copy.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Gather {
-    first: Option<Bytes>,
-    rest: Option<BytesMut>,
+    held: Held,
     limit: usize,
+}
+
+/// What a body has brought so far.
+#[derive(Debug, Default)]
+enum Held {
+    #[default]
+    Nothing,
+    One(Bytes),
+    Several(BytesMut),
 }
 
 impl Gather {
     /// A body whose one message may be at most `limit` bytes.
     pub fn new(limit: usize) -> Self {
-        Self { first: None, rest: None, limit }
+        Self { held: Held::Nothing, limit }
     }
 
     /// Adds a chunk; fails as soon as the body cannot be one message within the limit.
     pub fn push(&mut self, chunk: Bytes) -> Result<(), FrameError> {
-        match (&self.first, &mut self.rest) {
-            (None, _) => self.first = Some(chunk),
-            (Some(first), None) => {
-                let mut rest = BytesMut::with_capacity(first.len() + chunk.len());
-                rest.extend_from_slice(first);
-                rest.extend_from_slice(&chunk);
-                self.rest = Some(rest);
+        self.held = match std::mem::take(&mut self.held) {
+            Held::Nothing => Held::One(chunk),
+            Held::One(first) => {
+                let mut several = BytesMut::with_capacity(first.len() + chunk.len());
+                several.extend_from_slice(&first);
+                several.extend_from_slice(&chunk);
+                Held::Several(several)
             }
-            (Some(_), Some(rest)) => rest.extend_from_slice(&chunk),
-        }
-        check_prefix(self.held(), self.limit)?;
-        let found = self.held().len().saturating_sub(PREFIX);
+            Held::Several(mut several) => {
+                several.extend_from_slice(&chunk);
+                Held::Several(several)
+            }
+        };
+        let held: &[u8] = match &self.held {
+            Held::Nothing => &[],
+            Held::One(bytes) => bytes,
+            Held::Several(bytes) => bytes,
+        };
+        check_prefix(held, self.limit)?;
+        let found = held.len().saturating_sub(PREFIX);
         if found > self.limit {
             return Err(FrameError::TooLarge { found, limit: self.limit });
         }
         Ok(())
     }
 
-    fn held(&self) -> &[u8] {
-        match (&self.rest, &self.first) {
-            (Some(rest), _) => rest,
-            (None, Some(first)) => first,
-            (None, None) => &[],
-        }
-    }
-
     /// The one message the body held.
     pub fn finish(self) -> Result<Bytes, FrameError> {
-        let body = match (self.rest, self.first) {
-            (Some(rest), _) => rest.freeze(),
-            (None, Some(first)) => first,
-            (None, None) => Bytes::new(),
+        let body = match self.held {
+            Held::Nothing => Bytes::new(),
+            Held::One(bytes) => bytes,
+            Held::Several(bytes) => bytes.freeze(),
         };
         message(body, self.limit)
     }

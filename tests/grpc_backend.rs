@@ -42,15 +42,13 @@ fn echo_spec(name: &str, addr: SocketAddr) -> serde_json::Value {
 #[tokio::test]
 async fn calls_in_flight_share_one_connection() {
     let (_dir, config) = temp_config();
-    let gw = start_gateway(config).await;
+    let mut gw = start_gateway(config).await;
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let accepted = Arc::new(AtomicUsize::new(0));
     let (_stop, stop) = oneshot::channel();
     serve_counting(listener, Arc::clone(&accepted), stop);
-    let mut admin = gw.registry.clone();
-    let spec = toolgate::server::convert::spec_to_proto(&serde_json::from_value(echo_spec("echo", addr)).unwrap());
-    admin.register_tool(toolgate::pb::v1::RegisterToolRequest { spec: Some(spec) }).await.unwrap();
+    gw.register(echo_spec("echo", addr)).await.unwrap();
 
     let calls = futures::stream::iter(0..64)
         .map(|i| {

@@ -208,7 +208,7 @@ async fn answer(response: h2::client::ResponseFuture, limit: usize) -> Result<By
     while let Some(chunk) = body.data().await {
         let chunk = chunk.map_err(transport)?;
         let _ = body.flow_control().release_capacity(chunk.len());
-        gathered.push(chunk).map_err(|e| frame_failure(e, limit))?;
+        gathered.push(chunk).map_err(frame_failure)?;
     }
     let trailers = body.trailers().await.map_err(transport)?.unwrap_or_default();
     // OK, as nearly every answer is, read without building a `Status` (which copies the trailers).
@@ -218,7 +218,7 @@ async fn answer(response: h2::client::ResponseFuture, limit: usize) -> Result<By
             return Err(failed.into());
         }
     }
-    gathered.finish().map_err(|e| frame_failure(e, limit))
+    gathered.finish().map_err(frame_failure)
 }
 
 /// The status a server put in `headers`: its code and its percent-decoded message. Not `Status::from_header_map`,
@@ -236,9 +236,9 @@ fn status_or_ok(status: Status) -> Option<Status> {
     (status.code() != Code::Ok).then_some(status)
 }
 
-fn frame_failure(err: FrameError, limit: usize) -> CallFailure {
+fn frame_failure(err: FrameError) -> CallFailure {
     match err {
-        FrameError::TooLarge { .. } => CallFailure::TooLarge { limit },
+        FrameError::TooLarge { limit, .. } => CallFailure::TooLarge { limit },
         other => CallFailure::Status(Status::internal(format!("a malformed answer: {other}"))),
     }
 }
