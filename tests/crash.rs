@@ -39,7 +39,7 @@ async fn spawn_gateway(data_dir: &std::path::Path) -> (tokio::process::Child, St
 fn revision(n: u64, target: &str) -> pb::RegisterToolRequest {
     let spec: ToolSpec = serde_json::from_value(json!({
         "name": "t", "description": format!("rev {n}"), "input_schema": {"type": "object"},
-        "backend": {"grpc": {"target": target}}, "labels": {"padding": "x".repeat(2000)}
+        "backend": {"grpc": {"target": target}}, "labels": {"padding": "x".repeat(1000), "more_padding": "x".repeat(1000)}
     }))
     .unwrap();
     pb::RegisterToolRequest { spec: Some(spec_to_proto(&spec)) }

@@ -27,7 +27,8 @@ async fn success_on_the_grpc_and_http_backends() {
 
     let m = gw.call("echo", r#"{"city": "Oslo"}"#).await;
     assert_eq!((status_of(&m), m.content.as_str()), (ToolStatus::Success, r#"{"city": "Oslo"}"#), "{m:?}");
-    assert_eq!((m.tool_call_id.as_str(), m.name.as_str(), m.attempts), ("call-echo", "echo", 1));
+    assert!(m.tool_call_id.starts_with("call-echo-"), "the call's own id: {}", m.tool_call_id);
+    assert_eq!((m.name.as_str(), m.attempts), ("echo", 1));
     assert_eq!(m.effective_arguments, r#"{"city": "Oslo"}"#);
     assert_eq!(runtime.calls.load(Ordering::SeqCst), 1);
 

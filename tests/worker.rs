@@ -170,7 +170,7 @@ async fn the_worker_receives_the_arguments_after_repair_and_injection() {
 
     let invocation = worker.invocations.recv().await.unwrap();
     assert_eq!(serde_json::from_str::<Value>(&invocation.arguments).unwrap(), json!({"count": 3, "user_id": "u1"}));
-    assert_eq!((invocation.call_id.as_str(), invocation.tool.as_str()), ("call-count_things", "count_things"));
+    assert_eq!((invocation.call_id.as_str(), invocation.tool.as_str()), (m.tool_call_id.as_str(), "count_things"));
     assert_eq!(invocation.context.unwrap().user_id, "u1");
     assert!(
         (1..=30_000).contains(&invocation.deadline_ms),

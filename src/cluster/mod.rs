@@ -14,9 +14,11 @@
 //! | `{p}:rate:…` | string | a GCRA key's theoretical arrival time |
 //! | `{p}:budget:…` | hash | one session's counts |
 //! | `{p}:review:…`, `{p}:reviews_pending`, `{p}:reviews` | hash, zset, channel | the review queue |
+//! | `{p}:call:…`, `{p}:calls` | hash, channel | calls by id, so that none runs twice |
 
 pub mod admit;
 pub mod follow;
+pub mod idempotency;
 pub mod registry;
 pub mod review;
 mod settings;

@@ -3,12 +3,13 @@
 
 mod raw;
 
-pub use raw::{Overrides, RawAuth, RawBudgets, RawConfig, RawLimits, RawRepair, RawReview};
+pub use raw::{Overrides, RawAuth, RawBudgets, RawConfig, RawIdempotency, RawLimits, RawRepair, RawReview};
 
 use crate::backend::mcp::McpServerSpec;
 use crate::cluster::ClusterSettings;
+use crate::executor::idempotency::IdempotencySettings;
 use crate::pipeline::{Messages, ParseLimits, RepairSettings};
-use crate::registry::{DEFAULT_COMPILED_VALIDATORS, SchemaDocuments, ToolSpec};
+use crate::registry::{DEFAULT_COMPILED_VALIDATORS, DEFAULT_MAX_SCHEMA_BYTES, SchemaDocuments, ToolSpec};
 use crate::telemetry::TelemetrySettings;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -17,6 +18,9 @@ use std::time::Duration;
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:50051";
 pub const DEFAULT_DATA_DIR: &str = "./toolgate-data";
+/// Calls in flight past which `Execute` sheds load: far above what one agent host sends, and low enough that a
+/// flood of slow calls cannot hold unbounded memory.
+pub const DEFAULT_CALLS_IN_FLIGHT: usize = 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -75,6 +79,8 @@ pub struct Config {
     pub max_result_bytes: usize,
     pub max_batch_calls: usize,
     pub batch_concurrency: usize,
+    /// `Execute` and `ExecuteBatch` requests running at once, gateway-wide; past it they are shed (UNAVAILABLE).
+    pub max_calls_in_flight: usize,
     pub default_timeout: Duration,
     pub connect_timeout: Duration,
     pub messages: Messages,
@@ -84,6 +90,7 @@ pub struct Config {
     pub tokens: Tokens,
     pub budgets: BudgetConfig,
     pub review: ReviewConfig,
+    pub idempotency: IdempotencySettings,
     pub telemetry: TelemetrySettings,
     /// `Some` in cluster mode.
     pub cluster: Option<ClusterSettings>,
@@ -121,6 +128,10 @@ impl Config {
         if validators == 0 {
             return Err(ConfigError::Invalid("limits.max_compiled_validators must be greater than 0".into()));
         }
+        let max_schema_bytes = l.max_schema_bytes.unwrap_or(DEFAULT_MAX_SCHEMA_BYTES);
+        if max_schema_bytes == 0 {
+            return Err(ConfigError::Invalid("limits.max_schema_bytes must be greater than 0".into()));
+        }
         let config = Config {
             listen,
             data_dir: overrides.data_dir.or(raw.data_dir).unwrap_or_else(|| DEFAULT_DATA_DIR.into()),
@@ -134,10 +145,13 @@ impl Config {
             max_result_bytes: l.max_result_bytes.unwrap_or(4 * 1024 * 1024),
             max_batch_calls: l.max_batch_calls.unwrap_or(128),
             batch_concurrency: l.batch_concurrency.unwrap_or(16),
+            max_calls_in_flight: l.max_calls_in_flight.unwrap_or(DEFAULT_CALLS_IN_FLIGHT),
             default_timeout: Duration::from_millis(l.default_timeout_ms.unwrap_or(30_000)),
             connect_timeout: Duration::from_millis(l.connect_timeout_ms.unwrap_or(5_000)),
             messages: raw.messages,
-            documents: load_documents(&raw.schema_documents, base)?.with_validator_capacity(validators),
+            documents: load_documents(&raw.schema_documents, base)?
+                .with_validator_capacity(validators)
+                .with_max_schema_bytes(max_schema_bytes),
             tools: raw.tools,
             mcp_servers: raw.mcp_servers,
             tokens: tokens(Tokens {
@@ -150,6 +164,11 @@ impl Config {
                 max_wait: Duration::from_millis(raw.review.max_wait_ms.unwrap_or(600_000)),
                 max_pending: raw.review.max_pending.unwrap_or(10_000),
                 keep_decided: Duration::from_secs(raw.review.keep_decided_s.unwrap_or(86_400)),
+            },
+            idempotency: IdempotencySettings {
+                window: raw.idempotency.window_ms.map_or(IdempotencySettings::default().window, Duration::from_millis),
+                max_entries: raw.idempotency.max_entries.unwrap_or(IdempotencySettings::default().max_entries),
+                max_bytes: raw.idempotency.max_bytes.unwrap_or(IdempotencySettings::default().max_bytes),
             },
             telemetry: TelemetrySettings::from_raw(raw.telemetry, overrides.otlp_endpoint)
                 .map_err(|e| ConfigError::Invalid(format!("telemetry.{e}")))?,
@@ -167,8 +186,11 @@ impl Config {
             ("limits.max_result_bytes", self.max_result_bytes),
             ("limits.max_batch_calls", self.max_batch_calls),
             ("limits.batch_concurrency", self.batch_concurrency),
+            ("limits.max_calls_in_flight", self.max_calls_in_flight),
             ("budgets.max_sessions", self.budgets.max_sessions),
             ("review.max_pending", self.review.max_pending),
+            ("idempotency.max_entries", self.idempotency.max_entries),
+            ("idempotency.max_bytes", self.idempotency.max_bytes),
         ];
         if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(ConfigError::Invalid(format!("{name} must be greater than 0")));
@@ -250,6 +272,15 @@ mod tests {
     }
 
     #[test]
+    fn the_schema_size_bound_is_set_and_must_be_positive() {
+        let set = |text: &str| Config::from_raw(toml::from_str(text).unwrap(), Overrides::default(), Path::new("."));
+        assert_eq!(set("[limits]\nmax_schema_bytes = 4096\n").unwrap().documents.max_schema_bytes(), 4096);
+        assert_eq!(Config::default().documents.max_schema_bytes(), DEFAULT_MAX_SCHEMA_BYTES);
+        let err = set("[limits]\nmax_schema_bytes = 0\n").unwrap_err().to_string();
+        assert!(err.contains("limits.max_schema_bytes must be greater than 0"), "{err}");
+    }
+
+    #[test]
     fn tokens_budgets_and_review_settings() {
         let raw: RawConfig = toml::from_str(
             "[auth]\nadmin_token = \"a\"\n[budgets]\nmax_calls = 5\nmax_tool_calls = 0\n[review]\nmax_wait_ms = 10\n",
@@ -265,6 +296,20 @@ mod tests {
         let empty: RawConfig = toml::from_str("[auth]\ndata_token = \" \"\n").unwrap();
         let err = Config::from_raw(empty, Overrides::default(), Path::new(".")).unwrap_err().to_string();
         assert!(err.contains("auth.data_token is empty"), "{err}");
+    }
+
+    #[test]
+    fn the_idempotency_window_and_bound_are_set() {
+        let set = |text: &str| Config::from_raw(toml::from_str(text).unwrap(), Overrides::default(), Path::new("."));
+        assert_eq!(Config::default().idempotency.window, Duration::from_secs(600));
+        let config = set("[idempotency]\nwindow_ms = 0\nmax_entries = 5\n").unwrap();
+        assert_eq!((config.idempotency.window, config.idempotency.max_entries), (Duration::ZERO, 5));
+        let err = set("[idempotency]\nmax_entries = 0\n").unwrap_err().to_string();
+        assert!(err.contains("idempotency.max_entries must be greater than 0"), "{err}");
+        assert_eq!(Config::default().idempotency.max_bytes, 64 << 20);
+        assert_eq!(set("[idempotency]\nmax_bytes = 4096\n").unwrap().idempotency.max_bytes, 4096);
+        let err = set("[idempotency]\nmax_bytes = 0\n").unwrap_err().to_string();
+        assert!(err.contains("idempotency.max_bytes must be greater than 0"), "{err}");
     }
 
     #[test]

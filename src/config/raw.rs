@@ -27,6 +27,8 @@ pub struct RawConfig {
     #[serde(default)]
     pub review: RawReview,
     #[serde(default)]
+    pub idempotency: RawIdempotency,
+    #[serde(default)]
     pub telemetry: RawTelemetry,
     /// Cluster mode: many gateways on one Redis.
     #[serde(default)]
@@ -58,6 +60,9 @@ pub struct RawLimits {
     pub default_timeout_ms: Option<u64>,
     pub connect_timeout_ms: Option<u64>,
     pub max_compiled_validators: Option<usize>,
+    /// The largest input or output schema a registration may carry, as compact JSON.
+    pub max_schema_bytes: Option<usize>,
+    pub max_calls_in_flight: Option<usize>,
 }
 
 /// `[repair]`: argument repair for every tool (a tool's own `repair.enabled` wins), and rules turned off by name.
@@ -107,6 +112,18 @@ pub struct RawReview {
     pub max_pending: Option<usize>,
     /// How long a decided call's outcome is kept for an `Execute` of the same call id.
     pub keep_decided_s: Option<u64>,
+}
+
+/// `[idempotency]`: a call sent again under the same id within the window gets the first call's outcome.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawIdempotency {
+    /// How long a call's outcome answers its id; 0 turns the record off.
+    pub window_ms: Option<u64>,
+    /// Call ids this gateway keeps at most (cluster mode keeps them in Redis).
+    pub max_entries: Option<usize>,
+    /// Bytes of outcomes this gateway keeps at most; past it the oldest are replaced by a stub.
+    pub max_bytes: Option<usize>,
 }
 
 /// Flags and environment variables, which win over the file.

@@ -13,18 +13,19 @@ use tokio::time::Instant;
 const RETRY_BACKOFF: Duration = Duration::from_millis(50);
 
 impl Executor {
-    /// Runs a prepared call and answers with its message, reporting the model's part of the arguments.
+    /// Runs a prepared call and answers with its message, reporting the model's part of the arguments. The tool
+    /// runs within `deadline` and must start (get its concurrency slot) by `start_by`.
     pub(super) async fn dispatch(
         &self,
         call: &ToolCall,
         ctx: &CallContext,
         prepared: Prepared,
-        deadline: Option<Instant>,
+        (deadline, start_by): (Option<Instant>, Option<Instant>),
     ) -> ToolMessage {
         let tool = &prepared.tool;
         let name = tool.spec.name.as_str();
         let timeout = self.timeout_of(tool);
-        let until = deadline.unwrap_or_else(|| Instant::now() + timeout);
+        let until = start_by.or(deadline).unwrap_or_else(|| Instant::now() + timeout);
         let key = ToolKey::new(&tool.spec.tenant, name);
         let (result, attempts) =
             match self.policy.concurrency.acquire(&key, tool.spec.limits.max_concurrency, Some(until)).await {

@@ -3,6 +3,8 @@
 
 mod admission;
 mod dispatch;
+pub mod idempotency;
+mod offload;
 mod review;
 
 use crate::backend::Backends;
@@ -52,6 +54,10 @@ pub struct Executor {
     policy: Arc<Policy>,
     reviews: Arc<ReviewQueue>,
     telemetry: Arc<Telemetry>,
+    /// Calls by id, so that a call sent again is not run twice.
+    once: idempotency::Idempotency,
+    /// Where calls with large arguments are checked, off the async workers.
+    cpu: offload::CpuPool,
     /// Dropped with the executor: the server waits for that before it returns.
     _alive: tokio::sync::mpsc::Sender<()>,
 }
@@ -66,7 +72,23 @@ impl Executor {
         telemetry: Arc<Telemetry>,
         alive: tokio::sync::mpsc::Sender<()>,
     ) -> Self {
-        Self { registry, backends, settings, policy, reviews, telemetry, _alive: alive }
+        Self {
+            registry,
+            backends,
+            settings,
+            policy,
+            reviews,
+            telemetry,
+            once: idempotency::Idempotency::off(),
+            cpu: offload::CpuPool::sized_for_machine(),
+            _alive: alive,
+        }
+    }
+
+    /// Records calls by id in `once` (off until set).
+    pub fn with_idempotency(mut self, once: idempotency::Idempotency) -> Self {
+        self.once = once;
+        self
     }
 
     pub fn registry(&self) -> &Arc<Registry> {
@@ -101,9 +123,12 @@ impl Executor {
         mode: ReviewMode,
         span: &CallSpan<'_>,
     ) -> (ToolMessage, bool) {
-        let catalog = self.registry.catalog();
         let started = Instant::now();
-        let checked = pipeline::check(&catalog, call, &ctx.tenant, &self.settings.prepare);
+        let checked = if call.arguments.len() < offload::HEAVY_ARGUMENT_BYTES {
+            pipeline::check(&self.registry.catalog(), call, &ctx.tenant, &self.settings.prepare)
+        } else {
+            Box::pin(self.check_offloaded(call, &ctx.tenant, deadline)).await
+        };
         span.checked(started.elapsed());
         match checked {
             Err(Rejected { tool: None, repairs, error }) => (self.error(call, &call.name, error, repairs), false),
@@ -123,9 +148,32 @@ impl Executor {
                 {
                     return (message, true);
                 }
-                (self.admit(call, ctx, checked, deadline, mode).await, false)
+                self.admit_once(call, ctx, checked, deadline, mode).await
             }
         }
+    }
+
+    /// `pipeline::check` on the CPU pool: it stops before it starts if the caller has gone or its deadline has
+    /// passed, and a pool with a full queue refuses the call as UNAVAILABLE, retryable.
+    async fn check_offloaded(
+        &self,
+        call: &ToolCall,
+        tenant: &str,
+        deadline: Option<Instant>,
+    ) -> Result<Checked, Rejected> {
+        let started = Instant::now();
+        let (catalog, options) = (self.registry.catalog(), self.settings.prepare);
+        let (owned, tenant) = (call.clone(), tenant.to_owned());
+        let error = match self.cpu.run(deadline, move || pipeline::check(&catalog, &owned, &tenant, &options)).await {
+            Ok(checked) => return checked,
+            Err(offload::Refused::Busy { queued }) => CallError::Unavailable(format!(
+                "the gateway is checking {queued} other calls with large arguments; try again shortly"
+            )),
+            Err(offload::Refused::Expired) => {
+                CallError::Timeout { after_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) }
+            }
+        };
+        Err(Rejected { tool: None, repairs: Vec::new(), error })
     }
 
     /// Runs the calls of one AI message concurrently, up to the configured cap, answering in call order.
@@ -149,12 +197,14 @@ impl Executor {
 
     /// The policy after the pipeline: injection, then budgets and the rate limit (`counted`), then review or
     /// dispatch (under the concurrency cap).
+    /// `start_by` bounds the wait for the tool's concurrency slot: a recorded call runs on past its caller's
+    /// `deadline` (a retry under its id picks up the outcome), but never starts after it.
     async fn admit(
         self: &Arc<Self>,
         call: &ToolCall,
         ctx: &CallContext,
         checked: Checked,
-        deadline: Option<Instant>,
+        (deadline, start_by): (Option<Instant>, Option<Instant>),
         mode: ReviewMode,
     ) -> ToolMessage {
         let tool = Arc::clone(&checked.tool);
@@ -173,7 +223,7 @@ impl Executor {
         let run = move || async move {
             match for_review {
                 Some(checked) => Box::pin(self.submit_review(call, ctx, checked, deadline, mode)).await,
-                None => self.dispatch(call, ctx, prepared, deadline).await,
+                None => self.dispatch(call, ctx, prepared, (deadline, start_by)).await,
             }
         };
         self.counted(call, ctx, &tool, true, repairs, run).await

@@ -154,7 +154,7 @@ impl Executor {
             values: record.values.clone(),
         };
         match pipeline::complete(checked, &ctx) {
-            Ok(prepared) => self.dispatch(call, &ctx, prepared, deadline).await,
+            Ok(prepared) => self.dispatch(call, &ctx, prepared, (deadline, deadline)).await,
             Err(rejected) => fail(rejected.error),
         }
     }

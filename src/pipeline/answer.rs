@@ -2,6 +2,7 @@
 
 use super::CallError;
 use super::message::{Repair, Status, ToolCall, ToolError, ToolMessage, Violation};
+use crate::registry::MAX_NAME_LEN;
 use serde::Deserialize;
 
 /// The templates of model-facing error text. `{name}` is the tool, `{suggestions}` the names offered.
@@ -49,7 +50,16 @@ pub fn success_message(call: &ToolCall, name: &str, content: String, structured:
     }
 }
 
-/// The message for a call that failed. `name` is the resolved tool, or the name as called.
+/// `name` cut to the longest a registered name can be, with `…` when cut: a called name is quoted in answers and
+/// repairs, and one of megabytes would make an answer no client accepts.
+pub(crate) fn quoted_name(name: &str) -> std::borrow::Cow<'_, str> {
+    match name.char_indices().nth(MAX_NAME_LEN) {
+        Some((at, _)) => format!("{}…", &name[..at]).into(),
+        None => name.into(),
+    }
+}
+
+/// The message for a call that failed. `name` is the resolved tool, or the name as called (then cut to a bound).
 pub fn error_message(
     call: &ToolCall,
     name: &str,
@@ -57,6 +67,7 @@ pub fn error_message(
     repairs: Vec<Repair>,
     messages: &Messages,
 ) -> ToolMessage {
+    let name = &*quoted_name(name);
     let content = model_text(name, &error, messages);
     let (model_fixable, retryable) = match &error {
         CallError::NotFound { .. } | CallError::Malformed(_) | CallError::Invalid(_) => (true, false),
@@ -201,6 +212,16 @@ mod tests {
         assert_eq!(msg.content, "Error: get_weathr is not a valid tool. Did you mean get_weather?");
         let e = msg.error.unwrap();
         assert_eq!((e.model_fixable, e.retryable, e.original_arguments.as_str()), (true, false, "{\"x\":1}"));
+    }
+
+    #[test]
+    fn a_huge_name_is_quoted_cut_everywhere() {
+        let name = "é".repeat(100_000);
+        let msg =
+            error_message(&call(), &name, CallError::NotFound { suggestions: vec![] }, vec![], &Messages::default());
+        let cut = format!("{}…", "é".repeat(MAX_NAME_LEN));
+        assert_eq!(msg.content, format!("Error: {cut} is not a valid tool."));
+        assert_eq!((msg.name.as_str(), msg.error.unwrap().message), (cut.as_str(), format!("tool {cut:?} not found")));
     }
 
     #[test]

@@ -3,37 +3,91 @@
 
 use super::CallError;
 use super::message::{CallContext, Repair, Violation};
-use crate::registry::{CompiledTool, Injected, Source, json_pointer, same_name};
+use crate::registry::{CompiledTool, Injected, Source, json_pointer};
 use serde_json::{Map, Value};
 
 /// The rule name of a removed override. It is not a repair rule: it cannot be turned off.
 pub const OVERRIDE_REMOVED: &str = "injected_override_removed";
 
-/// Removes every value the model sent for an injected parameter, one `Repair` each. A top-level key that names
-/// an injected parameter in another case or separator style (`userId` for `user_id`) is removed as well, unless
-/// it is a parameter the model may write.
+/// Removes every value the model sent for an injected parameter, one `Repair` each: at the parameter's own path,
+/// and at any path that spells it otherwise at any depth (`Account/Owner` for `/account/owner`, `userId` for
+/// `user_id`: case, spaces and punctuation ignored, as repair's renames ignore them), unless the key is a
+/// parameter the model may write. A wrapper around the arguments (`{"arguments": {..}}`) is stripped inside too,
+/// since a backend may read it as the arguments.
 pub fn strip_overrides(tool: &CompiledTool, arguments: &mut Value) -> Vec<Repair> {
     let mut removed = Vec::new();
     if tool.injections.is_empty() {
         return removed;
     }
-    for injected in &tool.injections {
-        if let Some((parent, last)) = parent_of(arguments, &injected.path)
-            && let Some(value) = parent.shift_remove(last)
-        {
-            removed.push(override_repair(&injected.pointer(), &value));
-        }
-    }
-    let Some(map) = arguments.as_object_mut() else { return removed };
-    let model_props = tool.model_schema().get("properties").and_then(Value::as_object);
-    let injected_as = |key: &str| tool.injections.iter().any(|i| i.path.len() == 1 && same_name(&i.path[0], key));
-    let spelled_otherwise = |key: &String| injected_as(key) && !model_props.is_some_and(|p| p.contains_key(key));
-    let keys: Vec<String> = map.keys().filter(|k| spelled_otherwise(k)).cloned().collect();
-    for key in keys {
-        let value = map.shift_remove(&key).expect("the key was just listed");
-        removed.push(override_repair(&json_pointer(&[&key]), &value));
+    let model = tool.model_schema();
+    strip_object(tool, model, arguments, &[], &mut removed);
+    if let Some((key, inner)) = wrapped(model, arguments) {
+        strip_object(tool, model, inner, &[key], &mut removed);
     }
     removed
+}
+
+/// The one member of `arguments` when it is a key the model schema does not declare, around an object.
+fn wrapped<'v>(model: &Value, arguments: &'v mut Value) -> Option<(String, &'v mut Value)> {
+    let map = arguments.as_object_mut().filter(|m| m.len() == 1)?;
+    let (key, inner) = map.iter_mut().next()?;
+    let declared = model.get("properties").and_then(|p| p.get(key)).is_some();
+    (!declared && inner.is_object()).then(|| (key.clone(), inner))
+}
+
+/// Strips `value` as the arguments, whose own location is `prefix`: exact paths first, then other spellings.
+fn strip_object(tool: &CompiledTool, model: &Value, value: &mut Value, prefix: &[String], out: &mut Vec<Repair>) {
+    for injected in &tool.injections {
+        if let Some((parent, last)) = parent_of(value, &injected.path)
+            && let Some(removed) = parent.shift_remove(last)
+        {
+            let path: Vec<&str> = prefix.iter().chain(&injected.path).map(String::as_str).collect();
+            out.push(override_repair(&json_pointer(&path), &removed));
+        }
+    }
+    for injected in &tool.injections {
+        strip_spelled(value, &injected.path, Some(model), &mut prefix.to_vec(), out);
+    }
+}
+
+/// Removes each key that spells `path`'s leaf, under every object on the way whose key spells that step.
+/// `model` is the model-facing schema of `node`, where known: a key it declares is the model's own parameter.
+fn strip_spelled(
+    node: &mut Value,
+    path: &[String],
+    model: Option<&Value>,
+    at: &mut Vec<String>,
+    out: &mut Vec<Repair>,
+) {
+    let (Some(map), Some((step, rest))) = (node.as_object_mut(), path.split_first()) else { return };
+    let props = model.and_then(|m| m.get("properties")).and_then(Value::as_object);
+    let own = |key: &str| key != step && props.is_some_and(|p| p.contains_key(key));
+    if !map.keys().any(|k| same_spelling(k, step) && !own(k)) {
+        return;
+    }
+    let keys: Vec<String> = map.keys().filter(|k| same_spelling(k, step) && !own(k)).cloned().collect();
+    let child_model = props.and_then(|p| p.get(step));
+    for key in keys {
+        at.push(key);
+        let key = at.last().expect("just pushed");
+        if rest.is_empty() {
+            let value = map.shift_remove(key).expect("the key was just listed");
+            out.push(override_repair(&json_pointer(at), &value));
+        } else if let Some(child) = map.get_mut(key) {
+            strip_spelled(child, rest, child_model, at, out);
+        }
+        at.pop();
+    }
+}
+
+/// Whether two keys are one name once case, spaces and punctuation are ignored (repair's `loose` spelling),
+/// compared without allocating: this runs on every call of a tool with injected parameters.
+fn same_spelling(a: &str, b: &str) -> bool {
+    letters(a).eq(letters(b))
+}
+
+fn letters(s: &str) -> impl Iterator<Item = char> + '_ {
+    s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase)
 }
 
 fn override_repair(pointer: &str, value: &Value) -> Repair {
@@ -82,19 +136,20 @@ fn context_value(source: &Source, ctx: &CallContext) -> Option<Value> {
 /// object is the model's mistake, reported as a violation at its own path.
 fn set_path(arguments: &mut Value, injected: &Injected, value: Value) -> Result<(), CallError> {
     let (last, parents) = injected.path.split_last().expect("an injected path is never empty");
+    // The root too may be no object: a draft-7 schema with a root `$ref` ignores its sibling `"type": "object"`.
+    let not_object = |depth: usize| {
+        CallError::Invalid(vec![Violation {
+            instance_path: json_pointer(&injected.path[..depth]),
+            schema_path: String::new(),
+            message: "is not an object, so the parameters the gateway sets cannot be added to it".into(),
+        }])
+    };
     let mut node = arguments;
     for (depth, name) in parents.iter().enumerate() {
-        let map = node.as_object_mut().expect("checked to be an object on the way down");
+        let map = node.as_object_mut().ok_or_else(|| not_object(depth))?;
         node = map.entry(name.clone()).or_insert_with(|| Value::Object(Map::new()));
-        if !node.is_object() {
-            return Err(CallError::Invalid(vec![Violation {
-                instance_path: json_pointer(&injected.path[..=depth]),
-                schema_path: String::new(),
-                message: format!("{node} is not an object"),
-            }]));
-        }
     }
-    node.as_object_mut().expect("checked to be an object").insert(last.clone(), value);
+    node.as_object_mut().ok_or_else(|| not_object(parents.len()))?.insert(last.clone(), value);
     Ok(())
 }
 
@@ -122,6 +177,20 @@ mod tests {
         assert_eq!(args, json!({"q": "x", "account": {"note": 1}}));
         let paths: Vec<_> = removed.iter().map(|r| (r.path.as_str(), r.before.as_str())).collect();
         assert_eq!(paths, [("/user_id", "\"attacker\""), ("/account/owner", "\"a3\""), ("/UserID", "\"a2\"")]);
+    }
+
+    #[test]
+    fn other_spellings_are_removed_at_every_depth_and_inside_a_wrapper() {
+        let mut args = json!({"Account": {"Owner": "a1", "note": 1}, "account": {"OWNER": "a2"}});
+        let removed = strip_overrides(&tool(), &mut args);
+        assert_eq!(args, json!({"Account": {"note": 1}, "account": {}}));
+        let paths: Vec<_> = removed.iter().map(|r| r.path.as_str()).collect();
+        assert_eq!(paths, ["/Account/Owner", "/account/OWNER"]);
+        let mut wrapped = json!({"arguments": {"user id": "a3", "q": "x"}});
+        let removed = strip_overrides(&tool(), &mut wrapped);
+        assert_eq!((wrapped, removed[0].path.as_str()), (json!({"arguments": {"q": "x"}}), "/arguments/user id"));
+        let mut declared = json!({"q": {"user_id": "kept: q is the model's"}});
+        assert!(strip_overrides(&tool(), &mut declared).is_empty());
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod parse;
 pub mod repair;
 mod resolve;
 mod validate;
+pub mod violations;
 
 pub use answer::{Messages, error_message, success_message};
 pub use inject::{OVERRIDE_REMOVED, inject, strip_overrides};
@@ -142,11 +143,19 @@ pub fn check(catalog: &Catalog, call: &ToolCall, tenant: &str, options: &Prepare
         return Ok(Checked { tool, arguments, text, repairs });
     }
     match repair_arguments(&tool, &arguments, settings, options.limits.max_depth) {
-        Some(Repaired { value, repairs: fixes }) => {
+        Ok(Some(Repaired { mut value, repairs: fixes })) => {
             repairs.extend(fixes);
+            // Repair may decode or unwrap what the first strip could not see into: strip what will be sent.
+            let late = strip_overrides(&tool, &mut value);
+            let valid = late.is_empty() || tool.model_validator().is_valid(&value);
+            repairs.extend(late);
+            if !valid {
+                return Err(reject(CallError::Invalid(validate_arguments(&tool, &arguments)), &repairs));
+            }
             Ok(Checked { text: json_text(&value), arguments: value, tool, repairs })
         }
-        None => Err(reject(CallError::Invalid(validate_arguments(&tool, &arguments)), &repairs)),
+        Ok(None) => Err(reject(CallError::Invalid(validate_arguments(&tool, &arguments)), &repairs)),
+        Err(error) => Err(reject(error, &repairs)),
     }
 }
 
@@ -174,11 +183,7 @@ pub fn complete(checked: Checked, ctx: &CallContext) -> Result<Prepared, Rejecte
     let validator = tool.validator.get();
     let injected = match inject(&tool, arguments, ctx) {
         Ok(full) if validator.is_valid(&full) => Ok(full),
-        Ok(full) => Err(CallError::PermissionDenied(format!(
-            "the values injected into tool {:?} do not satisfy its input_schema: {}",
-            tool.spec.name,
-            validator.iter_errors(&full).map(|e| format!("{}: {e}", e.instance_path())).collect::<Vec<_>>().join("; ")
-        ))),
+        Ok(full) => Err(CallError::PermissionDenied(validate::describe_injected(&tool, &full))),
         Err(error) => Err(error),
     };
     match injected {

@@ -1,9 +1,10 @@
 //! Resolve: a called name to a visible tool; exact, provider-safe, then normalized; else the closest names.
 
 use super::CallError;
+use super::answer::quoted_name;
 use super::message::Repair;
 use super::repair::{RepairSettings, Rule};
-use crate::registry::{Catalog, CompiledTool, normalize_name};
+use crate::registry::{Catalog, CompiledTool, MAX_NAME_LEN, normalized_longer_than};
 use std::sync::Arc;
 
 /// How many names a TOOL_NOT_FOUND suggests at most.
@@ -18,6 +19,8 @@ pub struct Resolved {
 
 /// Prefixes some models put before a tool's name: the namespaces of OpenAI and Gemini tool-calling templates.
 const PREFIXES: [&str; 2] = ["functions.", "default_api."];
+/// Normalized characters past which a called name cannot be a registered one, even behind a prefix.
+const MAX_CALLED_NAME_LEN: usize = MAX_NAME_LEN + "defaultapi".len();
 
 /// Finds the tool `name` means for a caller of `tenant`. Tools of other tenants do not exist here.
 /// A typo is never resolved: it only becomes a suggestion.
@@ -32,6 +35,10 @@ pub fn resolve_tool(
     if let Some(cut) = wanted.find("<|").filter(|_| settings.allows(Rule::ToolNameResidue)) {
         repairs.push(name_repair(Rule::ToolNameResidue, wanted, wanted[..cut].trim()));
         wanted = wanted[..cut].trim();
+    }
+    // Cheap refusal: a name this long matches nothing and is close to nothing, so it is never compared.
+    if normalized_longer_than(wanted, MAX_CALLED_NAME_LEN) {
+        return Err(CallError::NotFound { suggestions: Vec::new() });
     }
     if let Some(tool) = exact(catalog, tenant, wanted) {
         return Ok(Resolved { tool, repairs });
@@ -50,7 +57,7 @@ pub fn resolve_tool(
         return Ok(Resolved { tool: Arc::clone(tool), repairs });
     }
     let suggestions = if variants.is_empty() {
-        closest_names(catalog, tenant, wanted)
+        catalog.closest_names(tenant, wanted, MAX_SUGGESTIONS)
     } else {
         variants.iter().take(MAX_SUGGESTIONS).map(|t| t.spec.name.clone()).collect()
     };
@@ -65,22 +72,14 @@ fn exact(catalog: &Catalog, tenant: &str, name: &str) -> Option<Arc<CompiledTool
     }
 }
 
+/// A repair of the name; both sides are quoted cut to a bound, as the called name may be huge.
 fn name_repair(rule: Rule, before: &str, after: &str) -> Repair {
-    Repair { rule: rule.name().to_owned(), path: String::new(), before: json_string(before), after: json_string(after) }
-}
-
-/// Up to three visible names within a plausible edit distance, closest first.
-fn closest_names(catalog: &Catalog, tenant: &str, name: &str) -> Vec<String> {
-    let wanted = normalize_name(name);
-    let limit = (wanted.chars().count() / 2).max(2);
-    let mut scored: Vec<(usize, &str)> = catalog
-        .visible(tenant)
-        .map(|t| (strsim::levenshtein(&wanted, &normalize_name(&t.spec.name)), t.spec.name.as_str()))
-        .filter(|(d, _)| *d <= limit)
-        .collect();
-    scored.sort();
-    scored.dedup_by(|a, b| a.1 == b.1);
-    scored.into_iter().take(MAX_SUGGESTIONS).map(|(_, n)| n.to_owned()).collect()
+    Repair {
+        rule: rule.name().to_owned(),
+        path: String::new(),
+        before: json_string(&quoted_name(before)),
+        after: json_string(&quoted_name(after)),
+    }
 }
 
 fn json_string(s: &str) -> String {
@@ -134,6 +133,17 @@ mod tests {
         check(&cat, "", "secret_tool", Err(vec![]));
         check(&cat, "other", "secret_tol", Err(vec![]));
         check(&cat, "acme", "secret_tool", Ok(("secret_tool", false)));
+    }
+
+    #[test]
+    fn a_name_longer_than_any_registered_one_is_refused_and_quoted_cut() {
+        let cat = catalog(&[("", "get_weather")]);
+        check(&cat, "", &"get_weather".repeat(20), Err(vec![]));
+        check(&cat, "", &format!("functions.{}", "a".repeat(MAX_NAME_LEN)), Err(vec![]));
+        let huge = format!("get_weather<|{}", "x".repeat(1 << 20));
+        let resolved = resolve_tool(&cat, "", &huge, RepairSettings::default()).unwrap();
+        let before = &resolved.repairs[0].before;
+        assert!(before.len() < 2 * MAX_NAME_LEN && before.ends_with("…\""), "{before}");
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! that shares every index shard it does not touch with the previous one.
 
 use super::CompiledTool;
+use super::bounds::MAX_NAME_LEN;
 use super::index::Index;
+use super::suggest::Suggester;
 use std::sync::{Arc, OnceLock};
 
 /// Every registered tool, with the indices the resolver needs.
@@ -14,6 +16,8 @@ pub struct Catalog {
     len: usize,
     /// Every tool sorted by tenant then name, built on first use: listing is rare, registering 10,000 tools is not.
     sorted: OnceLock<Vec<Arc<CompiledTool>>>,
+    /// What suggestions are searched in, built at the first miss: a snapshot that never sees one never pays it.
+    suggester: OnceLock<Suggester>,
 }
 
 /// The comparison key for name variants: lowercase, without `.`, `-` and `_`.
@@ -26,7 +30,12 @@ pub fn same_name(a: &str, b: &str) -> bool {
     normalized(a).eq(normalized(b))
 }
 
-fn normalized(name: &str) -> impl Iterator<Item = char> + '_ {
+/// Whether `name` has more than `n` characters once normalized, reading at most `n + 1` of them past separators.
+pub fn normalized_longer_than(name: &str, n: usize) -> bool {
+    normalized(name).nth(n).is_some()
+}
+
+pub(super) fn normalized(name: &str) -> impl Iterator<Item = char> + '_ {
     name.chars().filter(|c| !matches!(c, '.' | '-' | '_')).flat_map(char::to_lowercase)
 }
 
@@ -102,8 +111,22 @@ impl Catalog {
     }
 
     /// Visible tools whose normalized name equals `normalize_name(name)`.
+    /// A name longer than any registered one is refused before it is copied.
     pub fn by_normalized(&self, tenant: &str, name: &str) -> Vec<&Arc<CompiledTool>> {
+        if normalized_longer_than(name, MAX_NAME_LEN) {
+            return Vec::new();
+        }
         self.visible_in(&self.by_normalized, tenant, &normalize_name(name))
+    }
+
+    /// Up to `max` visible names closest to `name` in edits, closest first; none for a name longer than any
+    /// registered one. The work is bounded (`suggest.rs`), whatever the number of tools.
+    pub fn closest_names(&self, tenant: &str, name: &str, max: usize) -> Vec<String> {
+        if normalized_longer_than(name, MAX_NAME_LEN) {
+            return Vec::new();
+        }
+        let wanted: Vec<char> = normalized(name).collect();
+        self.suggester.get_or_init(|| Suggester::new(self.all())).closest(tenant, &wanted, max)
     }
 
     fn visible_in<'a>(&'a self, index: &'a Index, tenant: &str, key: &str) -> Vec<&'a Arc<CompiledTool>> {
@@ -119,6 +142,7 @@ impl Catalog {
             by_normalized: self.by_normalized.clone(),
             len: self.len,
             sorted: OnceLock::new(),
+            suggester: OnceLock::new(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! The tool registry: specs, their compiled form, the catalog snapshot calls resolve against, and the store.
 
+mod bounds;
 mod catalog;
 mod index;
 mod inject;
@@ -7,12 +8,16 @@ mod schema;
 mod shared;
 mod spec;
 pub(crate) mod store;
+mod suggest;
 mod tool;
 mod validators;
 
-pub use catalog::{Catalog, normalize_name, same_name};
+pub use bounds::{DEFAULT_MAX_SCHEMA_BYTES, MAX_NAME_LEN};
+pub use catalog::{Catalog, normalize_name, normalized_longer_than, same_name};
 pub use inject::{Injected, Source, json_pointer};
-pub use schema::{LazyValidator, SchemaDocuments, SchemaError, compile_schema};
+pub use schema::{
+    BoundedPattern, LazyValidator, MAX_BACKTRACKING_SUBJECT, SchemaDocuments, SchemaError, compile_schema,
+};
 pub use spec::{
     Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RateScope, RedisDown, RepairPolicy, Review, ToolSpec,
 };
@@ -106,7 +111,14 @@ impl Registry {
         self.compile(spec.clone()).map(drop)
     }
 
+    /// Checks and compiles a new registration. The schema size bound applies here, not to stored tools, so
+    /// lowering `limits.max_schema_bytes` never hides a tool registered before.
     fn compile(&self, spec: ToolSpec) -> Result<CompiledTool, RegistryError> {
+        let max = self.documents.max_schema_bytes();
+        bounds::check_schema_size("input_schema", &spec.input_schema, max)?;
+        if let Some(output) = &spec.output_schema {
+            bounds::check_schema_size("output_schema", output, max)?;
+        }
         let tool = CompiledTool::compile(spec, &self.documents)?;
         if tool.spec.backend.is_none() {
             return Err(SpecError::Backend("is required: one of grpc, http, mcp, worker".into()).into());

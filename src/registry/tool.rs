@@ -1,5 +1,6 @@
 //! Checking a `ToolSpec` once into the `CompiledTool` every call uses, whose validators compile at its first call.
 
+use super::bounds::{self, MAX_NAME_LEN};
 use super::inject::{self, Injected};
 use super::schema::{LazyValidator, SchemaDocuments, SchemaError, compacted, compile_schema};
 use super::spec::{Backend, ToolSpec};
@@ -28,8 +29,14 @@ pub struct CompiledTool {
 /// Why a spec was refused. Each names the field and the reason.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SpecError {
-    #[error("name {0:?} is invalid: it must match ^[A-Za-z0-9_.-]{{1,128}}$")]
+    #[error("name {0} is invalid: it must match ^[A-Za-z0-9_.-]{{1,128}}$")]
     Name(String),
+    #[error("tenant {0}")]
+    Tenant(String),
+    #[error("description {0}")]
+    Description(String),
+    #[error("labels {0}")]
+    Labels(String),
     #[error("input_schema {0}")]
     InputSchema(String),
     #[error("output_schema {0}")]
@@ -49,6 +56,7 @@ impl CompiledTool {
     /// are compiled again at the tool's first call, so a registered tool that is never called costs only its spec.
     pub fn compile(mut spec: ToolSpec, documents: &SchemaDocuments) -> Result<Self, SpecError> {
         check_name(&spec.name)?;
+        bounds::check_metadata(&spec)?;
         spec.input_schema = compacted(std::mem::take(&mut spec.input_schema));
         spec.output_schema = spec.output_schema.map(compacted);
         check_object_schema(&spec.input_schema).map_err(SpecError::InputSchema)?;
@@ -100,10 +108,10 @@ fn schema_reason(err: SchemaError) -> String {
 
 pub fn check_name(name: &str) -> Result<(), SpecError> {
     let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
-    if (1..=128).contains(&name.len()) && name.chars().all(ok_char) {
+    if (1..=MAX_NAME_LEN).contains(&name.len()) && name.chars().all(ok_char) {
         Ok(())
     } else {
-        Err(SpecError::Name(name.to_owned()))
+        Err(SpecError::Name(bounds::quoted(name)))
     }
 }
 
@@ -152,7 +160,7 @@ fn check_backend(backend: &Backend) -> Result<(), SpecError> {
                     http.method
                 ));
             }
-            Ok(())
+            bounds::check_headers(&http.headers)
         }
         Backend::Mcp { server, tool } if server.is_empty() || tool.is_empty() => {
             bad("mcp needs both server and tool".to_owned())

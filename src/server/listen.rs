@@ -2,6 +2,7 @@
 //! every other request routed to the tonic services. The accept loop and graceful stop are tonic's own.
 
 use super::execute::{self, FastExecute, UnaryBody};
+use super::shed::{self, DataPlane, Shedding};
 use super::status::ServiceError;
 use crate::coalesce::Coalesced;
 use crate::grpc_wire;
@@ -20,6 +21,7 @@ use tokio::sync::watch;
 use tonic::Status;
 use tonic::codegen::Service;
 use tonic::service::Routes;
+use tower::ServiceExt;
 
 /// How often an HTTP/2 ping checks that a client is still there, and how long its answer may take.
 const KEEPALIVE: Duration = Duration::from_secs(20);
@@ -30,16 +32,26 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 /// A response from either path.
 pub type ResponseBody = Either<UnaryBody, tonic::body::Body>;
 
-/// Sends each request to its path: `Execute` to `FastExecute`, the rest to the tonic services.
+/// Sends each request to its path: `Execute` to `FastExecute`, the rest to the tonic services; `Execute` and
+/// `ExecuteBatch` under the data plane's overload shedding.
 #[derive(Clone)]
 pub struct Dispatch {
-    execute: Arc<FastExecute>,
+    execute: DataPlane,
+    batch: DataPlane,
     routes: Routes,
 }
 
 impl Dispatch {
-    pub fn new(execute: FastExecute, routes: Routes) -> Self {
-        Self { execute: Arc::new(execute), routes: routes.prepare() }
+    pub fn new(execute: FastExecute, routes: Routes, shedding: &Shedding) -> Self {
+        let routes = routes.prepare();
+        let execute = Arc::new(execute);
+        let fast = tower::service_fn(move |request: Request<Incoming>| {
+            let execute = Arc::clone(&execute);
+            async move { Ok::<_, Infallible>(execute.serve(request).await.map(Either::Left)) }
+        });
+        let tonic_routes = routes.clone();
+        let batch = tower::service_fn(move |request| routed(tonic_routes.clone(), request));
+        Self { execute: shedding.layer("Execute", fast), batch: shedding.layer("ExecuteBatch", batch), routes }
     }
 }
 
@@ -52,19 +64,17 @@ impl hyper::service::Service<Request<Incoming>> for Dispatch {
     /// DEADLINE_EXCEEDED. (`Execute` answers a little before it on its own, with a TIMEOUT message.)
     fn call(&self, request: Request<Incoming>) -> Self::Future {
         let timeout = grpc_wire::timeout(request.headers());
-        let path = if request.uri().path() == execute::PATH && request.method() == Method::POST {
-            Path::Execute(Arc::clone(&self.execute))
-        } else {
-            Path::Routes(self.routes.clone())
+        let data_plane = match (request.method(), request.uri().path()) {
+            (&Method::POST, execute::PATH) => Some(self.execute.clone()),
+            (&Method::POST, BATCH_PATH) => Some(self.batch.clone()),
+            _ => None,
         };
+        let routes = self.routes.clone();
         Box::pin(async move {
             let answer = async move {
-                match path {
-                    Path::Execute(execute) => Ok(execute.serve(request).await.map(Either::Left)),
-                    Path::Routes(mut routes) => {
-                        std::future::poll_fn(|cx| Service::<Request<Incoming>>::poll_ready(&mut routes, cx)).await?;
-                        Ok(routes.call(request).await?.map(Either::Right))
-                    }
+                match data_plane {
+                    Some(service) => Ok(service.oneshot(request).await.unwrap_or_else(shed::broken)),
+                    None => routed(routes, request).await,
                 }
             };
             match timeout {
@@ -75,10 +85,13 @@ impl hyper::service::Service<Request<Incoming>> for Dispatch {
     }
 }
 
-/// Where a request goes.
-enum Path {
-    Execute(Arc<FastExecute>),
-    Routes(Routes),
+/// The path of the data plane's other method, served by tonic.
+const BATCH_PATH: &str = "/toolgate.v1.ToolGateway/ExecuteBatch";
+
+/// A request answered by the tonic services.
+async fn routed(mut routes: Routes, request: Request<Incoming>) -> Result<Response<ResponseBody>, Infallible> {
+    std::future::poll_fn(|cx| Service::<Request<Incoming>>::poll_ready(&mut routes, cx)).await?;
+    Ok(routes.call(request).await?.map(Either::Right))
 }
 
 /// The answer to a request still running when its `grpc-timeout` expired.

@@ -9,6 +9,7 @@ pub(crate) mod mcp;
 mod metrics;
 mod registry;
 mod review;
+mod shed;
 mod status;
 mod worker;
 
@@ -21,6 +22,7 @@ use crate::cluster::admit::SharedAdmission;
 use crate::cluster::registry::SharedRegistry;
 use crate::cluster::{Redis, follow};
 use crate::config::Config;
+use crate::executor::idempotency::Idempotency;
 use crate::executor::{ExecSettings, Executor};
 use crate::pb::v1::mcp_registry_server::McpRegistryServer;
 use crate::pb::v1::tool_review_server::ToolReviewServer;
@@ -260,7 +262,8 @@ async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Res
         .add_service(InterceptedService::new(worker, admin_token.clone()))
         .add_service(InterceptedService::new(review, review_token))
         .add_service(InterceptedService::new(gateway, data_token));
-    Ok(Dispatch::new(execute, routes))
+    let shedding = shed::Shedding::new(config.max_calls_in_flight, Arc::clone(&state.telemetry));
+    Ok(Dispatch::new(execute, routes, &shedding))
 }
 
 /// The health service `toolgate.cluster` says whether Redis answers: NOT_SERVING while the gateway is degraded.
@@ -358,7 +361,11 @@ fn executor(config: &Config, state: &State, alive: tokio::sync::mpsc::Sender<()>
     let registry = Arc::clone(&state.registry);
     let (policy, reviews, telemetry) =
         (Arc::clone(&state.policy), Arc::clone(&state.reviews), Arc::clone(&state.telemetry));
-    Executor::new(registry, backends, settings, policy, reviews, telemetry, alive)
+    let once = match &state.redis {
+        Some(redis) => Idempotency::shared(redis.clone(), config.idempotency),
+        None => Idempotency::local(config.idempotency),
+    };
+    Executor::new(registry, backends, settings, policy, reviews, telemetry, alive).with_idempotency(once)
 }
 
 /// Deletes expired review outcomes now and then, until the queue is dropped.

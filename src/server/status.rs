@@ -6,6 +6,9 @@ use crate::policy::review::ReviewError;
 use crate::registry::{RegistryError, StoreError};
 use tonic::{Code, Status};
 
+/// The gRPC retry-throttling header (gRFC A6): how long a client should wait before it tries again.
+pub const RETRY_PUSHBACK: &str = "grpc-retry-pushback-ms";
+
 /// Failures of a request itself. Tool-level failures are `ToolMessage`s, never these.
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
@@ -31,6 +34,13 @@ pub enum ServiceError {
     /// The request was still running when its caller's `grpc-timeout` expired.
     #[error("{0}")]
     DeadlineExceeded(String),
+    /// The gateway had its limit of calls in flight: the request was refused at once, and may be sent again after
+    /// `retry_after_ms` (written as `grpc-retry-pushback-ms`, which gRPC clients with a retry policy honour).
+    #[error("the gateway is at its limit of {max} calls in flight; retry after {retry_after_ms} ms")]
+    Overloaded { max: usize, retry_after_ms: u64 },
+    /// A failure of the gateway itself, never of the request.
+    #[error("{0}")]
+    Internal(String),
     /// A request body that is not one gRPC message within the size limit.
     #[error("{0}")]
     Frame(#[from] FrameError),
@@ -45,6 +55,8 @@ impl From<ServiceError> for Status {
             ServiceError::Aborted(_) => Code::Aborted,
             ServiceError::Unimplemented(_) => Code::Unimplemented,
             ServiceError::DeadlineExceeded(_) => Code::DeadlineExceeded,
+            ServiceError::Overloaded { .. } => Code::Unavailable,
+            ServiceError::Internal(_) => Code::Internal,
             // OUT_OF_RANGE, as tonic answers a message over its decoding limit.
             ServiceError::Frame(FrameError::TooLarge { .. }) => Code::OutOfRange,
             ServiceError::Frame(FrameError::Compressed) => Code::Unimplemented,
@@ -74,6 +86,10 @@ impl From<ServiceError> for Status {
         if code == Code::Internal {
             tracing::error!(error = %err, "internal error");
         }
-        Status::new(code, err.to_string())
+        let mut status = Status::new(code, err.to_string());
+        if let ServiceError::Overloaded { retry_after_ms, .. } = err {
+            status.metadata_mut().insert(RETRY_PUSHBACK, retry_after_ms.into());
+        }
+        status
     }
 }

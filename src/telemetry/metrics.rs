@@ -18,6 +18,7 @@ pub struct Metrics {
     rate_limited: Counter<u64>,
     injection_overrides: Counter<u64>,
     fail_open: Counter<u64>,
+    shed: Counter<u64>,
 }
 
 impl Metrics {
@@ -42,6 +43,10 @@ impl Metrics {
             fail_open: meter
                 .u64_counter("toolgate.cluster.fail_open")
                 .with_description("Calls admitted without their cluster-wide check because Redis was unavailable")
+                .build(),
+            shed: meter
+                .u64_counter("toolgate.calls.shed")
+                .with_description("Requests refused at once because the gateway had its limit of calls in flight")
                 .build(),
         }
     }
@@ -76,6 +81,11 @@ impl Metrics {
 impl Metrics {
     pub fn fail_open(&self, tool: &str, what: &'static str) {
         self.fail_open.add(1, &[KeyValue::new("tool", tool.to_owned()), KeyValue::new("check", what)]);
+    }
+
+    /// A data-plane request refused by overload shedding; `method` is `Execute` or `ExecuteBatch`.
+    pub fn shed(&self, method: &'static str) {
+        self.shed.add(1, &[KeyValue::new("method", method)]);
     }
 
     /// A call whose caller went away before it was answered.

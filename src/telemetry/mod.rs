@@ -87,6 +87,11 @@ impl Telemetry {
         self.metrics.fail_open(tool, what);
     }
 
+    /// A data-plane request refused by overload shedding (`method`: `Execute` or `ExecuteBatch`).
+    pub fn shed(&self, method: &'static str) {
+        self.metrics.shed(method);
+    }
+
     /// The registry the Prometheus endpoint serves, when one is configured.
     pub fn prometheus(&self) -> Option<&prometheus::Registry> {
         self.prometheus.as_ref()

@@ -106,12 +106,18 @@ impl Gateway {
     }
 
     pub async fn call_as(&mut self, name: &str, arguments: &str, context: pb::CallContext) -> pb::ToolMessage {
-        let call = pb::ToolCall { id: format!("call-{name}"), name: name.into(), arguments: arguments.into() };
+        // Every call its own id, as a client gives each model tool call: the gateway answers a call sent again
+        // under its id with the first outcome.
+        let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let call = pb::ToolCall { id: format!("call-{name}-{n}"), name: name.into(), arguments: arguments.into() };
         let request = pb::ExecuteRequest { call: Some(call), context: Some(context), ..Default::default() };
         let response = self.gateway.execute(request).await.expect("Execute answers with a message, never a status");
         response.into_inner().message.expect("a message")
     }
 }
+
+/// Numbers the calls `call_as` sends, so that no two share an id.
+static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 pub fn status_of(m: &pb::ToolMessage) -> pb::ToolStatus {
     pb::ToolStatus::try_from(m.status).unwrap()

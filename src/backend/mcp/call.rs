@@ -1,8 +1,8 @@
 //! One `tools/call`: the request built from an invocation, and the server's answer (a result, a JSON-RPC error,
 //! or a broken session) made into an `Output` or a `BackendError`.
 
+use super::server::OutputSchema;
 use crate::backend::{BackendError, Invocation, Output};
-use jsonschema::Validator;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, MetaObject};
 use rmcp::model::{JsonObject, RequestMetaObject};
 use rmcp::service::{Peer, RoleClient, ServiceError};
@@ -20,7 +20,7 @@ pub struct Outcome {
 
 /// How a result is checked.
 pub struct Checks<'a> {
-    pub output: Option<&'a Validator>,
+    pub output: Option<&'a OutputSchema>,
     pub pass_invalid_output: bool,
     pub max_result_bytes: usize,
 }
@@ -79,11 +79,12 @@ pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> Outcome {
     if result.is_error == Some(true) {
         return failed(BackendError::Tool { message: content, retryable: false, model_fixable: false });
     }
-    let violation = checks.output.and_then(|validator| match &result.structured_content {
+    let violation = checks.output.and_then(|output| match &result.structured_content {
         None => Some("declares an outputSchema but returned no structuredContent".to_owned()),
-        Some(value) => {
-            validator.iter_errors(value).next().map(|e| format!("{} at {:?}", e, e.instance_path().as_str()))
-        }
+        Some(value) if output.validator.is_valid(value) => None,
+        Some(value) => crate::pipeline::violations::describe(&output.schema, value)
+            .first()
+            .map(|v| format!("{} at {:?}", v.message, v.instance_path)),
     });
     let Some(reason) = violation else {
         return Outcome {
@@ -154,7 +155,7 @@ mod tests {
         serde_json::from_value(value).unwrap()
     }
 
-    fn checks(output: Option<&Validator>, pass: bool) -> Checks<'_> {
+    fn checks(output: Option<&OutputSchema>, pass: bool) -> Checks<'_> {
         Checks { output, pass_invalid_output: pass, max_result_bytes: 1 << 20 }
     }
 
@@ -176,7 +177,7 @@ mod tests {
     #[test]
     fn an_output_schema_violation_fails_or_passes_as_configured() {
         let schema = json!({"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]});
-        let validator = jsonschema::validator_for(&schema).unwrap();
+        let validator = OutputSchema { validator: jsonschema::validator_for(&schema).unwrap(), schema };
         let bad = || result(json!({"content": [], "structuredContent": {"sum": "x"}}));
         let failed = answer(bad(), &checks(Some(&validator), false));
         assert!(failed.output_violation);

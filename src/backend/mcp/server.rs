@@ -31,6 +31,13 @@ struct Health {
     connects: u32,
 }
 
+/// A tool's compiled outputSchema, and the schema itself, from which a refused result's violation is described
+/// within a fixed budget (`pipeline::violations`; jsonschema's own error collection is unbounded).
+pub struct OutputSchema {
+    pub validator: Validator,
+    pub schema: serde_json::Value,
+}
+
 pub struct Server {
     pub spec: McpServerSpec,
     /// The live session's peer, with the session's number.
@@ -40,7 +47,7 @@ pub struct Server {
     broken_session: AtomicU64,
     health: Mutex<Health>,
     /// Compiled outputSchemas, by the tool's own name on the server.
-    outputs: RwLock<HashMap<String, Arc<Validator>>>,
+    outputs: RwLock<HashMap<String, Arc<OutputSchema>>>,
     output_violations: AtomicU64,
     /// `notifications/tools/list_changed` arrived.
     pub changed: Arc<Notify>,
@@ -92,7 +99,7 @@ impl Server {
         reason.clone_into(&mut self.health.lock().expect("health lock").last_error);
     }
 
-    pub fn output(&self, tool: &str) -> Option<Arc<Validator>> {
+    pub fn output(&self, tool: &str) -> Option<Arc<OutputSchema>> {
         self.outputs.read().expect("outputs lock").get(tool).cloned()
     }
 
@@ -119,7 +126,7 @@ impl Server {
         reason.clone_into(&mut health.last_error);
     }
 
-    pub fn imported(&self, tools: Vec<String>, problems: Vec<String>, outputs: HashMap<String, Arc<Validator>>) {
+    pub fn imported(&self, tools: Vec<String>, problems: Vec<String>, outputs: HashMap<String, Arc<OutputSchema>>) {
         *self.outputs.write().expect("outputs lock") = outputs;
         let mut health = self.health.lock().expect("health lock");
         (health.tools, health.problems) = (tools, problems);

@@ -3,7 +3,7 @@
 
 use super::connect::{self, Session};
 use super::import;
-use super::server::Server;
+use super::server::{OutputSchema, Server};
 use crate::registry::{Registry, SchemaDocuments, compile_schema};
 use rmcp::service::{Peer, RoleClient};
 use std::collections::HashMap;
@@ -138,7 +138,7 @@ async fn refresh(server: &Server, ctx: &Context, peer: &Peer<RoleClient>) -> Res
         if let Some(schema) = &spec.output_schema
             && let Ok(validator) = compile_schema(schema, &ctx.documents)
         {
-            outputs.insert(own_name.clone(), Arc::new(validator));
+            outputs.insert(own_name.clone(), Arc::new(OutputSchema { validator, schema: schema.clone() }));
         }
     }
     let imported = import::sync(&ctx.registry, &server.spec, specs).await;

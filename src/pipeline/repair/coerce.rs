@@ -58,19 +58,6 @@ fn integral(n: &Number) -> Option<Number> {
     (f.fract() == 0.0 && f.abs() <= EXACT).then(|| Number::from(f as i64))
 }
 
-/// The one enum member a string names, ignoring case, spaces and punctuation. None when zero or several do.
-pub fn enum_member(value: &Value, members: &[Value]) -> Option<Value> {
-    let wanted = loose(value.as_str()?);
-    if wanted.is_empty() {
-        return None;
-    }
-    let mut matching = members.iter().filter(|m| m.as_str().is_some_and(|m| loose(m) == wanted));
-    match (matching.next(), matching.next()) {
-        (Some(only), None) => Some(only.clone()),
-        _ => None,
-    }
-}
-
 /// Lowercase letters and digits only.
 pub fn loose(s: &str) -> String {
     s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
@@ -110,15 +97,5 @@ mod tests {
         assert_eq!(scalar(&json!(2022), Types::STRING), Some((json!("2022"), Rule::IntegerToString)));
         assert_eq!(scalar(&json!(0.6), Types::STRING), None, "a float's text is not unique");
         assert_eq!(scalar(&json!(true), Types::STRING), None);
-    }
-
-    #[test]
-    fn enum_members_match_only_when_unique() {
-        let members = [json!("Pet-friendly"), json!("Disabled Access"), json!("celsius"), json!("Celsius ")];
-        assert_eq!(enum_member(&json!("pet friendly"), &members), Some(json!("Pet-friendly")));
-        assert_eq!(enum_member(&json!("DISABLED_ACCESS"), &members), Some(json!("Disabled Access")));
-        assert_eq!(enum_member(&json!("celsius"), &members), None, "two members match");
-        assert_eq!(enum_member(&json!("C"), &members), None);
-        assert_eq!(enum_member(&json!("--"), &members), None);
     }
 }

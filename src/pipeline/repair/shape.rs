@@ -7,6 +7,7 @@ use super::view::{Node, Types};
 use super::walk::Walker;
 use jsonschema::Validator;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 type Object = Map<String, Value>;
 
@@ -36,18 +37,22 @@ impl<'a> Walker<'a> {
 
     /// `{"Location": ..}` → `{"location": ..}`: to the one absent property the key names, ignoring case and
     /// separators, or through the tool's aliases at the top level. Two keys naming one property: neither moves.
-    fn rename_keys(&mut self, map: Object, props: &Object) -> Object {
+    fn rename_keys(&mut self, map: Object, props: &'a Object) -> Object {
         if map.keys().all(|k| props.contains_key(k)) {
             return map;
         }
-        let targets: Vec<Option<(String, Rule)>> = map.keys().map(|k| self.rename_target(k, &map, props)).collect();
-        let claimed = |t: &str| targets.iter().flatten().filter(|(x, _)| x == t).count();
+        let targets: Vec<Option<(&'a String, Rule)>> = map.keys().map(|k| self.rename_target(k, &map, props)).collect();
+        let mut claims: HashMap<&str, usize> = HashMap::new();
+        for (to, _) in targets.iter().flatten() {
+            *claims.entry(to.as_str()).or_default() += 1;
+        }
         let mut out = Object::with_capacity(map.len());
         for ((key, value), target) in map.into_iter().zip(&targets) {
             match target {
-                Some((to, rule)) if claimed(to) == 1 => {
+                Some((to, rule)) if claims[to.as_str()] == 1 => {
+                    let to = (*to).clone();
                     self.under(to.clone(), |w| w.record(*rule, &Value::String(key), &Value::String(to.clone())));
-                    out.insert(to.clone(), value);
+                    out.insert(to, value);
                 }
                 _ => {
                     out.insert(key, value);
@@ -57,8 +62,9 @@ impl<'a> Walker<'a> {
         out
     }
 
-    fn rename_target(&self, key: &str, map: &Object, props: &Object) -> Option<(String, Rule)> {
-        if props.contains_key(key) {
+    /// The property `key` names, through an alias or its loose spelling, looked up rather than scanned for.
+    fn rename_target(&mut self, key: &str, map: &Object, props: &'a Object) -> Option<(&'a String, Rule)> {
+        if props.contains_key(key) || !self.spend(1, key.len()) {
             return None;
         }
         let absent = |p: &String| props.contains_key(p) && !map.contains_key(p);
@@ -66,17 +72,21 @@ impl<'a> Walker<'a> {
             && self.allows(Rule::Alias)
             && let Some(to) = self.policy.aliases.get(key).filter(|t| absent(t))
         {
-            return Some((to.clone(), Rule::Alias));
+            return props.get_key_value(to).map(|(to, _)| (to, Rule::Alias));
         }
         let wanted = super::coerce::loose(key);
         if !self.allows(Rule::KeyRenamed) || wanted.is_empty() {
             return None;
         }
-        let mut matching = props.keys().filter(|p| absent(p) && super::coerce::loose(p) == wanted);
-        match (matching.next(), matching.next()) {
-            (Some(only), None) => Some((only.clone(), Rule::KeyRenamed)),
+        let candidates = self.tables.spelled(props, &wanted);
+        let mut scanned = 0;
+        let mut matching = candidates.iter().inspect(|_| scanned += 1).filter(|p| !map.contains_key(p.as_str()));
+        let found = match (matching.next(), matching.next()) {
+            (Some(only), None) => Some((*only, Rule::KeyRenamed)),
             _ => None,
-        }
+        };
+        self.spend(scanned, 0);
+        found
     }
 
     /// `null` for an optional property that does not take null; unknown keys when the tool asks for it.
@@ -87,7 +97,7 @@ impl<'a> Walker<'a> {
         let mut out = Object::with_capacity(map.len());
         for (key, value) in map {
             let rule = match props.get(&key) {
-                Some(schema) if value.is_null() && !node.is_required(&key) => {
+                Some(schema) if value.is_null() && !self.tables.is_required(node.keyword("required"), &key) => {
                     let takes_null = self.view.node(schema).types.is_none_or(|t| t.has(Types::NULL));
                     (!takes_null && self.allows(Rule::NullDropped)).then_some(Rule::NullDropped)
                 }
@@ -123,8 +133,10 @@ impl<'a> Walker<'a> {
             return;
         }
         for name in node.required() {
-            let default = props.get(name).and_then(|s| self.view.node(s).keyword("default"));
-            if let (false, Some(default)) = (out.contains_key(name), default) {
+            if out.contains_key(name) || !self.spend(1, 0) {
+                continue;
+            }
+            if let Some(default) = props.get(name).and_then(|s| self.view.node(s).keyword("default")) {
                 self.under(name.to_owned(), |w| w.record(Rule::RequiredDefault, &Value::Null, default));
                 out.insert(name.to_owned(), default.clone());
             }
@@ -137,6 +149,9 @@ impl<'a> Walker<'a> {
             return value;
         };
         if !text.trim_start().starts_with('{') || !self.allows(Rule::DoubleEncoded) {
+            return value;
+        }
+        if self.refuse_too_deep(text, self.max_depth) || !self.spend(0, text.len()) {
             return value;
         }
         match read_any(text, self.max_depth, |r| self.allows(r)) {
@@ -174,7 +189,7 @@ impl<'a> Walker<'a> {
         let mark = self.repairs.len();
         let inner = self.decode_string(inner.clone());
         let walked = if inner.is_object() { self.value(inner, root) } else { Value::Null };
-        if walked.is_object() && validator.is_valid(&walked) {
+        if walked.is_object() && self.refusal.is_none() && validator.is_valid(&walked) {
             self.insert(mark, Rule::WrapperUnwrapped, &Value::Object(map.clone()), &walked);
             return Some(walked);
         }

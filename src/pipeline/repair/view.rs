@@ -69,17 +69,8 @@ impl<'a> Node<'a> {
         self.keyword("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str)
     }
 
-    pub fn is_required(&self, name: &str) -> bool {
-        self.required().any(|r| r == name)
-    }
-
     pub fn enum_values(&self) -> Option<&'a [Value]> {
         self.keyword("enum")?.as_array().map(Vec::as_slice)
-    }
-
-    /// Whether the value passes this node's own type and enum checks (not those of its children).
-    pub fn admits(&self, value: &Value) -> bool {
-        self.types.is_none_or(|t| t.admit(value)) && self.enum_values().is_none_or(|e| e.contains(value))
     }
 }
 

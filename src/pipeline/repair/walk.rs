@@ -1,8 +1,9 @@
 //! The schema-guided walk: each value beside its schema node, changed only where the node refuses it.
 
 use super::coerce;
+use super::lookup::{TOO_LARGE, Tables};
 use super::rules::{RepairSettings, Rule};
-use super::syntax::read_any;
+use super::syntax::{nesting_within, read_any};
 use super::view::{Node, Types, View};
 use crate::pipeline::message::Repair;
 use crate::registry::RepairPolicy;
@@ -19,11 +20,48 @@ pub struct Walker<'a> {
     pub(super) max_depth: usize,
     path: Vec<String>,
     pub repairs: Vec<Repair>,
+    pub(super) tables: Tables<'a>,
+    /// Why the arguments cannot be repaired at all: the walk stops, and the call is refused with this.
+    pub refusal: Option<String>,
 }
 
 impl<'a> Walker<'a> {
     pub fn new(schema: &'a Value, settings: RepairSettings, policy: &'a RepairPolicy, max_depth: usize) -> Self {
-        Self { view: View::new(schema), settings, policy, max_depth, path: Vec::new(), repairs: Vec::new() }
+        let (path, repairs, tables) = (Vec::new(), Vec::new(), Tables::default());
+        Self { view: View::new(schema), settings, policy, max_depth, path, repairs, tables, refusal: None }
+    }
+
+    /// Charges work to the call's budget; false, with the call refused, once it is spent.
+    pub(super) fn spend(&mut self, steps: usize, bytes: usize) -> bool {
+        if self.tables.budget.spend(steps, bytes) && self.refusal.is_none() {
+            return true;
+        }
+        self.refusal.get_or_insert_with(|| TOO_LARGE.to_owned());
+        false
+    }
+
+    /// Refuses the call: `text`, which the schema wants read as JSON, nests past the depth limit. Reading it as
+    /// anything else (a string wrapped in an array, say) would treat deep and shallow JSON differently.
+    pub(super) fn refuse_too_deep(&mut self, text: &str, depth_left: usize) -> bool {
+        if nesting_within(text, depth_left) {
+            return false;
+        }
+        let at = if self.path.is_empty() { "the arguments are".to_owned() } else { format!("{} is", self.pointer()) };
+        let limit = self.max_depth;
+        self.refusal
+            .get_or_insert_with(|| format!("{at} a string holding JSON nested past the limit of {limit} levels"));
+        true
+    }
+
+    /// Whether `value` passes the node's own type and enum checks, through the enum's table.
+    pub(super) fn admits(&mut self, node: Node<'a>, value: &Value) -> bool {
+        if !node.types.is_none_or(|t| t.admit(value)) {
+            return false;
+        }
+        let Some(members) = node.enum_values() else { return true };
+        let (found, steps) = self.tables.enum_table(members).contains(value);
+        self.spend(steps, 0);
+        found
     }
 
     pub(super) fn allows(&self, rule: Rule) -> bool {
@@ -42,13 +80,10 @@ impl<'a> Walker<'a> {
         self.repairs.insert(at, repair);
     }
 
-    fn repair(&self, rule: Rule, before: &Value, after: &Value) -> Repair {
-        Repair {
-            rule: rule.name().to_owned(),
-            path: self.pointer(),
-            before: before.to_string(),
-            after: after.to_string(),
-        }
+    fn repair(&mut self, rule: Rule, before: &Value, after: &Value) -> Repair {
+        let (before, after) = (before.to_string(), after.to_string());
+        self.spend(0, before.len() + after.len());
+        Repair { rule: rule.name().to_owned(), path: self.pointer(), before, after }
     }
 
     fn pointer(&self) -> String {
@@ -69,11 +104,11 @@ impl<'a> Walker<'a> {
 
     /// The value as `schema` wants it, or as it was where no rule applies exactly.
     pub fn value(&mut self, value: Value, schema: &'a Value) -> Value {
-        if self.path.len() > self.max_depth {
+        if self.path.len() > self.max_depth || !self.spend(1, 0) {
             return value;
         }
         let node = self.view.node(schema);
-        let value = if node.admits(&value) { value } else { self.coerce(value, node) };
+        let value = if self.admits(node, &value) { value } else { self.coerce(value, node) };
         match value {
             Value::Object(map) if node.types.is_none_or(|t| t.has(Types::OBJECT)) => self.object(map, node),
             Value::Array(items) if node.types.is_none_or(|t| t.has(Types::ARRAY)) => self.array(items, node),
@@ -103,11 +138,16 @@ impl<'a> Walker<'a> {
     }
 
     fn enum_member(&mut self, value: Value, node: Node<'a>) -> Value {
-        let members = node.enum_values().filter(|m| !m.contains(&value) && self.allows(Rule::EnumMatched));
-        match members.and_then(|m| coerce::enum_member(&value, m)) {
+        let Some(members) = node.enum_values().filter(|_| self.allows(Rule::EnumMatched)) else { return value };
+        let table = self.tables.enum_table(members);
+        let member = match table.contains(&value) {
+            (false, _) => table.loose_member(&value),
+            (true, _) => None,
+        };
+        match member {
             Some(member) => {
-                self.record(Rule::EnumMatched, &value, &member);
-                member
+                self.record(Rule::EnumMatched, &value, member);
+                member.clone()
             }
             None => value,
         }
@@ -122,6 +162,9 @@ impl<'a> Walker<'a> {
             return None;
         }
         let depth_left = self.max_depth.saturating_sub(self.path.len());
+        if self.refuse_too_deep(text, depth_left) || !self.spend(0, text.len()) {
+            return None;
+        }
         let json = read_any(text, depth_left, |r| self.allows(r))?;
         types.admit(&json).then(|| {
             self.record(Rule::StringToJson, value, &json);
@@ -137,7 +180,7 @@ impl<'a> Walker<'a> {
         let mark = self.repairs.len();
         let before = Value::Array(items.clone());
         let inner = self.value(items.pop().expect("one element"), node.schema);
-        if node.admits(&inner) {
+        if self.admits(node, &inner) {
             self.insert(mark, Rule::ArrayToScalar, &before, &inner);
             return inner;
         }
@@ -153,7 +196,8 @@ impl<'a> Walker<'a> {
         let items = node.keyword("items").unwrap_or(&ANY);
         let mark = self.repairs.len();
         let inner = self.under("0".into(), |w| w.value(value.clone(), items));
-        if self.view.node(items).admits(&inner) {
+        let items_node = self.view.node(items);
+        if self.refusal.is_none() && self.admits(items_node, &inner) {
             let after = Value::Array(vec![inner]);
             self.insert(mark, Rule::ScalarToArray, &value, &after);
             return after;

@@ -1,0 +1,100 @@
+//! Fuzzes the `Execute` fast path's request decoding (src/server/execute.rs): the body's DATA chunks through
+//! `grpc_wire::Gather` under a limit, the `ExecuteRequest` decoded with prost, the `grpc-timeout` header read, the
+//! call and context converted to domain types (server/convert.rs, as `GatewayService::execute_request` does),
+//! then the pure pipeline and the answer's encoding, on a catalog of corpus tools. The composition is rebuilt
+//! here from the public parts: `FastExecute::answer` is async and needs a whole gateway.
+
+#![no_main]
+
+use bytes::Bytes;
+use libfuzzer_sys::fuzz_target;
+use prost::Message;
+use std::mem::discriminant;
+use std::sync::{Arc, OnceLock};
+use toolgate::grpc_wire::{self, FrameError, Gather};
+use toolgate::pb::v1 as pb;
+use toolgate::pipeline::{Messages, PrepareOptions, error_message, prepare, success_message};
+use toolgate::registry::{Catalog, CompiledTool};
+use toolgate::server::convert::{call_from_proto, context_from_proto, message_to_proto};
+
+/// Limits the body is gathered under: none, tiny, small, and the default `max_request_bytes`.
+const LIMITS: [usize; 4] = [0, 16, 4096, 8 << 20];
+
+/// A catalog of corpus tools, some with an injected parameter, for the decoded calls to resolve against.
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        let docs = toolgate_fuzz::documents();
+        let cases = toolgate_fuzz::cases();
+        let bfcl = cases.iter().filter(|c| !c.name.starts_with("suite_")).take(24);
+        let tools = bfcl
+            .enumerate()
+            .filter_map(|(i, c)| CompiledTool::compile(c.spec(i % 2 == 1), &docs).ok())
+            .map(Arc::new)
+            .collect();
+        Catalog::new(tools)
+    })
+}
+
+/// Layout: the limit (1 byte), the `grpc-timeout` text (a length byte, up to 15 bytes), the number of cuts and
+/// one byte each, then the body.
+struct Input<'a> {
+    limit: usize,
+    timeout: &'a [u8],
+    cuts: Vec<usize>,
+    body: &'a [u8],
+}
+
+fn read(data: &[u8]) -> Option<Input<'_>> {
+    let (&limit, rest) = data.split_first()?;
+    let (&t, rest) = rest.split_first()?;
+    let (timeout, rest) = rest.split_at_checked(usize::from(t & 15))?;
+    let (&n, rest) = rest.split_first()?;
+    let (cuts, body) = rest.split_at_checked(usize::from(n & 3))?;
+    let mut cuts: Vec<usize> = cuts.iter().map(|&c| usize::from(c) * body.len() / 256).collect();
+    cuts.sort_unstable();
+    Some(Input { limit: LIMITS[usize::from(limit & 3)], timeout, cuts, body })
+}
+
+fn gather(body: &Bytes, cuts: &[usize], limit: usize) -> Result<Bytes, FrameError> {
+    let mut gathered = Gather::new(limit);
+    let mut from = 0;
+    for &cut in cuts.iter().chain([body.len()].iter()) {
+        gathered.push(body.slice(from..cut))?;
+        from = cut;
+    }
+    gathered.finish()
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some(input) = read(data) else { return };
+    let mut headers = http::HeaderMap::new();
+    if let Ok(value) = http::HeaderValue::from_bytes(input.timeout) {
+        headers.insert("grpc-timeout", value);
+    }
+    let _ = grpc_wire::timeout(&headers);
+    let body = Bytes::copy_from_slice(input.body);
+    let whole = gather(&body, &[], input.limit);
+    let chunked = gather(&body, &input.cuts, input.limit);
+    match (&whole, &chunked) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "chunking changed the message"),
+        (Err(a), Err(b)) => assert_eq!(discriminant(a), discriminant(b), "chunking changed the refusal: {a:?} / {b:?}"),
+        _ => panic!("chunking changed the outcome: {whole:?} / {chunked:?}"),
+    }
+    let Ok(message) = whole else { return };
+    assert!(message.len() <= input.limit && message[..] == body[grpc_wire::PREFIX..], "the message is not the body's");
+    let Ok(request) = pb::ExecuteRequest::decode(message) else { return };
+    let reencoded = pb::ExecuteRequest::decode(request.encode_to_vec().as_slice()).expect("our encoding decodes");
+    assert_eq!(reencoded, request);
+    let Some(call) = request.call else { return };
+    let call = call_from_proto(call);
+    let ctx = context_from_proto(request.context);
+    let message = match prepare(catalog(), &call, &ctx, &PrepareOptions::default()) {
+        Ok(prepared) => success_message(&call, &prepared.tool.spec.name, prepared.arguments_text, None),
+        Err(rejected) => error_message(&call, &call.name, rejected.error, rejected.repairs, &Messages::default()),
+    };
+    let answer = pb::ExecuteResponse { message: Some(message_to_proto(message)) };
+    let framed = grpc_wire::encode(&answer);
+    let back = pb::ExecuteResponse::decode(&framed[grpc_wire::PREFIX..]).expect("our answer decodes");
+    assert_eq!(back, answer);
+});
