@@ -132,7 +132,12 @@ pub struct Caller {
     invoke: pb::InvokeRequest,
     execute: pb::ExecuteRequest,
     repair: pb::ExecuteRequest,
+    worker: usize,
 }
+
+/// Numbers every call sent: each gets an id of its own, as each of a model's tool calls does, so the gateway's
+/// call-id record runs (and costs) as it does in production, and never answers from it.
+static SENT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Caller {
     pub fn new(runtime: Channel, gateway: Channel, worker: usize) -> Caller {
@@ -153,6 +158,7 @@ impl Caller {
             invoke,
             execute: execute(ARGUMENTS),
             repair: execute(BROKEN_ARGUMENTS),
+            worker,
         }
     }
 
@@ -160,7 +166,9 @@ impl Caller {
     pub async fn call(&mut self, mode: Mode) -> Result<(), String> {
         match mode {
             Mode::Direct => {
-                let answer = self.runtime.invoke(self.invoke.clone()).await.map_err(|s| s.to_string())?;
+                let mut invoke = self.invoke.clone();
+                invoke.call_id = self.next_id();
+                let answer = self.runtime.invoke(invoke).await.map_err(|s| s.to_string())?;
                 let answer = answer.into_inner();
                 if answer.is_error || answer.content != ARGUMENTS {
                     return Err(format!("direct: unexpected answer {answer:?}"));
@@ -173,9 +181,19 @@ impl Caller {
     }
 
     pub async fn execute(&mut self, broken: bool) -> Result<pb::ToolMessage, String> {
-        let request = if broken { self.repair.clone() } else { self.execute.clone() };
+        let mut request = if broken { self.repair.clone() } else { self.execute.clone() };
+        let id = self.next_id();
+        if let Some(call) = request.call.as_mut() {
+            call.id = id;
+        }
         let answer = self.gateway.execute(request).await.map_err(|s| s.to_string())?;
         answer.into_inner().message.ok_or_else(|| "Execute answered without a message".into())
+    }
+}
+
+impl Caller {
+    fn next_id(&self) -> String {
+        format!("call-{}-{}", self.worker, SENT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
     }
 }
 

@@ -105,7 +105,6 @@ impl std::fmt::Debug for CpuPool {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::time::Duration;
 
     #[tokio::test]
     async fn work_runs_on_a_pool_thread_and_answers() {
