@@ -2,7 +2,7 @@
 //! its leaf, 80,000 characters against a lookaround `pattern`, a 1 MiB unknown tool name among 10,000 tools)
 //! while two probes measure a health check and a valid call to another tool, one at a time.
 
-use super::served::{Latencies, Served, start_tools};
+use super::served::{Latencies, Served, probe_health, start_tools};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -108,7 +108,7 @@ pub async fn run(gateway: &Served, duration: Duration) -> Attack {
             (times, failures)
         }));
     }
-    let (health, valid) = tokio::join!(probe_health(gateway, duration), probe_valid(gateway, duration));
+    let (health, valid) = tokio::join!(probe_health(gateway.addr, duration), probe_valid(gateway, duration));
     stop.store(true, Ordering::Relaxed);
     let mut outcome = Attack {
         health: health.0,
@@ -129,20 +129,6 @@ pub async fn run(gateway: &Served, duration: Duration) -> Attack {
 
 /// Pause between two probes: they measure latency, not add load.
 const PROBE_EVERY: Duration = Duration::from_millis(10);
-
-async fn probe_health(gateway: &Served, duration: Duration) -> (Latencies, Vec<String>) {
-    let mut health = tonic_health::pb::health_client::HealthClient::new(super::served::connect(gateway.addr).await);
-    let (mut times, mut failures, started) = (Latencies::default(), Vec::new(), Instant::now());
-    while started.elapsed() < duration {
-        let sent = Instant::now();
-        if let Err(status) = health.check(tonic_health::pb::HealthCheckRequest::default()).await {
-            failures.push(format!("a health check failed: {status:?}"));
-        }
-        times.add(sent.elapsed());
-        tokio::time::sleep(PROBE_EVERY).await;
-    }
-    (times, failures)
-}
 
 async fn probe_valid(gateway: &Served, duration: Duration) -> (Latencies, Vec<String>) {
     let mut client = gateway.client().await;

@@ -120,21 +120,7 @@ pub async fn run(gateway: &Served, duration: Duration) -> Overload {
     let (unloaded, _) = closed_loop(&clients, CAP / 4, warm).await;
     let (_, sustainable_per_s) = closed_loop(&clients, CAP, warm).await;
     let offered_per_s = 4.0 * sustainable_per_s;
-    let health_addr = gateway.addr;
-    let probe = tokio::spawn(async move {
-        let channel = super::served::connect(health_addr).await;
-        let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
-        let (mut times, mut failures, started) = (Latencies::default(), Vec::new(), Instant::now());
-        while started.elapsed() < duration {
-            let sent = Instant::now();
-            if let Err(status) = health.check(tonic_health::pb::HealthCheckRequest::default()).await {
-                failures.push(format!("a health check failed under overload: {status:?}"));
-            }
-            times.add(sent.elapsed());
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        (times, failures)
-    });
+    let probe = tokio::spawn(super::served::probe_health(gateway.addr, duration));
     let (admitted, shed, other_errors) = open_loop(&clients, offered_per_s, duration).await;
     let (health, failures) = probe.await.expect("the health probe");
     Overload { unloaded, sustainable_per_s, offered_per_s, admitted, shed, other_errors, health, failures }

@@ -154,3 +154,18 @@ impl Latencies {
         )
     }
 }
+
+/// Health checks one at a time, 10 ms apart, for `duration`: their latencies, and any that failed.
+pub async fn probe_health(addr: SocketAddr, duration: Duration) -> (Latencies, Vec<String>) {
+    let mut health = tonic_health::pb::health_client::HealthClient::new(connect(addr).await);
+    let (mut times, mut failures, started) = (Latencies::default(), Vec::new(), Instant::now());
+    while started.elapsed() < duration {
+        let sent = Instant::now();
+        if let Err(status) = health.check(tonic_health::pb::HealthCheckRequest::default()).await {
+            failures.push(format!("a health check failed: {status:?}"));
+        }
+        times.add(sent.elapsed());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    (times, failures)
+}

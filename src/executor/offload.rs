@@ -104,6 +104,8 @@ impl std::fmt::Debug for CpuPool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::future::Future;
+    use std::pin::Pin;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[tokio::test]
@@ -113,17 +115,25 @@ mod tests {
         assert_eq!(name, Ok(Some("toolgate-cpu-0".to_owned())));
     }
 
-    #[tokio::test]
-    async fn a_job_whose_caller_left_or_whose_deadline_passed_never_starts() {
-        let pool = CpuPool::new(1);
+    type Blocker<'p> = Pin<Box<dyn Future<Output = Result<Option<()>, Refused>> + 'p>>;
+
+    /// Occupies the pool's one thread until the returned sender sends: the running job's future, and the sender.
+    async fn occupy(pool: &CpuPool) -> (Blocker<'_>, std::sync::mpsc::Sender<()>) {
         let (started, running) = std::sync::mpsc::channel::<()>();
         let (hold, held) = std::sync::mpsc::channel::<()>();
-        let mut blocker = Box::pin(pool.run(None, move || {
+        let mut blocker: Blocker<'_> = Box::pin(pool.run(None, move || {
             started.send(()).unwrap();
             held.recv().ok()
         }));
-        assert!(futures::poll!(blocker.as_mut()).is_pending());
+        assert!(futures::poll!(blocker.as_mut()).is_pending(), "queued");
         running.recv().unwrap();
+        (blocker, hold)
+    }
+
+    #[tokio::test]
+    async fn a_job_whose_caller_left_or_whose_deadline_passed_never_starts() {
+        let pool = CpuPool::new(1);
+        let (blocker, hold) = occupy(&pool).await;
         let ran = Arc::new(AtomicUsize::new(0));
         let counted = |ran: &Arc<AtomicUsize>| {
             let ran = Arc::clone(ran);
@@ -143,14 +153,7 @@ mod tests {
     #[tokio::test]
     async fn a_full_queue_refuses_at_once() {
         let pool = CpuPool::new(1);
-        let (started, running) = std::sync::mpsc::channel::<()>();
-        let (hold, held) = std::sync::mpsc::channel::<()>();
-        let mut blocker = Box::pin(pool.run(None, move || {
-            started.send(()).unwrap();
-            held.recv().ok()
-        }));
-        assert!(futures::poll!(blocker.as_mut()).is_pending(), "queued");
-        running.recv().unwrap();
+        let (blocker, hold) = occupy(&pool).await;
         let mut queued: Vec<_> = (0..QUEUED_PER_THREAD).map(|i| Box::pin(pool.run(None, move || i))).collect();
         for job in &mut queued {
             assert!(futures::poll!(job.as_mut()).is_pending(), "queued behind the blocker");
