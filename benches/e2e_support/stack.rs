@@ -29,10 +29,14 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 /// so every call is checked and counted against them, and OTLP export of spans and metrics. `E2E_OTEL=off` leaves
 /// telemetry out, to tell its share of the gateway's cost.
 fn config_text(otlp_endpoint: &str) -> String {
-    let budgets = format!(
+    let mut budgets = format!(
         "[budgets]\nmax_calls = {max}\nmax_tool_calls = {max}\nmax_consecutive_failures = 1000\n\n",
         max = u32::MAX
     );
+    // `E2E_IDEMPOTENCY=off`: no call-id record, to tell its share of the gateway's cost.
+    if std::env::var("E2E_IDEMPOTENCY").is_ok_and(|v| v == "off") {
+        budgets.push_str("[idempotency]\nwindow_ms = 0\n\n");
+    }
     if telemetry_off() {
         return budgets;
     }

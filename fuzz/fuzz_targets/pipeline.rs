@@ -135,9 +135,20 @@ fn assert_valid_passes_through(
     assert_eq!(checked.arguments, value);
 }
 
+/// Whether any key, at any depth, spells an injected parameter's name with case, spaces and punctuation
+/// ignored: the gateway strips such a key wherever it stands (`$user)id` for `user_id` too), so the call is not
+/// passed through untouched.
 fn overrides_injected(t: &Tool, value: &Value) -> bool {
-    let Some(map) = value.as_object() else { return false };
-    t.tool.injections.iter().any(|i| map.keys().any(|k| same_name(k, &i.path[0])))
+    let loose = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect::<String>();
+    let names: Vec<String> = t.tool.injections.iter().flat_map(|i| i.path.iter().map(|p| loose(p))).collect();
+    fn any_key(value: &Value, hit: &dyn Fn(&str) -> bool) -> bool {
+        match value {
+            Value::Object(map) => map.iter().any(|(k, v)| hit(k) || any_key(v, hit)),
+            Value::Array(items) => items.iter().any(|v| any_key(v, hit)),
+            _ => false,
+        }
+    }
+    any_key(value, &|key| names.contains(&loose(key)))
 }
 
 fn depth(value: &Value) -> usize {
