@@ -110,7 +110,7 @@ async fn past_the_cap_calls_are_shed_at_once_with_a_retry_hint_and_health_still_
 }
 
 #[tokio::test]
-async fn large_arguments_are_checked_on_the_pipeline_pool_and_answer_as_inline_ones_do() {
+async fn large_arguments_answer_as_inline_ones_do_through_the_pipeline_pool() {
     let (_dir, config) = temp_config();
     let mut gw = start_gateway(config).await;
     let target = start_runtime(Runtime::default()).await;

@@ -1,11 +1,40 @@
 //! The Prometheus scrape endpoint: `GET /metrics` on its own HTTP port, closed by the admin token when one is set.
 
+use super::ServeError;
 use super::auth::RequireToken;
+use crate::config::Config;
+use crate::telemetry::Telemetry;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use std::future::Future;
 use std::sync::Arc;
+use tokio::net::TcpListener;
+
+/// Binds the Prometheus endpoint's port, when one is configured.
+pub async fn bind(config: &Config) -> Result<Option<TcpListener>, ServeError> {
+    let Some(addr) = config.telemetry.prometheus_listen else { return Ok(None) };
+    let listener = TcpListener::bind(addr).await.map_err(|e| ServeError::Metrics { addr, reason: e.to_string() })?;
+    Ok(Some(listener))
+}
+
+/// Serves `/metrics` on `listener` in a task of its own; dropping the returned sender stops it.
+pub fn spawn(listener: TcpListener, config: &Config, telemetry: &Telemetry) -> tokio::sync::oneshot::Sender<()> {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let token = RequireToken::new("admin", config.tokens.admin.as_deref());
+    let registry = telemetry.prometheus().cloned().unwrap_or_default();
+    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    tracing::info!(%addr, "serving Prometheus metrics at /metrics");
+    tokio::spawn(async move {
+        let stopped = async {
+            let _ = stopped.await;
+        };
+        if let Err(err) = serve(listener, registry, token, stopped).await {
+            tracing::error!(%addr, error = %err, "the metrics endpoint stopped");
+        }
+    });
+    stop
+}
 
 struct Scrape {
     registry: prometheus::Registry,

@@ -95,7 +95,7 @@ pub async fn run_with_clock(
     let _eviction = policy.spawn_eviction(EVICT_EVERY);
     let _pruning = spawn_pruning(Arc::downgrade(&reviews));
     // Bound before telemetry is built: a port in use fails the start before there is anything to flush.
-    let metrics_listener = bind_metrics(&config).await?;
+    let metrics_listener = metrics::bind(&config).await?;
     let telemetry = Arc::new(telemetry(&config, &registry, &reviews, redis.as_ref())?);
     // Last of the steps that may fail, so a failed start leaves no server process behind.
     if let Err(err) = mcp.start(config.mcp_servers.clone()).await {
@@ -192,7 +192,7 @@ async fn serve(
     metrics_listener: Option<TcpListener>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let metrics_done = metrics_listener.map(|listener| spawn_metrics(listener, config, &state.telemetry));
+    let metrics_done = metrics_listener.map(|listener| metrics::spawn(listener, config, &state.telemetry));
     // Every executor clone, including those in detached review tasks, holds `alive`: once all are gone, the
     // store is closed and the data directory can be opened again.
     let (alive, mut all_gone) = tokio::sync::mpsc::channel::<()>(1);
@@ -303,31 +303,6 @@ fn telemetry(
             .map(|down| Box::new(move || u64::from(*down.borrow())) as Box<dyn Fn() -> u64 + Send + Sync>),
     };
     Ok(Telemetry::new(&config.telemetry, gauges)?)
-}
-
-/// Binds the Prometheus endpoint's port, when one is configured.
-async fn bind_metrics(config: &Config) -> Result<Option<TcpListener>, ServeError> {
-    let Some(addr) = config.telemetry.prometheus_listen else { return Ok(None) };
-    let listener = TcpListener::bind(addr).await.map_err(|e| ServeError::Metrics { addr, reason: e.to_string() })?;
-    Ok(Some(listener))
-}
-
-/// Serves `/metrics` on `listener` in a task of its own; dropping the returned sender stops it.
-fn spawn_metrics(listener: TcpListener, config: &Config, telemetry: &Telemetry) -> tokio::sync::oneshot::Sender<()> {
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let token = RequireToken::new("admin", config.tokens.admin.as_deref());
-    let registry = telemetry.prometheus().cloned().unwrap_or_default();
-    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
-    tracing::info!(%addr, "serving Prometheus metrics at /metrics");
-    tokio::spawn(async move {
-        let stopped = async {
-            let _ = stopped.await;
-        };
-        if let Err(err) = metrics::serve(listener, registry, token, stopped).await {
-            tracing::error!(%addr, error = %err, "the metrics endpoint stopped");
-        }
-    });
-    stop
 }
 
 /// How often idle rate-limit keys, semaphores and sessions are swept.
