@@ -183,6 +183,14 @@ impl Claimed {
     }
 }
 
+/// Whether an outcome is kept for the call's id: only when the tool may have run. A call that never reached
+/// its tool, or that its backend refused as unavailable and retryable (an MCP server not connected, a worker
+/// gone), may be sent again and run: keeping that answer would make `retryable` a lie for the window.
+fn kept(message: &ToolMessage) -> bool {
+    let unavailable = message.error.as_ref().is_some_and(|e| e.kind == ErrorKind::Unavailable && e.retryable);
+    message.attempts > 0 && !unavailable
+}
+
 /// The most a recorded call's latest start is set before its caller's deadline.
 const START_MARGIN: Duration = Duration::from_millis(20);
 
@@ -266,7 +274,7 @@ impl Executor {
             let run = AssertUnwindSafe(this.admit(&owned_call, &owned_ctx, checked, (None, start_by), mode));
             let (ran, message) = match run.catch_unwind().await {
                 // A call that never reached its tool did not happen: it may be sent again.
-                Ok(message) => (message.attempts > 0, message),
+                Ok(message) => (kept(&message), message),
                 // It may have: at most once means not again.
                 Err(_) => {
                     (true, this.error(&owned_call, &name, CallError::Internal("the call panicked".into()), Vec::new()))
