@@ -15,7 +15,6 @@ use std::sync::Arc;
 use toolgate::pipeline::{CallContext, PrepareOptions, ToolCall, prepare, success_message};
 use toolgate::policy::{BudgetLimits, Clock, Policy, PolicySettings, RateRule, SessionKey, ToolKey, parse_rate};
 use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
-use toolgate::server::convert::message_to_proto;
 
 /// About 200 bytes, valid against `schema`.
 const VALID: &str = r#"{"city": "Lyon", "days": 3, "units": "metric", "hourly": false, "tags": ["rain", "wind", "uv"], "location": {"lat": 45.764, "lon": 4.8357}, "lang": "fr"}"#;
@@ -91,7 +90,7 @@ fn benches(c: &mut Criterion) {
     let mut message = success_message(&broken, "get_forecast", VALID.into(), Some(VALID.into()));
     (message.repairs, message.effective_arguments) = (prepared.repairs, prepared.effective_arguments);
     c.bench_function("hot_path/encode_tool_message", |b| {
-        b.iter(|| message_to_proto(black_box(message.clone())).encode_to_vec())
+        b.iter(|| toolgate::pb::v1::ToolMessage::from(black_box(message.clone())).encode_to_vec())
     });
 }
 

@@ -29,7 +29,6 @@ use tonic::transport::Channel;
 use toolgate::pb::v1 as pb;
 use toolgate::pb::v1::tool_gateway_client::ToolGatewayClient;
 use toolgate::pb::v1::tool_registry_client::ToolRegistryClient;
-use toolgate::server::convert::spec_to_proto;
 
 /// What one run does: the full benchmark or the smoke pass.
 struct Plan {
@@ -148,7 +147,7 @@ async fn register_all(channel: Channel, plan: &Plan) -> Result<Vec<Duration>, St
     let calls = futures::stream::iter(0..plan.tools).map(|i| {
         let mut client = ToolRegistryClient::new(channel.clone());
         async move {
-            let request = pb::RegisterToolRequest { spec: Some(spec_to_proto(&tools::tool_spec(i))) };
+            let request = pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&tools::tool_spec(i))) };
             let sent = Instant::now();
             let response = client.register_tool(request).await.map_err(|e| format!("register tool {i}: {e}"))?;
             match response.into_inner().created {

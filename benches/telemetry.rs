@@ -34,7 +34,7 @@ fn telemetry(raw: RawTelemetry) -> Telemetry {
 
 /// What the executor does around one successful call.
 fn one_call(t: &Telemetry, tool: &Arc<CompiledTool>, call: &ToolCall, ctx: &CallContext) {
-    let span = t.start_call(call, ctx);
+    let span = t.start_call(call, ctx, toolgate::telemetry::Door::Grpc);
     span.resolved(tool);
     let inner = async {
         let backend = t.backend(&tool.spec.name, "grpc", 1);

@@ -1,30 +1,39 @@
 //! toolgate: a gRPC sidecar that resolves, validates and runs the tool calls of LLM agents.
 //!
 //! # Layout
-//! - [`pipeline`]: the pure call path (resolve, parse, validate, answer); no I/O, shared with `toolgate repair`.
-//! - [`registry`]: tool specs, their compiled schemas, the catalog snapshot and the embedded store.
-//! - [`executor`]: one call end to end: pipeline, dispatch with timeouts and retries, answer.
+//! From the edges inward (ARCHITECTURE.md holds the graph of what may use what, which `tests/tidy.rs` enforces):
+//! - [`cli`], [`server`]: the commands (a gRPC client) and the tonic services, with the one place errors become
+//!   `tonic::Status`; [`proto`]: the conversions between protobuf ([`pb`], generated) and the crate's types.
+//! - [`config`], [`definitions`]: configuration, and tools rendered in provider formats.
+//! - [`executor`]: one call end to end: pipeline, call-id record, admission, review, dispatch, answer.
+//! - [`review`]: the human-review queue, on this gateway or in the cluster's Redis.
 //! - [`backend`]: where calls run: gRPC ToolRuntime, HTTP, MCP servers, and workers over `ToolWorker.Connect`.
+//! - [`telemetry`]: the call's span and metrics, and their export.
+//! - [`pipeline`]: the pure call path (resolve, parse, validate, repair, inject, answer); no I/O, shared with
+//!   `toolgate repair`.
+//! - [`registry`]: tool specs, their compiled schemas and the catalog snapshot.
 //! - [`policy`]: rate limits, concurrency caps and session budgets, on plain parameters and an injectable clock.
-//! - [`server`]: the tonic services, and the one place errors become `tonic::Status`.
-//! - [`definitions`], [`config`], [`cli`], [`pb`]: provider formats, configuration, commands, generated types.
+//! - [`store`], [`cluster`], [`wire`]: infrastructure: the embedded database, the Redis connection, and the
+//!   hand-written HTTP/2 and protobuf paths.
 
 #![forbid(unsafe_code)]
 
 pub mod backend;
 pub mod cli;
 pub mod cluster;
-pub mod coalesce;
 pub mod config;
 pub mod definitions;
 pub mod executor;
-pub mod grpc_wire;
 pub mod pb;
 pub mod pipeline;
 pub mod policy;
+pub mod proto;
 pub mod registry;
+pub mod review;
 pub mod server;
+pub mod store;
 pub mod telemetry;
+pub mod wire;
 
 pub use config::Config;
 pub use server::{run, run_with_clock};

@@ -1,4 +1,4 @@
-//! The generated protobuf and gRPC types: the only `include_proto!`. Prost types stop at `server/` and `cli/`.
+//! The generated protobuf and gRPC types: the only `include_proto!`. Conversions to the crate's types are in `proto`.
 
 #![allow(clippy::all, missing_docs)]
 

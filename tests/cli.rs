@@ -190,7 +190,7 @@ async fn serve_logs_one_info_line_per_failed_call_with_its_trace_id_and_none_for
     let mut registry = toolgate::pb::v1::tool_registry_client::ToolRegistryClient::new(channel.clone());
     let target = start_runtime(Runtime::default()).await;
     let spec = json!({"name": "echo", "input_schema": {"type": "object"}, "backend": {"grpc": {"target": target}}});
-    let spec = toolgate::server::convert::spec_to_proto(&serde_json::from_value(spec).unwrap());
+    let spec = toolgate::pb::v1::ToolSpec::from(&serde_json::from_value::<toolgate::registry::ToolSpec>(spec).unwrap());
     registry.register_tool(toolgate::pb::v1::RegisterToolRequest { spec: Some(spec) }).await.unwrap();
 
     let mut gateway = toolgate::pb::v1::tool_gateway_client::ToolGatewayClient::new(channel);

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cluster_support::{Prefix, PrivateRedis, connect, redis_url};
-use toolgate::cluster::admit::{Admitted, BudgetAsk, RateAsk, SharedAdmission};
 use toolgate::cluster::{ClusterError, ClusterSettings, Redis};
+use toolgate::policy::shared::{Admitted, BudgetAsk, RateAsk, SharedAdmission};
 use toolgate::policy::{
     BudgetExceeded, BudgetLimits, PolicyError, RateLimited, RateRule, SessionKey, ToolKey, parse_rate,
 };

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::{Instant, timeout};
 use toolgate::cluster::{ClusterSettings, Redis};
-use toolgate::pipeline::{Status, ToolMessage};
-use toolgate::policy::review::{
+use toolgate::pipeline::{ToolMessage, ToolStatus};
+use toolgate::review::{
     Decision, EventKind, ReviewError, ReviewKey, ReviewQueue, ReviewRecord, ReviewSettings, ReviewState, Step,
     Submitted,
 };
@@ -41,7 +41,7 @@ fn call(call_id: &str, arguments: &str) -> ReviewRecord {
         tool_tenant: String::new(),
         arguments: arguments.into(),
         repairs: Vec::new(),
-        created_ms: toolgate::policy::review::unix_ms(),
+        created_ms: toolgate::review::unix_ms(),
         decided_ms: None,
         state: ReviewState::Pending,
     }
@@ -51,7 +51,7 @@ fn message(content: &str) -> ToolMessage {
     ToolMessage {
         tool_call_id: "c1".into(),
         name: "refund".into(),
-        status: Status::Success,
+        status: ToolStatus::Success,
         content: content.into(),
         structured: None,
         error: None,

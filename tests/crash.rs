@@ -10,7 +10,6 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use toolgate::pb::v1::{self as pb, tool_registry_client::ToolRegistryClient};
 use toolgate::registry::ToolSpec;
-use toolgate::server::convert::spec_to_proto;
 
 /// Starts `toolgate serve` on a free port and returns the child and its address, read from its log.
 async fn spawn_gateway(data_dir: &std::path::Path) -> (tokio::process::Child, String) {
@@ -42,7 +41,7 @@ fn revision(n: u64, target: &str) -> pb::RegisterToolRequest {
         "backend": {"grpc": {"target": target}}, "labels": {"padding": "x".repeat(1000), "more_padding": "x".repeat(1000)}
     }))
     .unwrap();
-    pb::RegisterToolRequest { spec: Some(spec_to_proto(&spec)) }
+    pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) }
 }
 
 #[tokio::test]

@@ -207,7 +207,7 @@ async fn serve_raw(socket: tokio::net::TcpStream) {
                 let answer = toolgate::pb::v1::InvokeResponse { content: invoke.arguments, ..Default::default() };
                 let head = http::Response::builder().header("content-type", "application/grpc").body(()).unwrap();
                 let mut stream = respond.send_response(head, false).unwrap();
-                stream.send_data(toolgate::grpc_wire::encode(&answer), false).unwrap();
+                stream.send_data(toolgate::wire::frame::encode(&answer), false).unwrap();
                 let mut trailers = http::HeaderMap::new();
                 trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
                 stream.send_trailers(trailers).unwrap();

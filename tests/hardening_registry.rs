@@ -10,7 +10,6 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use toolgate::pb::v1 as pb;
 use toolgate::registry::ToolSpec;
-use toolgate::server::convert::spec_to_proto;
 
 /// A spec with a backend that is never called.
 fn spec(name: &str) -> Value {
@@ -25,7 +24,7 @@ async fn register_many(gw: &Gateway, count: usize) {
         tasks.spawn(async move {
             for i in (worker..count).step_by(8) {
                 let spec: ToolSpec = serde_json::from_value(spec(&format!("tool_{i:05}"))).unwrap();
-                let request = pb::RegisterToolRequest { spec: Some(spec_to_proto(&spec)) };
+                let request = pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) };
                 registry.register_tool(request).await.expect("registered");
             }
         });

@@ -107,6 +107,7 @@ async fn a_call_span_joins_the_agents_trace_and_its_backend_continues_it() {
         ("gen_ai.tool.type", "function"),
         ("toolgate.status", "SUCCESS"),
         ("toolgate.tenant", "acme"),
+        ("toolgate.door", "grpc"),
     ] {
         assert_eq!(call.str_attr(key), Some(value), "{key} in {:?}", call.attributes);
     }
@@ -308,3 +309,42 @@ async fn a_call_whose_caller_goes_away_ends_as_cancelled() {
     assert_eq!(call.parent_span_id, PARENT);
     gw.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_through_the_mcp_front_door_says_so_and_joins_the_hosts_trace() {
+    use rmcp::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let collector = Collector::start().await;
+    let (_dir, mut config) = traced(&collector, false);
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    config.mcp_front.listen = Some(addr);
+    let _gw = gateway_with_tools(config).await;
+
+    let traceparent = http::HeaderValue::try_from(format!("00-{TRACE}-{PARENT}-01")).unwrap();
+    let headers = [(http::HeaderName::from_static("traceparent"), traceparent)].into_iter().collect();
+    let transport_config =
+        StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp")).custom_headers(headers);
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), transport_config);
+    let host = ().serve(transport).await.expect("the MCP handshake");
+    let result = host.call_tool(rmcp::model::CallToolRequestParams::new("traceparent")).await.unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+
+    // A `traceparent` in the request's `_meta` (SEP-414) wins over the header.
+    let mut meta = rmcp::model::MetaObject::new();
+    meta.set_traceparent(format!("00-{TRACE}-{OTHER_PARENT}-01"));
+    let mut params = rmcp::model::CallToolRequestParams::new("get_weather");
+    params.meta = Some(rmcp::model::RequestMetaObject(meta));
+    params.arguments = Some(serde_json::from_value(json!({"city": "Oslo"})).unwrap());
+    assert_eq!(host.call_tool(params).await.unwrap().is_error, Some(false));
+
+    let spans =
+        collector.wait_for_spans(|s| s.iter().filter(|s| s.name.starts_with("backend ")).count() >= 2, WAIT).await;
+    let call = find(&spans, "execute_tool traceparent");
+    assert_eq!(call.str_attr("toolgate.door"), Some("mcp"));
+    assert_eq!((call.trace_id.as_str(), call.parent_span_id.as_str()), (TRACE, PARENT), "a child of the host's span");
+    let from_meta = find(&spans, "execute_tool get_weather");
+    assert_eq!(from_meta.parent_span_id, OTHER_PARENT, "the parent named in _meta");
+}
+
+const OTHER_PARENT: &str = "00f067aa0ba902b8";

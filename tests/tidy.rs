@@ -1,6 +1,20 @@
-//! House rules checked as a test: every module opens with a `//!` line saying what it owns, no grab-bag modules.
+//! House rules checked as a test: every module opens with a `//!` line saying what it owns, no grab-bag modules,
+//! the modules of src/ use each other only as the layer graph in ARCHITECTURE.md (`## Layers`) allows, no source
+//! file over 400 lines, no `unsafe`.
+//!
+//! Limitations of the layer check: it reads `crate::` paths and `super::` chains that climb to the crate root
+//! (counting inline `mod x { }` blocks), not paths a macro builds, `use crate::*` or `#[path]` attributes; a name
+//! used as `crate::name` that `lib.rs` imports counts as a use of the module it comes from (per lib.rs's `use` lines).
 
+#[path = "tidy/layers.rs"]
+mod layers;
+#[path = "tidy/rust_text.rs"]
+mod rust_text;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+const MAX_LINES: usize = 400;
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -13,9 +27,72 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `.rs` file under src/, sorted, with its path relative to the crate root (`src/registry/store.rs`).
+fn src_files() -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    files.sort();
+    assert!(files.len() > 20, "found only {} files under src/", files.len());
+    let name = |f: &PathBuf| f.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/");
+    files.iter().map(|f| (name(f), std::fs::read_to_string(f).unwrap())).collect()
+}
+
+/// The top-level module a file belongs to and the depth of its module path (`src/registry/store.rs` is
+/// (registry, 2), `src/registry/mod.rs` and `src/store.rs` are depth 1); `None` for lib.rs and main.rs.
+fn module_of(file: &str) -> Option<(String, usize)> {
+    let parts: Vec<&str> = file.strip_prefix("src/")?.split('/').collect();
+    if matches!(parts[..], ["lib.rs"] | ["main.rs"]) {
+        return None;
+    }
+    let depth = parts.len() - usize::from(parts.last() == Some(&"mod.rs"));
+    Some((parts[0].trim_end_matches(".rs").to_string(), depth))
+}
+
+/// The top-level modules of src/: each `src/X.rs` and each `src/X/` holding Rust files.
+fn src_modules(files: &[(String, String)]) -> BTreeSet<String> {
+    files.iter().filter_map(|(file, _)| module_of(file)).map(|(module, _)| module).collect()
+}
+
+fn layer_graph() -> layers::Graph {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("reading ARCHITECTURE.md");
+    layers::parse_layers(&text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Uses the graph does not allow: one `file:line: module → dep is not in ...` line each, and the count per edge.
+fn forbidden_uses(files: &[(String, String)], graph: &layers::Graph) -> (Vec<String>, BTreeMap<String, usize>) {
+    let modules = src_modules(files);
+    let lib = files.iter().find(|(f, _)| f == "src/lib.rs").map_or(String::new(), |(_, t)| rust_text::code_only(t));
+    let imports: BTreeMap<String, String> = rust_text::root_imports(&lib).into_iter().collect();
+    let (mut problems, mut edges) = (Vec::new(), BTreeMap::new());
+    for (file, text) in files {
+        let Some((module, depth)) = module_of(file) else { continue };
+        for rust_text::RootRef { line, name } in rust_text::root_refs(&rust_text::code_only(text), depth) {
+            let (target, via) = match imports.get(&name) {
+                _ if modules.contains(&name) => (&name, String::new()),
+                Some(from) if modules.contains(from) => (from, format!(" (via crate::{name}, imported in lib.rs)")),
+                Some(_) => continue, // lib.rs imports it from another crate
+                None => {
+                    problems
+                        .push(format!("{file}:{line}: crate::{name} is neither a module of src/ nor a lib.rs import"));
+                    continue;
+                }
+            };
+            if *target != module && !graph.get(&module).is_some_and(|deps| deps.contains(target)) {
+                problems.push(format!("{file}:{line}: {module} → {target}{via} is not in ARCHITECTURE.md's graph"));
+                *edges.entry(format!("{module} → {target}")).or_default() += 1;
+            }
+        }
+    }
+    (problems, edges)
+}
+
 #[test]
 fn every_module_opens_with_a_doc_line_and_none_is_a_grab_bag() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = root();
     let mut files = Vec::new();
     for dir in ["src", "tests", "benches"] {
         if root.join(dir).exists() {
@@ -36,4 +113,90 @@ fn every_module_opens_with_a_doc_line_and_none_is_a_grab_bag() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_layer_graph_is_acyclic_and_places_every_module() {
+    let graph = layer_graph();
+    let modules = src_modules(&src_files());
+    let mut problems = Vec::new();
+    if let Some(cycle) = layers::find_cycle(&graph) {
+        problems.push(format!("ARCHITECTURE.md's graph has a cycle: {}", cycle.join(" → ")));
+    }
+    for module in modules.iter().filter(|m| !graph.contains_key(*m)) {
+        problems
+            .push(format!("src/ module `{module}` has no `{module} → ...` line in ARCHITECTURE.md's graph: place it"));
+    }
+    let named: BTreeSet<&String> = graph.iter().flat_map(|(m, deps)| std::iter::once(m).chain(deps)).collect();
+    for name in named.into_iter().filter(|n| !modules.contains(*n)) {
+        problems.push(format!("ARCHITECTURE.md's graph names `{name}`, which is not a module under src/"));
+    }
+    assert!(problems.is_empty(), "\n{}\n", problems.join("\n"));
+}
+
+#[test]
+fn modules_use_only_what_the_layer_graph_allows() {
+    let (problems, edges) = forbidden_uses(&src_files(), &layer_graph());
+    let summary: Vec<String> = edges.iter().map(|(edge, n)| format!("{edge} ({n})")).collect();
+    let summary = format!("{} forbidden edges: {}", edges.len(), summary.join(", "));
+    assert!(problems.is_empty(), "\n{}\n\n{summary}\n", problems.join("\n"));
+}
+
+#[test]
+fn no_source_file_is_over_400_lines() {
+    let long: Vec<String> = src_files()
+        .iter()
+        .map(|(file, text)| (file, text.lines().count()))
+        .filter(|&(_, n)| n > MAX_LINES)
+        .map(|(file, n)| format!("{file}: {n} lines (limit {MAX_LINES})"))
+        .collect();
+    assert!(long.is_empty(), "\n{}\n", long.join("\n"));
+}
+
+#[test]
+fn no_unsafe_code_under_src() {
+    let mut found = Vec::new();
+    for (file, text) in src_files() {
+        for (line, tok) in rust_text::tokens(&rust_text::code_only(&text)) {
+            if tok == rust_text::Tok::Ident("unsafe".into()) {
+                found.push(format!("{file}:{line}: `unsafe`"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "\n{}\n", found.join("\n"));
+}
+
+#[test]
+fn files_map_to_their_top_level_module() {
+    assert_eq!(module_of("src/registry/store.rs"), Some(("registry".into(), 2)));
+    assert_eq!(module_of("src/registry/mod.rs"), Some(("registry".into(), 1)));
+    assert_eq!(module_of("src/review/shared/queue.rs"), Some(("review".into(), 3)));
+    assert_eq!(module_of("src/store.rs"), Some(("store".into(), 1)));
+    assert_eq!(module_of("src/lib.rs"), None);
+    assert_eq!(module_of("src/main.rs"), None);
+}
+
+#[test]
+fn forbidden_uses_name_file_line_and_edge() {
+    let file = |name: &str, text: &str| (name.to_string(), text.to_string());
+    let files = [
+        file("src/lib.rs", "pub use server::run;\n"),
+        file(
+            "src/cli/serve.rs",
+            "use crate::{server::X,\n    registry::Y};\nfn f() { crate::run(); crate::nope(); }\n",
+        ),
+        file("src/server/mod.rs", "use crate::cli::Args;\n"),
+        file("src/registry/mod.rs", "use crate::registry::Z;\n"),
+    ];
+    let graph = layers::parse_layers("## Layers\n```\ncli → server\nserver →\nregistry →\n```\n").unwrap();
+    let (problems, edges) = forbidden_uses(&files, &graph);
+    assert_eq!(
+        problems,
+        [
+            "src/cli/serve.rs:2: cli → registry is not in ARCHITECTURE.md's graph",
+            "src/cli/serve.rs:3: crate::nope is neither a module of src/ nor a lib.rs import",
+            "src/server/mod.rs:1: server → cli is not in ARCHITECTURE.md's graph",
+        ]
+    );
+    assert_eq!(edges.len(), 2);
 }

@@ -11,7 +11,6 @@ use tonic::{Code, Status, Streaming};
 use toolgate::pb::v1::{self as pb, ErrorKind as K, ToolStatus, gateway_message};
 use toolgate::pb::v1::{tool_worker_client::ToolWorkerClient, worker_message::Kind as Sent};
 use toolgate::registry::ToolSpec;
-use toolgate::server::convert::spec_to_proto;
 
 /// A tool a worker serves, in the snake_case spec form; its backend is left for the hello to set.
 fn tool(name: &str) -> Value {
@@ -19,7 +18,8 @@ fn tool(name: &str) -> Value {
 }
 
 fn hello(worker_name: &str, tools: &[Value]) -> pb::WorkerMessage {
-    let spec = |t: &Value| spec_to_proto(&serde_json::from_value::<ToolSpec>(t.clone()).expect("a test spec parses"));
+    let spec =
+        |t: &Value| pb::ToolSpec::from(&serde_json::from_value::<ToolSpec>(t.clone()).expect("a test spec parses"));
     let tools = tools.iter().map(spec).collect();
     pb::WorkerMessage { kind: Some(Sent::Hello(pb::WorkerHello { worker_name: worker_name.into(), tools })) }
 }

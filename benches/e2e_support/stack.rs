@@ -16,7 +16,6 @@ use toolgate::pb::v1 as pb;
 use toolgate::pb::v1::tool_registry_client::ToolRegistryClient;
 use toolgate::pb::v1::tool_runtime_server::ToolRuntimeServer;
 use toolgate::registry::ToolSpec;
-use toolgate::server::convert::spec_to_proto;
 
 /// How often the gateway sends span batches and metrics (the default is 5,000), so that every measured run of a
 /// second or more also pays for periodic exports.
@@ -108,7 +107,7 @@ impl Gateway {
         }));
         let channel = connect(addr).await;
         let spec: ToolSpec = serde_json::from_value(spec(&format!("http://{runtime}"))).expect("the spec parses");
-        let request = pb::RegisterToolRequest { spec: Some(spec_to_proto(&spec)) };
+        let request = pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) };
         ToolRegistryClient::new(channel.clone()).register_tool(request).await.expect("the forecast tool registers");
         Gateway { channel, shutdown, handle, _data: data }
     }

@@ -62,7 +62,7 @@ pub async fn register(gateway: &Served, fillers: usize) {
                 let spec = json!({"name": format!("filler_tool_{i:05}"), "input_schema": {"type": "object"},
                     "backend": backend});
                 let spec: toolgate::registry::ToolSpec = serde_json::from_value(spec).expect("a filler spec parses");
-                let request = pb::RegisterToolRequest { spec: Some(toolgate::server::convert::spec_to_proto(&spec)) };
+                let request = pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) };
                 registry.register_tool(request).await.expect("a filler registers");
             }
         }));

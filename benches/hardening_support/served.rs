@@ -14,7 +14,6 @@ use toolgate::pb::v1::tool_registry_client::ToolRegistryClient;
 use toolgate::pb::v1::tool_runtime_server::{ToolRuntime, ToolRuntimeServer};
 use toolgate::pb::v1::{self as pb};
 use toolgate::registry::ToolSpec;
-use toolgate::server::convert::spec_to_proto;
 
 /// A `toolgate serve` child process, killed when dropped.
 pub struct Served {
@@ -52,7 +51,7 @@ impl Served {
     /// Registers a spec written in the snake_case spec-file form.
     pub async fn register(&self, spec: Value) {
         let spec: ToolSpec = serde_json::from_value(spec).expect("a bench spec parses");
-        let request = pb::RegisterToolRequest { spec: Some(spec_to_proto(&spec)) };
+        let request = pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) };
         ToolRegistryClient::new(self.channel.clone()).register_tool(request).await.expect("the tool registers");
     }
 

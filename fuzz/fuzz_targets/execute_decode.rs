@@ -1,7 +1,7 @@
 //! Fuzzes the `Execute` fast path's request decoding (src/server/execute.rs): the body's DATA chunks through
-//! `grpc_wire::Gather` under a limit, the `ExecuteRequest` decoded with prost, the `grpc-timeout` header read, the
-//! call and context converted to domain types (server/convert.rs, as `GatewayService::execute_request` does),
-//! then the pure pipeline and the answer's encoding, on a catalog of corpus tools. The composition is rebuilt
+//! `wire::frame::Gather` under a limit, the `ExecuteRequest` decoded with prost, the `grpc-timeout` header read, the
+//! call and context converted to domain types (the `proto` module's `From` impls, as `GatewayService::execute_request`
+//! does), then the pure pipeline and the answer's encoding, on a catalog of corpus tools. The composition is rebuilt
 //! here from the public parts: `FastExecute::answer` is async and needs a whole gateway.
 
 #![no_main]
@@ -11,11 +11,11 @@ use libfuzzer_sys::fuzz_target;
 use prost::Message;
 use std::mem::discriminant;
 use std::sync::{Arc, OnceLock};
-use toolgate::grpc_wire::{self, FrameError, Gather};
+use toolgate::wire::frame::{self, FrameError, Gather};
+use toolgate::wire::status::timeout;
 use toolgate::pb::v1 as pb;
 use toolgate::pipeline::{Messages, PrepareOptions, error_message, prepare, success_message};
 use toolgate::registry::{Catalog, CompiledTool};
-use toolgate::server::convert::{call_from_proto, context_from_proto, message_to_proto};
 
 /// Limits the body is gathered under: none, tiny, small, and the default `max_request_bytes`.
 const LIMITS: [usize; 4] = [0, 16, 4096, 8 << 20];
@@ -72,7 +72,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(value) = http::HeaderValue::from_bytes(input.timeout) {
         headers.insert("grpc-timeout", value);
     }
-    let _ = grpc_wire::timeout(&headers);
+    let _ = timeout(&headers);
     let body = Bytes::copy_from_slice(input.body);
     let whole = gather(&body, &[], input.limit);
     let chunked = gather(&body, &input.cuts, input.limit);
@@ -82,19 +82,19 @@ fuzz_target!(|data: &[u8]| {
         _ => panic!("chunking changed the outcome: {whole:?} / {chunked:?}"),
     }
     let Ok(message) = whole else { return };
-    assert!(message.len() <= input.limit && message[..] == body[grpc_wire::PREFIX..], "the message is not the body's");
+    assert!(message.len() <= input.limit && message[..] == body[frame::PREFIX..], "the message is not the body's");
     let Ok(request) = pb::ExecuteRequest::decode(message) else { return };
     let reencoded = pb::ExecuteRequest::decode(request.encode_to_vec().as_slice()).expect("our encoding decodes");
     assert_eq!(reencoded, request);
     let Some(call) = request.call else { return };
-    let call = call_from_proto(call);
-    let ctx = context_from_proto(request.context);
+    let call = toolgate::pipeline::ToolCall::from(call);
+    let ctx = toolgate::pipeline::CallContext::from(request.context.unwrap_or_default());
     let message = match prepare(catalog(), &call, &ctx, &PrepareOptions::default()) {
         Ok(prepared) => success_message(&call, &prepared.tool.spec.name, prepared.arguments_text, None),
         Err(rejected) => error_message(&call, &call.name, rejected.error, rejected.repairs, &Messages::default()),
     };
-    let answer = pb::ExecuteResponse { message: Some(message_to_proto(message)) };
-    let framed = grpc_wire::encode(&answer);
-    let back = pb::ExecuteResponse::decode(&framed[grpc_wire::PREFIX..]).expect("our answer decodes");
+    let answer = pb::ExecuteResponse { message: Some(pb::ToolMessage::from(message)) };
+    let framed = frame::encode(&answer);
+    let back = pb::ExecuteResponse::decode(&framed[frame::PREFIX..]).expect("our answer decodes");
     assert_eq!(back, answer);
 });

@@ -12,7 +12,6 @@ use std::sync::OnceLock;
 use toolgate::definitions::{DefinitionFormat, render};
 use toolgate::pb::v1 as pb;
 use toolgate::registry::{CompiledTool, SchemaDocuments, ToolSpec};
-use toolgate::server::convert::{spec_from_proto, spec_to_proto};
 
 fn documents() -> &'static SchemaDocuments {
     static DOCS: OnceLock<SchemaDocuments> = OnceLock::new();
@@ -28,14 +27,14 @@ fn spec_of(data: &[u8]) -> Option<ToolSpec> {
             let value: Value = toml::from_str(std::str::from_utf8(rest).ok()?).ok()?;
             serde_json::from_value(value).ok()
         }
-        _ => spec_from_proto(pb::ToolSpec::decode(rest).ok()?).ok(),
+        _ => toolgate::registry::ToolSpec::try_from(pb::ToolSpec::decode(rest).ok()?).ok(),
     }
 }
 
 fuzz_target!(|data: &[u8]| {
     let Some(spec) = spec_of(data) else { return };
     let Ok(tool) = CompiledTool::compile(spec, documents()) else { return };
-    let via_proto = spec_from_proto(spec_to_proto(&tool.spec)).expect("GetTool's spec reads back");
+    let via_proto = toolgate::registry::ToolSpec::try_from(pb::ToolSpec::from(&tool.spec)).expect("GetTool's spec reads back");
     assert_eq!(via_proto, tool.spec, "a registered spec changed through its protobuf form");
     let again = CompiledTool::compile(via_proto, documents());
     assert!(again.is_ok(), "a registered spec, read back, no longer registers: {:?}", again.err());

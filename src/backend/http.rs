@@ -1,6 +1,7 @@
 //! The HTTP backend: the arguments are the JSON body; 2xx is success, 4xx is the model's to fix, 5xx transient.
 
 use super::{BackendError, Invocation, Output, structured_of};
+use crate::pipeline::FailureClass;
 use crate::registry::HttpBackend;
 use reqwest::{Method, StatusCode};
 use std::time::Duration;
@@ -54,7 +55,7 @@ impl HttpClient {
             if body.len() + chunk.len() > self.max_result_bytes {
                 // The same call would answer the same: not worth a retry.
                 let message = format!("the result is over the limit of {} bytes", self.max_result_bytes);
-                return Err(BackendError::Tool { message, retryable: false, model_fixable: false });
+                return Err(BackendError::fatal(message));
             }
             body.extend_from_slice(&chunk);
         }
@@ -71,11 +72,14 @@ fn status_error(status: StatusCode, body: &str) -> BackendError {
     let quoted: String = body.chars().take(ERROR_BODY_CHARS).collect();
     let message =
         if quoted.trim().is_empty() { format!("HTTP {status}") } else { format!("HTTP {status}: {}", quoted.trim()) };
-    BackendError::Tool {
-        message,
-        retryable: status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS,
-        model_fixable: status.is_client_error() && status != StatusCode::TOO_MANY_REQUESTS,
-    }
+    let class = if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
+        FailureClass::Retryable
+    } else if status.is_client_error() {
+        FailureClass::ModelFixable
+    } else {
+        FailureClass::Fatal
+    };
+    BackendError::Tool { message, class }
 }
 
 /// reqwest's own text hides the cause; walk the chain so "connection refused" reaches the operator.

@@ -5,7 +5,7 @@ mod http;
 pub mod mcp;
 pub mod worker;
 
-use crate::pipeline::CallContext;
+use crate::pipeline::{CallContext, FailureClass};
 use crate::registry::Backend;
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,10 +38,17 @@ pub struct Output {
 pub enum BackendError {
     /// The tool ran and reported a failure.
     #[error("{message}")]
-    Tool { message: String, retryable: bool, model_fixable: bool },
+    Tool { message: String, class: FailureClass },
     /// The backend could not be reached, or answered with something that is not an answer.
     #[error("{0}")]
     Unavailable(String),
+}
+
+impl BackendError {
+    /// The tool failed, and the same call would fail the same way.
+    pub fn fatal(message: impl Into<String>) -> Self {
+        BackendError::Tool { message: message.into(), class: FailureClass::Fatal }
+    }
 }
 
 /// Connections to every backend, shared by all calls: one HTTP client pool, one gRPC channel per target, the MCP

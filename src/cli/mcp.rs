@@ -3,7 +3,6 @@
 use super::{Authed, ServerArg, status_text};
 use crate::backend::mcp::McpServerSpec;
 use crate::pb::v1::{self as pb, mcp_registry_client::McpRegistryClient};
-use crate::server::mcp::{server_from_proto, server_to_proto};
 use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
@@ -101,7 +100,7 @@ async fn add_server(client: &mut McpRegistryClient<Authed>, add: AddArgs) -> Res
         pass_invalid_output: add.pass_invalid_output,
         ..McpServerSpec::default()
     };
-    let mut server = server_to_proto(spec);
+    let mut server = pb::McpServer::from(spec);
     // The command line cannot write overlays: replacing a server keeps the ones it has.
     let listed = client.list_mcp_servers(pb::ListMcpServersRequest {}).await.map_err(status_text)?;
     let existing = listed.into_inner().servers.into_iter().filter_map(|s| s.server);
@@ -115,7 +114,7 @@ async fn add_server(client: &mut McpRegistryClient<Authed>, add: AddArgs) -> Res
 }
 
 fn status_json(status: pb::McpServerStatus) -> Value {
-    let server = server_from_proto(status.server.unwrap_or_default());
+    let server = McpServerSpec::from(status.server.unwrap_or_default());
     json!({
         "server": server,
         "connected": status.connected,

@@ -29,6 +29,9 @@ pub struct ServeArgs {
     /// Redis shared by a fleet of gateways, such as redis://10.0.0.5:6379 [default: none, a single gateway].
     #[arg(long, env = "TOOLGATE_REDIS_URL", hide_env_values = true)]
     redis_url: Option<String>,
+    /// Serve MCP (Streamable HTTP) at http://ADDR/mcp, such as 127.0.0.1:8808 [default: none].
+    #[arg(long, env = "TOOLGATE_MCP_LISTEN")]
+    mcp_listen: Option<String>,
 }
 
 pub async fn run(args: ServeArgs) -> Result<(), String> {
@@ -40,6 +43,7 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
         review_token: args.review_token,
         otlp_endpoint: args.otlp_endpoint,
         redis_url: args.redis_url,
+        mcp_listen: args.mcp_listen,
     };
     let config = Config::load(args.config.as_deref(), overrides).map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::bind(config.listen)

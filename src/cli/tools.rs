@@ -3,7 +3,6 @@
 use super::{ServerArg, status_text};
 use crate::pb::v1::{self as pb, tool_registry_client::ToolRegistryClient};
 use crate::registry::{Backend, HttpBackend, ToolSpec};
-use crate::server::convert::{spec_from_proto, spec_to_proto};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -65,7 +64,7 @@ pub async fn run(args: ToolsArgs) -> Result<(), String> {
                     if let (Some(t), true) = (&tenant, spec.tenant.is_empty()) {
                         spec.tenant = t.clone();
                     }
-                    let request = pb::RegisterToolRequest { spec: Some(spec_to_proto(&spec)) };
+                    let request = pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) };
                     let response = client
                         .register_tool(request)
                         .await
@@ -106,7 +105,7 @@ pub async fn run(args: ToolsArgs) -> Result<(), String> {
 }
 
 fn spec_json(tool: pb::ToolSpec) -> Result<Value, String> {
-    Ok(serde_json::to_value(spec_from_proto(tool)?).expect("a ToolSpec serializes"))
+    Ok(serde_json::to_value(ToolSpec::try_from(tool)?).expect("a ToolSpec serializes"))
 }
 
 /// Reads one file: TOML by extension, JSON otherwise; a single definition or an array of them.

@@ -1,4 +1,7 @@
-//! Cluster mode: many gateways sharing one Redis for the registry, global rate limits, budgets and reviews.
+//! Cluster mode's connection: many gateways share one Redis for the registry, global rate limits, budgets, reviews
+//! and the call-id record. This module holds only what they share, the connection, its keys and settings, and
+//! `ClusterError`; each shared part lives beside the local one it stands in for (`registry::shared`,
+//! `policy::shared`, `review` (shared queue), `executor::idempotency` (shared record)).
 //!
 //! [`Redis`] is the one connection every shared part uses: a reconnecting multiplexed connection, each command
 //! under the configured timeout, and one flag saying whether Redis answered last time. Keys all start with the
@@ -16,11 +19,6 @@
 //! | `{p}:review:…`, `{p}:reviews_pending`, `{p}:reviews` | hash, zset, channel | the review queue |
 //! | `{p}:call:…`, `{p}:calls` | hash, channel | calls by id, so that none runs twice |
 
-pub mod admit;
-pub mod follow;
-pub mod idempotency;
-pub mod registry;
-pub mod review;
 mod settings;
 
 pub use settings::{ClusterSettings, RawCluster};

@@ -1,8 +1,10 @@
 //! Configuration: the TOML file (`RawConfig`, unknown fields refused) layered under flags and environment,
 //! validated into `Config`.
 
+mod mcp_front;
 mod raw;
 
+pub use mcp_front::{JwksSource, JwtSettings, McpFrontSettings, Principal, RawJwt, RawMcpFront, RawToken};
 pub use raw::{Overrides, RawAuth, RawBudgets, RawConfig, RawIdempotency, RawLimits, RawRepair, RawReview};
 
 use crate::backend::mcp::McpServerSpec;
@@ -94,6 +96,7 @@ pub struct Config {
     pub telemetry: TelemetrySettings,
     /// `Some` in cluster mode.
     pub cluster: Option<ClusterSettings>,
+    pub mcp_front: McpFrontSettings,
 }
 
 impl Default for Config {
@@ -173,6 +176,9 @@ impl Config {
             telemetry: TelemetrySettings::from_raw(raw.telemetry, overrides.otlp_endpoint)
                 .map_err(|e| ConfigError::Invalid(format!("telemetry.{e}")))?,
             cluster: ClusterSettings::from_raw(raw.cluster, overrides.redis_url).map_err(ConfigError::Invalid)?,
+            mcp_front: McpFrontSettings::from_raw(raw.mcp_front, overrides.mcp_listen, base, |name| {
+                std::env::var(name).ok()
+            })?,
         };
         config.check()?;
         Ok(config)
@@ -197,6 +203,13 @@ impl Config {
         }
         if self.telemetry.prometheus_listen == Some(self.listen) {
             return Err(ConfigError::Invalid("telemetry.prometheus_listen must differ from listen".into()));
+        }
+        if let Some(front) = self.mcp_front.listen
+            && (front == self.listen || self.telemetry.prometheus_listen == Some(front))
+        {
+            return Err(ConfigError::Invalid(
+                "mcp_front.listen must differ from listen and telemetry.prometheus_listen".into(),
+            ));
         }
         if self.default_timeout.is_zero() {
             return Err(ConfigError::Invalid("limits.default_timeout_ms must be greater than 0".into()));

@@ -1,6 +1,7 @@
 //! The config file as written (`RawConfig` and its tables, every field optional, unknown fields refused) and
 //! the flags and environment that win over it (`Overrides`).
 
+use super::mcp_front::RawMcpFront;
 use crate::backend::mcp::McpServerSpec;
 use crate::cluster::RawCluster;
 use crate::pipeline::Messages;
@@ -46,6 +47,9 @@ pub struct RawConfig {
     /// MCP servers whose tools are imported; stored at start, like those added over the admin API.
     #[serde(default)]
     pub mcp_servers: Vec<McpServerSpec>,
+    /// The MCP front door: MCP hosts call the registered tools through toolgate.
+    #[serde(default)]
+    pub mcp_front: RawMcpFront,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -138,4 +142,6 @@ pub struct Overrides {
     pub otlp_endpoint: Option<String>,
     /// Redis, which turns cluster mode on (`--redis-url`, `TOOLGATE_REDIS_URL`).
     pub redis_url: Option<String>,
+    /// The MCP front door's address (`--mcp-listen`, `TOOLGATE_MCP_LISTEN`).
+    pub mcp_listen: Option<String>,
 }

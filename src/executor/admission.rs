@@ -2,8 +2,8 @@
 //! Redis in one round trip (none when neither a session budget nor a cluster-wide limit applies).
 
 use super::Executor;
-use crate::cluster::admit::{Admitted, BudgetAsk, RateAsk};
 use crate::pipeline::{CallContext, CallError};
+use crate::policy::shared::{Admitted, BudgetAsk, RateAsk};
 use crate::policy::{BudgetExceeded, BudgetLimits, PolicyError, SessionKey, ToolKey};
 use crate::registry::{CompiledTool, LimitKey, RateScope, RedisDown};
 

@@ -1,9 +1,9 @@
 //! Dispatch: one prepared call on its backend, under the tool's concurrency cap, its timeout and the caller's
 //! deadline, with retries for idempotent tools.
 
-use super::Executor;
+use super::{CallRequest, Executor};
 use crate::backend::{BackendError, Invocation};
-use crate::pipeline::{self, CallContext, CallError, Prepared, ToolCall, ToolMessage};
+use crate::pipeline::{self, CallError, Prepared, ToolMessage};
 use crate::policy::ToolKey;
 use crate::telemetry;
 use std::time::Duration;
@@ -15,13 +15,8 @@ const RETRY_BACKOFF: Duration = Duration::from_millis(50);
 impl Executor {
     /// Runs a prepared call and answers with its message, reporting the model's part of the arguments. The tool
     /// runs within `deadline` and must start (get its concurrency slot) by `start_by`.
-    pub(super) async fn dispatch(
-        &self,
-        call: &ToolCall,
-        ctx: &CallContext,
-        prepared: Prepared,
-        (deadline, start_by): (Option<Instant>, Option<Instant>),
-    ) -> ToolMessage {
+    pub(super) async fn dispatch(&self, req: CallRequest<'_>, prepared: Prepared) -> ToolMessage {
+        let CallRequest { call, deadline, start_by, .. } = req;
         let tool = &prepared.tool;
         let name = tool.spec.name.as_str();
         let timeout = self.timeout_of(tool);
@@ -29,7 +24,7 @@ impl Executor {
         let key = ToolKey::new(&tool.spec.tenant, name);
         let (result, attempts) =
             match self.policy.concurrency.acquire(&key, tool.spec.limits.max_concurrency, Some(until)).await {
-                Ok(_permit) => self.attempts(call, ctx, &prepared, deadline, timeout).await,
+                Ok(_permit) => self.attempts(req, &prepared, timeout).await,
                 Err(saturated) => (Err(CallError::Busy { max: saturated.max }), 0),
             };
         let mut message = match result {
@@ -52,10 +47,8 @@ impl Executor {
     /// Calls the backend until it answers, fails for good, or the retries or the deadline run out.
     async fn attempts(
         &self,
-        call: &ToolCall,
-        ctx: &CallContext,
+        CallRequest { call, ctx, deadline, .. }: CallRequest<'_>,
         prepared: &Prepared,
-        deadline: Option<Instant>,
         timeout: Duration,
     ) -> (Result<crate::backend::Output, CallError>, u32) {
         let tool = &prepared.tool;
@@ -86,8 +79,7 @@ impl Executor {
                 Err(_elapsed) => CallError::Timeout { after_ms: millis(budget) },
             };
             self.telemetry.end(&span, Some(telemetry::kind_name(outcome.kind())));
-            let transient = matches!(&outcome, CallError::Timeout { .. } | CallError::Unavailable(_))
-                || matches!(&outcome, CallError::Tool { retryable: true, .. });
+            let transient = outcome.class().retryable();
             let pause = RETRY_BACKOFF * attempts;
             let time_left = deadline.is_none_or(|d| Instant::now() + pause < d);
             if !(transient && attempts < max_attempts && time_left) {
@@ -100,9 +92,7 @@ impl Executor {
 
 fn backend_error(err: BackendError) -> CallError {
     match err {
-        BackendError::Tool { message, retryable, model_fixable } => {
-            CallError::Tool { message, retryable, model_fixable }
-        }
+        BackendError::Tool { message, class } => CallError::Tool { message, class },
         BackendError::Unavailable(reason) => CallError::Unavailable(reason),
     }
 }

@@ -2,25 +2,26 @@
 //! context, within the window gets the first call's outcome (waiting for it while it runs) and never runs the
 //! tool again; the same id with anything else is refused.
 //!
-//! The record lives on this gateway (`local`, bounded) or, in cluster mode, in Redis (`cluster::idempotency`),
-//! behind [`Idempotency`], so the executor does not know which. Only calls admitted to run are recorded: a call
-//! refused before its tool was reached (by a budget, the rate limit, injection or a full concurrency cap) is
-//! forgotten, so sending it again later may run it. Reviewed calls keep their own record (the review queue).
+//! The record lives on this gateway (`local`, bounded) or, in cluster mode, in Redis (`shared`), behind
+//! [`Idempotency`], so the executor does not know which. Only calls admitted to run are recorded: a call refused
+//! before its tool was reached (by a budget, the rate limit, injection or a full concurrency cap) is forgotten,
+//! so sending it again later may run it. Reviewed calls keep their own record (the review queue).
 //!
 //! A recorded call runs in a task of its own with the tool's timeout, not its caller's deadline: a caller that
 //! times out and retries is the case this exists for, so the first run must go on and its outcome be kept.
 
 mod local;
+mod shared;
 
-use super::Executor;
+use super::{CallRequest, Executor};
 use crate::cluster::Redis;
-use crate::cluster::idempotency::{Registration, SharedStore};
 use crate::pipeline::{CallContext, CallError, Checked, ErrorKind, ToolCall, ToolMessage};
 use crate::registry::CompiledTool;
 use futures::FutureExt as _;
 use local::LocalStore;
 use opentelemetry::context::FutureExt as _;
 use sha2::{Digest, Sha256};
+use shared::{Registration, SharedStore};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
@@ -198,28 +199,15 @@ const LOST: &str = "the gateway running this call stopped; whether it completed 
 
 impl Executor {
     /// `admit`, at most once per call id: also answers whether the message is an earlier call's outcome.
-    pub(super) async fn admit_once(
-        self: &Arc<Self>,
-        call: &ToolCall,
-        ctx: &CallContext,
-        checked: Checked,
-        deadline: Option<Instant>,
-        mode: super::ReviewMode,
-    ) -> (ToolMessage, bool) {
-        if !self.once.enabled() || call.id.is_empty() || checked.tool.spec.review.required {
-            return (self.admit(call, ctx, checked, (deadline, deadline), mode).await, false);
+    pub(super) async fn admit_once(self: &Arc<Self>, req: CallRequest<'_>, checked: Checked) -> (ToolMessage, bool) {
+        if !self.once.enabled() || req.call.id.is_empty() || checked.tool.spec.review.required {
+            return (self.admit(req, checked).await, false);
         }
-        Box::pin(self.once(call, ctx, checked, deadline, mode)).await
+        Box::pin(self.once(req, checked)).await
     }
 
-    async fn once(
-        self: &Arc<Self>,
-        call: &ToolCall,
-        ctx: &CallContext,
-        checked: Checked,
-        deadline: Option<Instant>,
-        mode: super::ReviewMode,
-    ) -> (ToolMessage, bool) {
+    async fn once(self: &Arc<Self>, req: CallRequest<'_>, checked: Checked) -> (ToolMessage, bool) {
+        let CallRequest { call, ctx, deadline, .. } = req;
         let key = CallKey { tenant: ctx.tenant.clone(), call_id: call.id.clone() };
         let fingerprint = fingerprint(call, ctx, &checked.tool);
         let lease = self.lease(&checked.tool);
@@ -227,7 +215,7 @@ impl Executor {
         loop {
             let claimed = self.once.claim(&key, &fingerprint, lease).await;
             return match claimed {
-                Claimed::Run(claim) => (self.run_claimed(call, ctx, checked, claim, deadline, mode).await, false),
+                Claimed::Run(claim) => (self.run_claimed(req, checked, claim).await, false),
                 Claimed::Done(message) => (ToolMessage { tool_call_id: call.id.clone(), ..*message }, true),
                 Claimed::Running(mut waiter) => match deadline {
                     None => {
@@ -241,12 +229,12 @@ impl Executor {
                 Claimed::Lost => (self.error(call, &name, CallError::Internal(LOST.into()), Vec::new()), false),
                 Claimed::Full => {
                     tracing::debug!(call_id = %call.id, "every recorded call is running: this one runs unrecorded");
-                    (self.admit(call, ctx, checked, (deadline, deadline), mode).await, false)
+                    (self.admit(req, checked).await, false)
                 }
                 Claimed::Unreachable(reason) => {
                     tracing::debug!(call_id = %call.id, %reason, "Redis down: the call runs unrecorded");
                     self.telemetry.fail_open(&name, "idempotency");
-                    (self.admit(call, ctx, checked, (deadline, deadline), mode).await, false)
+                    (self.admit(req, checked).await, false)
                 }
             };
         }
@@ -254,15 +242,8 @@ impl Executor {
 
     /// Runs a claimed call in a task of its own, which settles the claim however the call ends; the caller
     /// waits for it until its deadline.
-    async fn run_claimed(
-        self: &Arc<Self>,
-        call: &ToolCall,
-        ctx: &CallContext,
-        checked: Checked,
-        claim: Claim,
-        deadline: Option<Instant>,
-        mode: super::ReviewMode,
-    ) -> ToolMessage {
+    async fn run_claimed(self: &Arc<Self>, req: CallRequest<'_>, checked: Checked, claim: Claim) -> ToolMessage {
+        let CallRequest { call, ctx, deadline, mode, door, .. } = req;
         let name = checked.tool.spec.name.clone();
         let shown = name.clone();
         let (this, owned_call, owned_ctx) = (Arc::clone(self), call.clone(), ctx.clone());
@@ -271,7 +252,8 @@ impl Executor {
         let start_by =
             deadline.map(|until| until - (until.saturating_duration_since(Instant::now()) / 10).min(START_MARGIN));
         let task = async move {
-            let run = AssertUnwindSafe(this.admit(&owned_call, &owned_ctx, checked, (None, start_by), mode));
+            let req = CallRequest { call: &owned_call, ctx: &owned_ctx, deadline: None, start_by, mode, door };
+            let run = AssertUnwindSafe(this.admit(req, checked));
             let (ran, message) = match run.catch_unwind().await {
                 // A call that never reached its tool did not happen: it may be sent again.
                 Ok(message) => (kept(&message), message),

@@ -9,11 +9,11 @@ mod review;
 
 use crate::backend::Backends;
 use crate::pipeline::{self, CallContext, CallError, Checked, ErrorKind, Messages, PrepareOptions, Rejected, Repair};
-use crate::pipeline::{Status, ToolCall, ToolMessage};
-use crate::policy::review::ReviewQueue;
+use crate::pipeline::{ToolCall, ToolMessage, ToolStatus};
 use crate::policy::{BudgetLimits, Policy};
 use crate::registry::{CompiledTool, Registry};
-use crate::telemetry::{CallSpan, Telemetry};
+use crate::review::ReviewQueue;
+use crate::telemetry::{CallSpan, Door, Telemetry};
 use futures::StreamExt;
 use opentelemetry::context::FutureExt;
 use std::sync::Arc;
@@ -45,6 +45,27 @@ pub enum ReviewMode {
     Wait,
     /// Answer PENDING_REVIEW at once; the same call id, executed again, gets the outcome.
     Defer,
+}
+
+/// One call as the executor runs it: what the model sent, who sent it, and the caller's terms.
+#[derive(Debug, Clone, Copy)]
+pub struct CallRequest<'a> {
+    pub call: &'a ToolCall,
+    pub ctx: &'a CallContext,
+    /// The caller's deadline: the answer is due by then.
+    pub deadline: Option<Instant>,
+    /// When the tool must have started (got its concurrency slot) by: the deadline, or, for a recorded call that
+    /// runs on past its caller's deadline, a little before it.
+    pub start_by: Option<Instant>,
+    pub mode: ReviewMode,
+    /// Which door the call came in through, for its span.
+    pub door: Door,
+}
+
+impl<'a> CallRequest<'a> {
+    pub fn new(call: &'a ToolCall, ctx: &'a CallContext, deadline: Option<Instant>, mode: ReviewMode) -> Self {
+        Self { call, ctx, deadline, start_by: deadline, mode, door: Door::Grpc }
+    }
 }
 
 pub struct Executor {
@@ -95,39 +116,30 @@ impl Executor {
         &self.registry
     }
 
-    /// Runs one call; always answers with exactly one message. `deadline` is the caller's. The call's span is a
-    /// child of the current OpenTelemetry context.
-    pub async fn execute(
-        self: &Arc<Self>,
-        call: &ToolCall,
-        ctx: &CallContext,
-        deadline: Option<Instant>,
-        mode: ReviewMode,
-    ) -> ToolMessage {
+    /// The review queue, for a door that takes a decision from the caller's own user (MCP elicitation).
+    pub fn reviews(&self) -> &Arc<ReviewQueue> {
+        &self.reviews
+    }
+
+    /// Runs one call; always answers with exactly one message. The call's span is a child of the current
+    /// OpenTelemetry context.
+    pub async fn execute(self: &Arc<Self>, req: CallRequest<'_>) -> ToolMessage {
         let started = Instant::now();
-        let span = self.telemetry.start_call(call, ctx);
-        let (mut message, resumed) =
-            self.run(call, ctx, deadline, mode, &span).with_context(span.context().clone()).await;
+        let span = self.telemetry.start_call(req.call, req.ctx, req.door);
+        let (mut message, resumed) = self.run(req, &span).with_context(span.context().clone()).await;
         message.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        self.telemetry.finish(span, ctx, &message, resumed);
+        self.telemetry.finish(span, req.ctx, &message, resumed);
         message
     }
 
     /// `execute` without its telemetry, naming the tool on `span` once it resolves. Also answers whether the
     /// call was a reviewed call asked for again.
-    async fn run(
-        self: &Arc<Self>,
-        call: &ToolCall,
-        ctx: &CallContext,
-        deadline: Option<Instant>,
-        mode: ReviewMode,
-        span: &CallSpan<'_>,
-    ) -> (ToolMessage, bool) {
-        let started = Instant::now();
+    async fn run(self: &Arc<Self>, req: CallRequest<'_>, span: &CallSpan<'_>) -> (ToolMessage, bool) {
+        let (call, started) = (req.call, Instant::now());
         let checked = if call.arguments.len() < offload::HEAVY_ARGUMENT_BYTES {
-            pipeline::check(&self.registry.catalog(), call, &ctx.tenant, &self.settings.prepare)
+            pipeline::check(&self.registry.catalog(), call, &req.ctx.tenant, &self.settings.prepare)
         } else {
-            Box::pin(self.check_offloaded(call, &ctx.tenant, deadline)).await
+            Box::pin(self.check_offloaded(req)).await
         };
         span.checked(started.elapsed());
         match checked {
@@ -136,7 +148,7 @@ impl Executor {
                 span.resolved(&tool);
                 let name = tool.spec.name.clone();
                 let refused = move || async move { self.error(call, &name, error, repairs) };
-                (self.counted(call, ctx, &tool, false, Vec::new(), refused).await, false)
+                (self.counted(req, &tool, false, Vec::new(), refused).await, false)
             }
             Ok(checked) => {
                 let tool = Arc::clone(&checked.tool);
@@ -144,27 +156,23 @@ impl Executor {
                 // Review paths are boxed, and made only for tools that require review: inline, they would make
                 // every call's future larger.
                 if tool.spec.review.required
-                    && let Some(message) = Box::pin(self.resume_review(call, ctx, &checked, deadline, mode)).await
+                    && let Some(message) = Box::pin(self.resume_review(req, &checked)).await
                 {
                     return (message, true);
                 }
-                self.admit_once(call, ctx, checked, deadline, mode).await
+                self.admit_once(req, checked).await
             }
         }
     }
 
     /// `pipeline::check` on the CPU pool: it stops before it starts if the caller has gone or its deadline has
     /// passed, and a pool with a full queue refuses the call as UNAVAILABLE, retryable.
-    async fn check_offloaded(
-        &self,
-        call: &ToolCall,
-        tenant: &str,
-        deadline: Option<Instant>,
-    ) -> Result<Checked, Rejected> {
+    async fn check_offloaded(&self, req: CallRequest<'_>) -> Result<Checked, Rejected> {
         let started = Instant::now();
         let (catalog, options) = (self.registry.catalog(), self.settings.prepare);
-        let (owned, tenant) = (call.clone(), tenant.to_owned());
-        let error = match self.cpu.run(deadline, move || pipeline::check(&catalog, &owned, &tenant, &options)).await {
+        let (owned, tenant) = (req.call.clone(), req.ctx.tenant.clone());
+        let error = match self.cpu.run(req.deadline, move || pipeline::check(&catalog, &owned, &tenant, &options)).await
+        {
             Ok(checked) => return checked,
             Err(offload::Refused::Busy { queued }) => CallError::Unavailable(format!(
                 "the gateway is checking {queued} other calls with large arguments; try again shortly"
@@ -185,7 +193,7 @@ impl Executor {
         mode: ReviewMode,
     ) -> Vec<ToolMessage> {
         let batch = self.telemetry.batch(calls.len());
-        let runs: Vec<_> = calls.iter().map(|call| self.execute(call, ctx, deadline, mode)).collect();
+        let runs: Vec<_> = calls.iter().map(|call| self.execute(CallRequest::new(call, ctx, deadline, mode))).collect();
         let messages = futures::stream::iter(runs)
             .buffered(self.settings.batch_concurrency.max(1))
             .collect()
@@ -197,16 +205,8 @@ impl Executor {
 
     /// The policy after the pipeline: injection, then budgets and the rate limit (`counted`), then review or
     /// dispatch (under the concurrency cap).
-    /// `start_by` bounds the wait for the tool's concurrency slot: a recorded call runs on past its caller's
-    /// `deadline` (a retry under its id picks up the outcome), but never starts after it.
-    async fn admit(
-        self: &Arc<Self>,
-        call: &ToolCall,
-        ctx: &CallContext,
-        checked: Checked,
-        (deadline, start_by): (Option<Instant>, Option<Instant>),
-        mode: ReviewMode,
-    ) -> ToolMessage {
+    async fn admit(self: &Arc<Self>, req: CallRequest<'_>, checked: Checked) -> ToolMessage {
+        let (call, ctx) = (req.call, req.ctx);
         let tool = Arc::clone(&checked.tool);
         let name = tool.spec.name.as_str();
         // A reviewed call is injected again once decided; injecting it now too means a call that cannot run
@@ -216,17 +216,17 @@ impl Executor {
             Ok(prepared) => prepared,
             Err(rejected) => {
                 let refused = move || async move { self.error(call, name, rejected.error, rejected.repairs) };
-                return self.counted(call, ctx, &tool, false, Vec::new(), refused).await;
+                return self.counted(req, &tool, false, Vec::new(), refused).await;
             }
         };
         let repairs = prepared.repairs.clone();
         let run = move || async move {
             match for_review {
-                Some(checked) => Box::pin(self.submit_review(call, ctx, checked, deadline, mode)).await,
-                None => self.dispatch(call, ctx, prepared, (deadline, start_by)).await,
+                Some(checked) => Box::pin(self.submit_review(req, checked)).await,
+                None => self.dispatch(req, prepared).await,
             }
         };
-        self.counted(call, ctx, &tool, true, repairs, run).await
+        self.counted(req, &tool, true, repairs, run).await
     }
 
     /// Admits the call against the session's budgets (and, `with_rate`, the rate limit) before `run`, then
@@ -234,8 +234,7 @@ impl Executor {
     /// once admitted, so that the future is not held twice, by the caller and here, beside the admission's.
     async fn counted<F: Future<Output = ToolMessage>>(
         &self,
-        call: &ToolCall,
-        ctx: &CallContext,
+        CallRequest { call, ctx, .. }: CallRequest<'_>,
         tool: &CompiledTool,
         with_rate: bool,
         repairs: Vec<Repair>,
@@ -248,7 +247,7 @@ impl Executor {
             Err(error) => return self.error(call, name, error, Vec::new()),
         };
         let message = run().await;
-        if message.status != Status::PendingReview {
+        if message.status != ToolStatus::PendingReview {
             self.record_outcome(ctx, tool, ticket, counts_as_failure(&message)).await;
         }
         message

@@ -1,9 +1,9 @@
 //! Review in the executor: a call to a tool with `review.required` is queued for a person, waited on or
 //! deferred, and run exactly once when approved or edited; a rejection answers with the reviewer's feedback.
 
-use super::{Executor, ReviewMode};
-use crate::pipeline::{self, CallContext, CallError, Checked, Status, ToolCall, ToolMessage};
-use crate::policy::review::{Decision, ReviewError, ReviewKey, ReviewRecord, ReviewState, Step, unix_ms};
+use super::{CallRequest, Executor, ReviewMode};
+use crate::pipeline::{self, CallContext, CallError, Checked, ToolCall, ToolMessage, ToolStatus};
+use crate::review::{Decision, ReviewError, ReviewKey, ReviewRecord, ReviewState, Step, unix_ms};
 use opentelemetry::context::FutureExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,36 +18,27 @@ impl Executor {
     /// such call. The caller checks `review.required`, so that other calls never make this future.
     pub(super) async fn resume_review(
         self: &Arc<Self>,
-        call: &ToolCall,
-        ctx: &CallContext,
+        req: CallRequest<'_>,
         checked: &Checked,
-        deadline: Option<Instant>,
-        mode: ReviewMode,
     ) -> Option<ToolMessage> {
-        if call.id.is_empty() {
+        if req.call.id.is_empty() {
             return None;
         }
-        let record = review_record(call, ctx, checked);
+        let record = review_record(req.call, req.ctx, checked);
         let existing = self.reviews.get(&record.key).await?;
         if !existing.same_call(&record) {
             return None;
         }
-        Some(self.drive(call, existing, deadline, mode).await)
+        Some(self.drive(req, existing).await)
     }
 
     /// Queues a new call for review, then waits for or defers the decision.
-    pub(super) async fn submit_review(
-        self: &Arc<Self>,
-        call: &ToolCall,
-        ctx: &CallContext,
-        checked: Checked,
-        deadline: Option<Instant>,
-        mode: ReviewMode,
-    ) -> ToolMessage {
-        let record = review_record(call, ctx, &checked);
+    pub(super) async fn submit_review(self: &Arc<Self>, req: CallRequest<'_>, checked: Checked) -> ToolMessage {
+        let call = req.call;
+        let record = review_record(call, req.ctx, &checked);
         let name = checked.tool.spec.name.as_str();
         match self.reviews.submit(record.clone()).await {
-            Ok(_) => self.drive(call, record, deadline, mode).await,
+            Ok(_) => self.drive(req, record).await,
             Err(ReviewError::Conflict) => self.error(
                 call,
                 name,
@@ -69,13 +60,8 @@ impl Executor {
 
     /// Takes the call as far as its decision allows, in a task of its own: once claimed, a call must run and
     /// its outcome be stored even if the caller goes away, or it would stay claimed and never answer.
-    async fn drive(
-        self: &Arc<Self>,
-        call: &ToolCall,
-        record: ReviewRecord,
-        deadline: Option<Instant>,
-        mode: ReviewMode,
-    ) -> ToolMessage {
+    async fn drive(self: &Arc<Self>, req: CallRequest<'_>, record: ReviewRecord) -> ToolMessage {
+        let CallRequest { call, deadline, mode, .. } = req;
         let (this, owned_call) = (Arc::clone(self), call.clone());
         // The task keeps the call's trace context, so a decided call's backend span joins its trace.
         let run = async move { this.drive_detached(&owned_call, &record, deadline, mode).await };
@@ -153,8 +139,10 @@ impl Executor {
             session_id: record.session_id.clone(),
             values: record.values.clone(),
         };
+        // Decided already: how the caller waits for a decision no longer matters.
+        let req = CallRequest::new(call, &ctx, deadline, ReviewMode::Wait);
         match pipeline::complete(checked, &ctx) {
-            Ok(prepared) => self.dispatch(call, &ctx, prepared, (deadline, deadline)).await,
+            Ok(prepared) => self.dispatch(req, prepared).await,
             Err(rejected) => fail(rejected.error),
         }
     }
@@ -186,7 +174,7 @@ fn pending_message(call: &ToolCall, record: &ReviewRecord) -> ToolMessage {
     ToolMessage {
         tool_call_id: call.id.clone(),
         name: record.tool.clone(),
-        status: Status::PendingReview,
+        status: ToolStatus::PendingReview,
         content: format!("The call to {} is waiting for a person to approve it{shown_id}.", record.tool),
         structured: None,
         error: None,

@@ -1,7 +1,7 @@
 //! Answer: the `ToolMessage` for a call, with model-facing error text from configurable templates.
 
 use super::CallError;
-use super::message::{Repair, Status, ToolCall, ToolError, ToolMessage, Violation};
+use super::message::{Repair, ToolCall, ToolError, ToolMessage, ToolStatus, Violation};
 use crate::registry::MAX_NAME_LEN;
 use serde::Deserialize;
 
@@ -39,7 +39,7 @@ pub fn success_message(call: &ToolCall, name: &str, content: String, structured:
     ToolMessage {
         tool_call_id: call.id.clone(),
         name: name.to_owned(),
-        status: Status::Success,
+        status: ToolStatus::Success,
         content,
         structured,
         error: None,
@@ -69,18 +69,7 @@ pub fn error_message(
 ) -> ToolMessage {
     let name = &*quoted_name(name);
     let content = model_text(name, &error, messages);
-    let (model_fixable, retryable) = match &error {
-        CallError::NotFound { .. } | CallError::Malformed(_) | CallError::Invalid(_) => (true, false),
-        CallError::Tool { model_fixable, retryable, .. } => (*model_fixable, *retryable),
-        CallError::Timeout { .. }
-        | CallError::Unavailable(_)
-        | CallError::RateLimited { .. }
-        | CallError::Busy { .. } => (false, true),
-        CallError::PermissionDenied(_)
-        | CallError::BudgetExceeded(_)
-        | CallError::Rejected { .. }
-        | CallError::Internal(_) => (false, false),
-    };
+    let class = error.class();
     let retry_after_ms = match &error {
         CallError::RateLimited { retry_after_ms } => *retry_after_ms,
         _ => 0,
@@ -98,14 +87,14 @@ pub fn error_message(
     ToolMessage {
         tool_call_id: call.id.clone(),
         name: name.to_owned(),
-        status: Status::Error,
+        status: ToolStatus::Error,
         content,
         structured: None,
         error: Some(ToolError {
             kind,
             message,
-            model_fixable,
-            retryable,
+            model_fixable: class.model_fixable(),
+            retryable: class.retryable(),
             retry_after_ms,
             violations,
             suggestions,
@@ -133,8 +122,8 @@ fn model_text(name: &str, error: &CallError, m: &Messages) -> String {
         CallError::Invalid(violations) => {
             fill(&m.invalid_arguments) + &violation_lines(violations) + m.fix_suffix.trim_start()
         }
-        CallError::Tool { message, model_fixable, .. } => {
-            let suffix = if *model_fixable { m.fix_suffix.as_str() } else { "" };
+        CallError::Tool { message, class } => {
+            let suffix = if class.model_fixable() { m.fix_suffix.as_str() } else { "" };
             format!("Error: {name} failed: {message}{suffix}")
         }
         CallError::Timeout { after_ms } => {

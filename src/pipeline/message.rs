@@ -23,7 +23,7 @@ pub struct CallContext {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Status {
+pub enum ToolStatus {
     Success,
     Error,
     PendingReview,
@@ -62,6 +62,27 @@ pub struct Repair {
     pub after: String,
 }
 
+/// What the caller can do about a failure. `CallError::class` decides it, once for every failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureClass {
+    /// Nothing: the same call would fail the same way.
+    Fatal,
+    /// Send the same call again later: the failure was transient.
+    Retryable,
+    /// Let the model correct its call: the arguments were wrong.
+    ModelFixable,
+}
+
+impl FailureClass {
+    pub fn retryable(self) -> bool {
+        self == FailureClass::Retryable
+    }
+
+    pub fn model_fixable(self) -> bool {
+        self == FailureClass::ModelFixable
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolError {
     pub kind: ErrorKind,
@@ -79,7 +100,7 @@ pub struct ToolError {
 pub struct ToolMessage {
     pub tool_call_id: String,
     pub name: String,
-    pub status: Status,
+    pub status: ToolStatus,
     pub content: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structured: Option<String>,

@@ -12,10 +12,12 @@ pub mod violations;
 
 pub use answer::{Messages, error_message, success_message};
 pub use inject::{OVERRIDE_REMOVED, inject, strip_overrides};
-pub use message::{CallContext, ErrorKind, Repair, Status, ToolCall, ToolError, ToolMessage, Violation};
+pub use message::{
+    CallContext, ErrorKind, FailureClass, Repair, ToolCall, ToolError, ToolMessage, ToolStatus, Violation,
+};
 pub use parse::{ParseLimits, parse_arguments};
 pub use repair::{RepairSettings, Repaired, Rule, repair_arguments};
-pub use resolve::{Resolved, resolve_tool};
+pub use resolve::{Resolved, exact as exact_tool, resolve_tool};
 pub use validate::validate_arguments;
 
 use crate::registry::{Catalog, CompiledTool};
@@ -32,7 +34,7 @@ pub enum CallError {
     #[error("invalid arguments: {} violation(s)", .0.len())]
     Invalid(Vec<Violation>),
     #[error("tool error: {message}")]
-    Tool { message: String, retryable: bool, model_fixable: bool },
+    Tool { message: String, class: FailureClass },
     #[error("timed out after {after_ms} ms")]
     Timeout { after_ms: u64 },
     #[error("unavailable: {0}")]
@@ -53,6 +55,22 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// Whether the failure is fatal, retryable or the model's to fix: the one place this is decided.
+    pub fn class(&self) -> FailureClass {
+        match self {
+            CallError::NotFound { .. } | CallError::Malformed(_) | CallError::Invalid(_) => FailureClass::ModelFixable,
+            CallError::Tool { class, .. } => *class,
+            CallError::Timeout { .. }
+            | CallError::Unavailable(_)
+            | CallError::RateLimited { .. }
+            | CallError::Busy { .. } => FailureClass::Retryable,
+            CallError::PermissionDenied(_)
+            | CallError::BudgetExceeded(_)
+            | CallError::Rejected { .. }
+            | CallError::Internal(_) => FailureClass::Fatal,
+        }
+    }
+
     pub fn kind(&self) -> ErrorKind {
         match self {
             CallError::NotFound { .. } => ErrorKind::ToolNotFound,

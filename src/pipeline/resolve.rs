@@ -65,7 +65,8 @@ pub fn resolve_tool(
 }
 
 /// The tool by its registered name, or by the provider-safe name our definitions hand out (not a mistake).
-fn exact(catalog: &Catalog, tenant: &str, name: &str) -> Option<Arc<CompiledTool>> {
+/// The tool `name` names exactly, or by its provider-safe name, for a caller of `tenant`: resolution's first step.
+pub fn exact(catalog: &Catalog, tenant: &str, name: &str) -> Option<Arc<CompiledTool>> {
     match (&catalog.by_name(tenant, name)[..], &catalog.by_safe_name(tenant, name)[..]) {
         ([tool], _) | ([], [tool]) => Some(Arc::clone(tool)),
         _ => None,

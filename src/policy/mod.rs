@@ -1,5 +1,5 @@
 //! Call policy: rate limits, concurrency caps and session budgets, on plain parameters and one injectable clock;
-//! and the human-review queue (`review`).
+//! in cluster mode, budgets and rate limits checked together on Redis (`shared`).
 //!
 //! It knows no registry, pipeline or proto type: callers pass a [`ToolKey`], a [`SessionKey`] and the limits
 //! read from the tool's spec. All state is bounded: idle entries are evicted by [`Policy::evict_idle`], which
@@ -9,7 +9,7 @@ mod budget;
 mod clock;
 mod concurrency;
 mod rate;
-pub mod review;
+pub mod shared;
 
 pub use budget::{BudgetExceeded, BudgetLimits, Budgets};
 pub use clock::Clock;
@@ -81,7 +81,7 @@ pub struct Policy {
     pub concurrency: Concurrency,
     pub budgets: Budgets,
     /// Cluster mode: session budgets and cluster-wide rate limits on Redis.
-    pub shared: Option<crate::cluster::admit::SharedAdmission>,
+    pub shared: Option<crate::policy::shared::SharedAdmission>,
 }
 
 impl Policy {
@@ -96,7 +96,7 @@ impl Policy {
     }
 
     /// Puts budgets and cluster-wide rate limits on Redis.
-    pub fn share(mut self, shared: crate::cluster::admit::SharedAdmission) -> Self {
+    pub fn share(mut self, shared: crate::policy::shared::SharedAdmission) -> Self {
         self.shared = Some(shared);
         self
     }

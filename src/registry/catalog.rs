@@ -20,6 +20,26 @@ pub struct Catalog {
     suggester: OnceLock<Suggester>,
 }
 
+const MAX_SAFE_LEN: usize = 64;
+const HASH_HEX: usize = 8;
+
+/// Maps a registry name to `^[A-Za-z0-9_-]{1,64}$`: other characters become `_`, and an over-long name keeps
+/// its head plus a stable hash of the whole name, so distinct long names stay distinct.
+pub fn provider_safe_name(name: &str) -> String {
+    let mapped: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    if mapped.len() <= MAX_SAFE_LEN {
+        return mapped;
+    }
+    let head = &mapped[..MAX_SAFE_LEN - HASH_HEX - 1];
+    format!("{head}_{:08x}", fnv1a32(name.as_bytes()))
+}
+
+/// FNV-1a: tiny, stable across versions and platforms, good enough to keep long names apart.
+fn fnv1a32(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5_u32, |h, b| (h ^ u32::from(*b)).wrapping_mul(0x0100_0193))
+}
+
 /// The comparison key for name variants: lowercase, without `.`, `-` and `_`.
 pub fn normalize_name(name: &str) -> String {
     normalized(name).collect()
@@ -222,5 +242,17 @@ mod tests {
     fn of_two_tools_with_one_key_the_later_is_kept() {
         let catalog = Catalog::new(vec![tool("", "a", "first"), tool("", "a", "second")]);
         assert_eq!(names(&catalog), ["/a:second"]);
+    }
+
+    #[test]
+    fn safe_names() {
+        assert_eq!(provider_safe_name("weather.get"), "weather_get");
+        assert_eq!(provider_safe_name("a-b_c"), "a-b_c");
+        let long_a = format!("{}.a", "x".repeat(80));
+        let long_b = format!("{}.b", "x".repeat(80));
+        let (a, b) = (provider_safe_name(&long_a), provider_safe_name(&long_b));
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+        assert_eq!(a, provider_safe_name(&long_a), "stable");
     }
 }

@@ -5,15 +5,15 @@ mod catalog;
 mod index;
 mod inject;
 mod schema;
-mod shared;
+pub mod shared;
 mod spec;
-pub(crate) mod store;
+mod store;
 mod suggest;
 mod tool;
 mod validators;
 
 pub use bounds::{DEFAULT_MAX_SCHEMA_BYTES, MAX_NAME_LEN};
-pub use catalog::{Catalog, normalize_name, normalized_longer_than, same_name};
+pub use catalog::{Catalog, normalize_name, normalized_longer_than, provider_safe_name, same_name};
 pub use inject::{Injected, Source, json_pointer};
 pub use schema::{
     BoundedPattern, LazyValidator, MAX_BACKTRACKING_SUBJECT, SchemaDocuments, SchemaError, compile_schema,
@@ -21,10 +21,11 @@ pub use schema::{
 pub use spec::{
     Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RateScope, RedisDown, RepairPolicy, Review, ToolSpec,
 };
-pub use store::{RedbStore, StoreError, StoredRecord, ToolStore};
+pub use store::{RedbStore, ToolStore};
 pub use tool::{CompiledTool, SpecError};
 pub use validators::{DEFAULT_CAPACITY as DEFAULT_COMPILED_VALIDATORS, ValidatorCache};
 
+use crate::store::{StoreError, StoredRecord};
 use arc_swap::ArcSwap;
 use std::sync::Arc;
 
@@ -49,10 +50,12 @@ pub struct Registry {
     documents: SchemaDocuments,
     /// Readers load it without a lock; writers store a new snapshot built from the current one.
     catalog: ArcSwap<Catalog>,
+    /// Marked changed each time a new snapshot is stored, for those who tell others (MCP hosts) of changes.
+    changed: tokio::sync::watch::Sender<()>,
     /// Serialises writers, so a version is read and bumped, and a snapshot built and stored, atomically.
     writer: tokio::sync::Mutex<()>,
     /// Cluster mode: Redis holds the registry, the store is this gateway's cache of it.
-    shared: Option<crate::cluster::registry::SharedRegistry>,
+    shared: Option<crate::registry::shared::SharedRegistry>,
     /// Cluster mode: the epoch of the Redis registry this snapshot follows (see `sync_all`).
     epoch: std::sync::Mutex<Option<String>>,
 }
@@ -66,6 +69,7 @@ impl Registry {
             store,
             documents,
             catalog: ArcSwap::from_pointee(Catalog::new(tools)),
+            changed: tokio::sync::watch::Sender::new(()),
             writer: tokio::sync::Mutex::new(()),
             shared: None,
             epoch: std::sync::Mutex::new(None),
@@ -75,6 +79,18 @@ impl Registry {
     /// The current snapshot. Cheap and lock-free: one `Arc` clone.
     pub fn catalog(&self) -> Arc<Catalog> {
         self.catalog.load_full()
+    }
+
+    /// Marked changed at every new snapshot: a registration, a deletion, an MCP import, a worker joining or
+    /// leaving, or a cluster update.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<()> {
+        self.changed.subscribe()
+    }
+
+    /// Makes `catalog` the snapshot every reader sees, and says so.
+    fn publish(&self, catalog: Catalog) {
+        self.catalog.store(Arc::new(catalog));
+        self.changed.send_replace(());
     }
 
     /// Creates or replaces a tool. Returns it with its new version, and whether it was created.
@@ -91,7 +107,7 @@ impl Registry {
         let store = Arc::clone(&self.store);
         let stored = Arc::clone(&tool);
         run_blocking(move || store.put(&stored.spec)).await?;
-        self.catalog.store(Arc::new(current.with(Arc::clone(&tool))));
+        self.publish(current.with(Arc::clone(&tool)));
         let created = tool.spec.version == 1;
         Ok((tool, created))
     }
@@ -144,7 +160,7 @@ impl Registry {
         let (t, n) = (tenant.to_owned(), name.to_owned());
         run_blocking(move || store.delete(&t, &n)).await?;
         let current = self.catalog.load_full();
-        self.catalog.store(Arc::new(current.without(tenant, name)));
+        self.publish(current.without(tenant, name));
         Ok(())
     }
 }

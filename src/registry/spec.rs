@@ -181,6 +181,10 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
 pub struct Review {
     #[serde(default)]
     pub required: bool,
+    /// With `required`: an MCP host that can ask its user (elicitation) may have the user confirm the call
+    /// instead of a reviewer. Calls through other doors still wait for a reviewer.
+    #[serde(default)]
+    pub caller_may_confirm: bool,
 }
 
 /// Per-session budgets of one tool; 0 means the gateway's default.

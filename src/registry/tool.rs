@@ -79,7 +79,7 @@ impl CompiledTool {
                 LazyValidator::checked(&schema, documents).map_err(|e| SpecError::InputSchema(schema_reason(e)))?;
             Some((schema, validator))
         };
-        let safe_name = crate::definitions::provider_safe_name(&spec.name);
+        let safe_name = super::catalog::provider_safe_name(&spec.name);
         Ok(Self { spec, validator, safe_name, injections, model, rate })
     }
 

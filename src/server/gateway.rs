@@ -1,10 +1,10 @@
 //! `toolgate.v1.ToolGateway`: the data plane. Every call answers with a `ToolMessage`, never a gRPC error.
 
-use super::convert::{call_from_proto, context_from_proto, message_to_proto};
 use super::status::ServiceError;
 use crate::definitions::{self, DefinitionFormat};
-use crate::executor::{Executor, ReviewMode};
+use crate::executor::{CallRequest, Executor, ReviewMode};
 use crate::pb::v1::{self as pb, tool_gateway_server::ToolGateway};
+use crate::pipeline::{CallContext, ToolCall};
 use crate::telemetry::propagation;
 use opentelemetry::context::FutureExt;
 use std::sync::Arc;
@@ -33,11 +33,11 @@ impl GatewayService {
     ) -> Result<pb::ExecuteResponse, ServiceError> {
         let deadline = deadline_of(metadata);
         let parent = propagation::extract(metadata);
-        let call = call_from_proto(req.call.ok_or_else(|| ServiceError::BadRequest("call is required".into()))?);
-        let ctx = context_from_proto(req.context);
+        let call = ToolCall::from(req.call.ok_or_else(|| ServiceError::BadRequest("call is required".into()))?);
+        let ctx = CallContext::from(req.context.unwrap_or_default());
         let mode = review_mode(req.review_mode);
-        let message = self.executor.execute(&call, &ctx, deadline, mode).with_context(parent).await;
-        Ok(pb::ExecuteResponse { message: Some(message_to_proto(message)) })
+        let message = self.executor.execute(CallRequest::new(&call, &ctx, deadline, mode)).with_context(parent).await;
+        Ok(pb::ExecuteResponse { message: Some(message.into()) })
     }
 }
 
@@ -59,11 +59,13 @@ impl ToolGateway for GatewayService {
             let reason = format!("a batch holds at most {} calls, got {}", self.max_batch_calls, req.calls.len());
             return Err(ServiceError::BadRequest(reason).into());
         }
-        let calls: Vec<_> = req.calls.into_iter().map(call_from_proto).collect();
-        let ctx = context_from_proto(req.context);
+        let calls: Vec<_> = req.calls.into_iter().map(ToolCall::from).collect();
+        let ctx = CallContext::from(req.context.unwrap_or_default());
         let mode = review_mode(req.review_mode);
         let messages = self.executor.execute_batch(&calls, &ctx, deadline, mode).with_context(parent).await;
-        Ok(Response::new(pb::ExecuteBatchResponse { messages: messages.into_iter().map(message_to_proto).collect() }))
+        Ok(Response::new(pb::ExecuteBatchResponse {
+            messages: messages.into_iter().map(pb::ToolMessage::from).collect(),
+        }))
     }
 
     async fn list_tool_definitions(
@@ -83,7 +85,7 @@ impl ToolGateway for GatewayService {
                 .into());
             }
         };
-        let ctx = context_from_proto(req.context);
+        let ctx = CallContext::from(req.context.unwrap_or_default());
         let catalog = self.executor.registry().catalog();
         let definitions = catalog
             .visible(&ctx.tenant)
@@ -107,7 +109,7 @@ const DEADLINE_MARGIN: Duration = Duration::from_millis(100);
 /// The caller's deadline, from its `grpc-timeout`, a little early: a message that arrives after the caller gave
 /// up is lost.
 fn deadline_of(metadata: &MetadataMap) -> Option<Instant> {
-    let timeout = crate::grpc_wire::timeout(metadata.as_ref())?;
+    let timeout = crate::wire::status::timeout(metadata.as_ref())?;
     let margin = (timeout / 5).min(DEADLINE_MARGIN);
     Instant::now().checked_add(timeout - margin)
 }

@@ -1,36 +1,23 @@
-//! The listener: HTTP/2 connections served by hyper, with `Execute` answered by its own path (`execute.rs`) and
-//! every other request routed to the tonic services. The accept loop and graceful stop are tonic's own.
+//! The listener's routing: `Execute` answered by its own path (`execute.rs`), every other request routed to the
+//! tonic services, each within the caller's `grpc-timeout`. The connections are served by `wire::listen`.
 
-use super::execute::{self, FastExecute, UnaryBody};
+use super::execute::{self, FastExecute};
 use super::shed::{self, DataPlane, Shedding};
 use super::status::ServiceError;
-use crate::coalesce::Coalesced;
-use crate::grpc_wire;
-use futures::StreamExt;
+use crate::wire;
+use crate::wire::unary::{ResponseBody, UnaryBody};
 use http::{Method, Request, Response};
 use http_body_util::Either;
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use std::convert::Infallible;
 use std::future::Future;
-use std::pin::{Pin, pin};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
 use tonic::Status;
 use tonic::codegen::Service;
 use tonic::service::Routes;
 use tower::ServiceExt;
-
-/// How often an HTTP/2 ping checks that a client is still there, and how long its answer may take.
-const KEEPALIVE: Duration = Duration::from_secs(20);
-const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Pause after a failed accept (out of file descriptors, say), so the loop does not spin on it.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
-
-/// A response from either path.
-pub type ResponseBody = Either<UnaryBody, tonic::body::Body>;
 
 /// Sends each request to its path: `Execute` to `FastExecute`, the rest to the tonic services; `Execute` and
 /// `ExecuteBatch` under the data plane's overload shedding.
@@ -63,7 +50,7 @@ impl hyper::service::Service<Request<Incoming>> for Dispatch {
     /// Answers within the caller's `grpc-timeout`, as tonic's server did for every method: past it, with
     /// DEADLINE_EXCEEDED. (`Execute` answers a little before it on its own, with a TIMEOUT message.)
     fn call(&self, request: Request<Incoming>) -> Self::Future {
-        let timeout = grpc_wire::timeout(request.headers());
+        let timeout = wire::status::timeout(request.headers());
         let data_plane = match (request.method(), request.uri().path()) {
             (&Method::POST, execute::PATH) => Some(self.execute.clone()),
             (&Method::POST, BATCH_PATH) => Some(self.batch.clone()),
@@ -99,72 +86,4 @@ fn expired(timeout: Duration) -> Response<ResponseBody> {
     let status: Status =
         ServiceError::DeadlineExceeded(format!("no answer within the call's timeout of {timeout:?}")).into();
     status.into_http::<UnaryBody>().map(Either::Left)
-}
-
-/// Serves `dispatch` on every connection `listener` accepts until `shutdown`; then asks every connection to finish
-/// what it is doing, and returns once all have closed.
-pub async fn serve(listener: TcpListener, dispatch: Dispatch, shutdown: impl Future<Output = ()>) {
-    let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
-    builder
-        .timer(TokioTimer::new())
-        // A peer that vanishes without closing its connection (a worker's host lost, say) is found within
-        // KEEPALIVE + KEEPALIVE_TIMEOUT, and its streams end: a worker is detached and its calls fail at once.
-        .keep_alive_interval(Some(KEEPALIVE))
-        .keep_alive_timeout(KEEPALIVE_TIMEOUT);
-    // hyper's default of 200 streams per connection stays: tonic lifted it, but each stream may hold a request of
-    // up to `max_request_bytes` while it is read.
-    let (stopping, stop_seen) = watch::channel(());
-    accept(listener, &dispatch, &builder, &stop_seen, shutdown).await;
-    // The listener is closed by now, so clients arriving during the drain are refused rather than left waiting in
-    // the backlog.
-    let _ = stopping.send(());
-    drop(stop_seen);
-    stopping.closed().await;
-}
-
-/// Accepts connections (no delay, coalesced writes) and serves each, until `shutdown`; then closes the listener.
-async fn accept(
-    listener: TcpListener,
-    dispatch: &Dispatch,
-    builder: &hyper::server::conn::http2::Builder<TokioExecutor>,
-    stop: &watch::Receiver<()>,
-    shutdown: impl Future<Output = ()>,
-) {
-    let mut shutdown = pin!(shutdown);
-    let mut incoming = pin!(crate::coalesce::incoming(listener));
-    loop {
-        tokio::select! {
-            () = &mut shutdown => return,
-            accepted = incoming.next() => match accepted {
-                Some(Ok(io)) => spawn_connection(io, dispatch.clone(), builder.clone(), stop.clone()),
-                Some(Err(err)) => {
-                    tracing::warn!(error = %err, "accepting a connection failed");
-                    tokio::time::sleep(ACCEPT_BACKOFF).await;
-                }
-                None => return,
-            },
-        }
-    }
-}
-
-/// Serves one connection in a task of its own; once `stop` changes, it finishes its streams and closes.
-fn spawn_connection(
-    io: Coalesced<TcpStream>,
-    dispatch: Dispatch,
-    builder: hyper::server::conn::http2::Builder<TokioExecutor>,
-    mut stop: watch::Receiver<()>,
-) {
-    tokio::spawn(async move {
-        let mut connection = pin!(builder.serve_connection(TokioIo::new(io), dispatch));
-        let result = tokio::select! {
-            result = &mut connection => result,
-            _ = stop.changed() => {
-                connection.as_mut().graceful_shutdown();
-                connection.await
-            }
-        };
-        if let Err(err) = result {
-            tracing::debug!(error = %err, "a connection ended with an error");
-        }
-    });
 }

@@ -1,11 +1,11 @@
 //! The gRPC server: ToolGateway, ToolRegistry, ToolReview, ToolWorker, health and reflection on one port.
 
 mod auth;
-pub mod convert;
 mod execute;
 mod gateway;
 mod listen;
-pub(crate) mod mcp;
+mod mcp;
+mod mcp_front;
 mod metrics;
 mod registry;
 mod review;
@@ -16,11 +16,9 @@ mod worker;
 pub use status::ServiceError;
 
 use crate::backend::Backends;
-use crate::backend::mcp::McpHub;
+use crate::backend::mcp::{McpHub, RedbMcpStore};
 use crate::backend::worker::WorkerPool;
-use crate::cluster::admit::SharedAdmission;
-use crate::cluster::registry::SharedRegistry;
-use crate::cluster::{Redis, follow};
+use crate::cluster::Redis;
 use crate::config::Config;
 use crate::executor::idempotency::Idempotency;
 use crate::executor::{ExecSettings, Executor};
@@ -29,9 +27,13 @@ use crate::pb::v1::tool_review_server::ToolReviewServer;
 use crate::pb::v1::tool_worker_server::ToolWorkerServer;
 use crate::pb::v1::{tool_gateway_server::ToolGatewayServer, tool_registry_server::ToolRegistryServer};
 use crate::pipeline::PrepareOptions;
-use crate::policy::review::{ReviewQueue, ReviewSettings};
+use crate::policy::shared::SharedAdmission;
 use crate::policy::{BudgetLimits, Clock, Policy, PolicySettings};
+use crate::registry::shared::SharedRegistry;
+use crate::registry::shared::follow;
 use crate::registry::{RedbStore, Registry, RegistryError};
+use crate::review::{RedbReviewStore, ReviewQueue, ReviewSettings};
+use crate::store::Database;
 use crate::telemetry::{Gauges, Telemetry};
 use auth::RequireToken;
 use execute::FastExecute;
@@ -61,6 +63,8 @@ pub enum ServeError {
     Telemetry(#[from] crate::telemetry::ExportError),
     #[error("metrics endpoint {addr}: {reason}")]
     Metrics { addr: std::net::SocketAddr, reason: String },
+    #[error("MCP front door {addr}: {reason}")]
+    McpFront { addr: std::net::SocketAddr, reason: String },
 }
 
 /// Opens the store under `config.data_dir`, loads the static tools, then serves on `listener` until `shutdown`.
@@ -96,6 +100,7 @@ pub async fn run_with_clock(
     let _pruning = spawn_pruning(Arc::downgrade(&reviews));
     // Bound before telemetry is built: a port in use fails the start before there is anything to flush.
     let metrics_listener = metrics::bind(&config).await?;
+    let front_listener = mcp_front::bind(&config).await?;
     let telemetry = Arc::new(telemetry(&config, &registry, &reviews, redis.as_ref())?);
     // Last of the steps that may fail, so a failed start leaves no server process behind.
     if let Err(err) = mcp.start(config.mcp_servers.clone()).await {
@@ -105,7 +110,8 @@ pub async fn run_with_clock(
     let workers = Arc::new(WorkerPool::new());
     let state =
         State { registry, reviews, policy, telemetry: Arc::clone(&telemetry), mcp: Arc::clone(&mcp), workers, redis };
-    let served = serve(listener, &config, state, metrics_listener, shutdown).await;
+    let side = SideListeners { metrics: metrics_listener, mcp_front: front_listener };
+    let served = serve(listener, &config, state, side, shutdown).await;
     // Stdio MCP servers are child processes: they end with the gateway.
     mcp.shutdown().await;
     // On an error too: dropping the exporters unflushed would block this thread on their last export.
@@ -136,15 +142,17 @@ struct Opened {
 /// Opens the store under `config.data_dir`, its reviews and registry (in cluster mode, on Redis, with the store
 /// as the registry's local cache), registers the static tools, and opens the MCP hub (its servers start later).
 async fn open_state(config: &Config) -> Result<Opened, ServeError> {
-    let store = RedbStore::open(&config.data_dir).map_err(RegistryError::from)?;
+    let db = Database::open(&config.data_dir).map_err(RegistryError::from)?;
+    let store = RedbStore::new(&db).map_err(RegistryError::from)?;
     let redis = config.cluster.clone().map(Redis::new).transpose()?;
     let review_settings =
         ReviewSettings { max_pending: config.review.max_pending, keep_done: config.review.keep_decided };
     let reviews = Arc::new(match &redis {
         Some(redis) => ReviewQueue::shared(redis.clone(), review_settings, RUNNING_LEASE),
-        None => ReviewQueue::open(Arc::new(store.reviews()), review_settings).map_err(RegistryError::from)?,
+        None => ReviewQueue::open(Arc::new(RedbReviewStore::new(&db).map_err(RegistryError::from)?), review_settings)
+            .map_err(RegistryError::from)?,
     });
-    let mcp_store = Arc::new(store.mcp_servers());
+    let mcp_store = Arc::new(RedbMcpStore::new(&db).map_err(RegistryError::from)?);
     let mut registry = Registry::open(Arc::new(store), config.documents.clone())?;
     if let Some(redis) = &redis {
         registry = registry.share(SharedRegistry::new(redis.clone()));
@@ -185,18 +193,25 @@ async fn register_statics(registry: &Arc<Registry>, redis: Option<&Redis>, confi
 }
 
 /// Serves until `shutdown`, then waits for reviewed calls still running.
+/// The ports served beside the gRPC listener, each bound before anything starts.
+struct SideListeners {
+    metrics: Option<TcpListener>,
+    mcp_front: Option<mcp_front::Bound>,
+}
+
 async fn serve(
     listener: TcpListener,
     config: &Config,
     state: State,
-    metrics_listener: Option<TcpListener>,
+    side: SideListeners,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let metrics_done = metrics_listener.map(|listener| metrics::spawn(listener, config, &state.telemetry));
+    let metrics_done = side.metrics.map(|listener| metrics::spawn(listener, config, &state.telemetry));
     // Every executor clone, including those in detached review tasks, holds `alive`: once all are gone, the
     // store is closed and the data directory can be opened again.
     let (alive, mut all_gone) = tokio::sync::mpsc::channel::<()>(1);
     let executor = Arc::new(executor(config, &state, alive));
+    let front_done = side.mcp_front.map(|listener| mcp_front::spawn(listener, config, Arc::clone(&executor)));
     let closing = Arc::clone(&state.reviews);
     let workers = Arc::clone(&state.workers);
     let shutdown = async move {
@@ -204,14 +219,15 @@ async fn serve(
         closing.close();
         // A connected worker's stream never ends on its own; the graceful shutdown would wait for it.
         workers.close();
-        // The metrics endpoint stops with the gateway.
+        // The metrics endpoint and the MCP front door stop with the gateway.
         drop(metrics_done);
+        drop(front_done);
     };
     let dispatch = services(config, executor, state).await?;
     let addr = listener.local_addr().map_err(|e| ServeError::Listener(e.to_string()))?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "toolgate serving");
     warn_if_open(addr, config);
-    listen::serve(listener, dispatch, shutdown).await;
+    crate::wire::listen::serve(listener, dispatch, shutdown).await;
     // A reviewed call being run when the shutdown began finishes, and stores its outcome, within its timeout.
     let grace = config.default_timeout + Duration::from_secs(1);
     if tokio::time::timeout(grace, all_gone.recv()).await.is_err() {

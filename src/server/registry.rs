@@ -1,9 +1,8 @@
 //! `toolgate.v1.ToolRegistry`: the admin plane over the `Registry`.
 
-use super::convert::{spec_from_proto, spec_to_proto};
 use super::status::ServiceError;
 use crate::pb::v1::{self as pb, tool_registry_server::ToolRegistry};
-use crate::registry::Registry;
+use crate::registry::{Registry, ToolSpec};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
@@ -24,16 +23,16 @@ impl ToolRegistry for RegistryService {
         request: Request<pb::RegisterToolRequest>,
     ) -> Result<Response<pb::RegisterToolResponse>, Status> {
         let spec = request.into_inner().spec.ok_or_else(|| ServiceError::BadRequest("spec is required".into()))?;
-        let spec = spec_from_proto(spec).map_err(|e| ServiceError::BadRequest(format!("invalid tool spec: {e}")))?;
+        let spec = ToolSpec::try_from(spec).map_err(|e| ServiceError::BadRequest(format!("invalid tool spec: {e}")))?;
         let (tool, created) = self.registry.register(spec).await.map_err(ServiceError::from)?;
         tracing::info!(tool = %tool.spec.name, tenant = %tool.spec.tenant, version = tool.spec.version, created, "tool registered");
-        Ok(Response::new(pb::RegisterToolResponse { tool: Some(spec_to_proto(&tool.spec)), created }))
+        Ok(Response::new(pb::RegisterToolResponse { tool: Some((&tool.spec).into()), created }))
     }
 
     async fn get_tool(&self, request: Request<pb::GetToolRequest>) -> Result<Response<pb::GetToolResponse>, Status> {
         let req = request.into_inner();
         let tool = self.registry.get(&req.tenant, &req.name).map_err(ServiceError::from)?;
-        Ok(Response::new(pb::GetToolResponse { tool: Some(spec_to_proto(&tool.spec)) }))
+        Ok(Response::new(pb::GetToolResponse { tool: Some((&tool.spec).into()) }))
     }
 
     async fn list_tools(
@@ -46,7 +45,7 @@ impl ToolRegistry for RegistryService {
             .all()
             .iter()
             .filter(|t| req.all_tenants || t.spec.tenant == req.tenant)
-            .map(|t| spec_to_proto(&t.spec))
+            .map(|t| pb::ToolSpec::from(&t.spec))
             .collect();
         Ok(Response::new(pb::ListToolsResponse { tools }))
     }

@@ -1,11 +1,10 @@
 //! `toolgate.v1.ToolReview`: the reviewers' plane over the review queue: list, decide, watch.
 
-use super::convert::review_to_proto;
 use super::status::ServiceError;
 use crate::pb::v1::{self as pb, tool_review_server::ToolReview};
 use crate::pipeline::{CallError, ParseLimits, check_edit};
-use crate::policy::review::{Decision, EventKind, ReviewError, ReviewKey, ReviewQueue, ReviewRecord};
 use crate::registry::Registry;
+use crate::review::{Decision, EventKind, ReviewError, ReviewKey, ReviewQueue, ReviewRecord};
 use futures::Stream;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -67,7 +66,7 @@ impl ToolReview for ReviewService {
     ) -> Result<Response<pb::ListPendingResponse>, Status> {
         let req = request.into_inner();
         let tenant = (!req.all_tenants).then_some(req.tenant.as_str());
-        let pending = self.queue.pending(tenant).await.iter().map(review_to_proto).collect();
+        let pending = self.queue.pending(tenant).await.iter().map(pb::PendingReview::from).collect();
         Ok(Response::new(pb::ListPendingResponse { pending }))
     }
 
@@ -80,7 +79,7 @@ impl ToolReview for ReviewService {
         let decision = self.decision(&key, req).await?;
         let decided = self.queue.decide(&key, decision).await.map_err(ServiceError::Review)?;
         tracing::info!(call_id = %key.call_id, tenant = %key.tenant, tool = %decided.tool, "review decided");
-        Ok(Response::new(pb::DecideResponse { decided: Some(review_to_proto(&decided)) }))
+        Ok(Response::new(pb::DecideResponse { decided: Some((&decided).into()) }))
     }
 
     type WatchPendingStream = EventStream;
@@ -130,7 +129,7 @@ fn event(kind: EventKind, record: &ReviewRecord) -> pb::ReviewEvent {
         EventKind::Pending => pb::review_event::Kind::Pending,
         EventKind::Decided => pb::review_event::Kind::Decided,
     };
-    pb::ReviewEvent { kind: kind.into(), review: Some(review_to_proto(record)) }
+    pb::ReviewEvent { kind: kind.into(), review: Some(record.into()) }
 }
 
 /// A stream fed by a task through a small channel; the task stops when the client goes away.

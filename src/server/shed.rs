@@ -2,10 +2,9 @@
 //! Past it a request is answered at once with UNAVAILABLE and a retry hint, and counted, rather than queued: a
 //! queue in front of a saturated gateway only grows, and every call in it would answer late.
 
-use super::execute::UnaryBody;
-use super::listen::ResponseBody;
 use super::status::ServiceError;
 use crate::telemetry::Telemetry;
+use crate::wire::unary::{ResponseBody, UnaryBody};
 use http::{Request, Response};
 use http_body_util::Either;
 use hyper::body::Incoming;

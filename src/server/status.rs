@@ -1,9 +1,10 @@
 //! The one place errors become `tonic::Status`: an exhaustive match, so no new variant slips through unmapped.
 
 use crate::backend::mcp::McpError;
-use crate::grpc_wire::FrameError;
-use crate::policy::review::ReviewError;
-use crate::registry::{RegistryError, StoreError};
+use crate::registry::RegistryError;
+use crate::review::ReviewError;
+use crate::store::StoreError;
+use crate::wire::frame::FrameError;
 use tonic::{Code, Status};
 
 /// The gRPC retry-throttling header (gRFC A6): how long a client should wait before it tries again.

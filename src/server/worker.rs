@@ -1,7 +1,6 @@
 //! `toolgate.v1.ToolWorker`: one worker's stream. Its hello registers its tools and attaches it to the
 //! `WorkerPool`; then invocations go out and results come in until either side ends, and the worker is detached.
 
-use super::convert::{answer_from_proto, job_to_proto, spec_from_proto, spec_to_proto};
 use super::status::ServiceError;
 use crate::backend::worker::{Job, Link, WorkerPool};
 use crate::pb::v1::{self as pb, gateway_message, tool_worker_server::ToolWorker, worker_message};
@@ -84,7 +83,7 @@ fn worker_specs(tools: Vec<pb::ToolSpec>) -> Result<Vec<ToolSpec>, ServiceError>
     for tool in tools {
         let name = tool.name.clone();
         let bad = |reason: String| ServiceError::BadRequest(format!("tool {name:?}: {reason}"));
-        let mut spec = spec_from_proto(tool).map_err(|e| bad(format!("invalid tool spec: {e}")))?;
+        let mut spec = ToolSpec::try_from(tool).map_err(|e| bad(format!("invalid tool spec: {e}")))?;
         match &spec.backend {
             None | Some(Backend::Worker {}) => spec.backend = Some(Backend::Worker {}),
             Some(other) => {
@@ -123,8 +122,10 @@ impl ToolWorker for WorkerService {
         let registered = self.register(hello.tools).await?;
         let tools = registered.iter().map(|s| (s.tenant.clone(), s.name.clone())).collect();
         let (link, jobs) = self.pool.attach(hello.worker_name, tools);
-        let welcome =
-            pb::WorkerWelcome { worker_id: link.id.clone(), tools: registered.iter().map(spec_to_proto).collect() };
+        let welcome = pb::WorkerWelcome {
+            worker_id: link.id.clone(),
+            tools: registered.iter().map(pb::ToolSpec::from).collect(),
+        };
         let (failed, failure) = oneshot::channel();
         let reader = Reader {
             inbound,
@@ -174,7 +175,7 @@ impl Reader {
     fn take(&self, message: pb::WorkerMessage) -> Result<(), ServiceError> {
         match message.kind {
             Some(worker_message::Kind::Result(result)) => {
-                let (invocation_id, answer) = answer_from_proto(result);
+                let (invocation_id, answer) = result.into();
                 self.link.complete(&invocation_id, answer.into_result(self.max_result_bytes));
                 Ok(())
             }
@@ -204,7 +205,7 @@ fn outbound(
             failed = &mut failure => failed.ok().map(|status| (Err(status), None)),
             () = link.closed() => None,
             job = jobs.recv() => {
-                let invocation = message(gateway_message::Kind::Invocation(job_to_proto(job?)));
+                let invocation = message(gateway_message::Kind::Invocation(job?.into()));
                 Some((Ok(invocation), Some((jobs, link, failure))))
             }
         }

@@ -1,6 +1,6 @@
 //! The gateway's metrics: instruments created once, recorded per call with bounded label sets.
 
-use crate::pipeline::{ErrorKind, OVERRIDE_REMOVED, Status, ToolMessage};
+use crate::pipeline::{ErrorKind, OVERRIDE_REMOVED, ToolMessage, ToolStatus};
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Histogram, Meter};
 
@@ -95,11 +95,11 @@ impl Metrics {
     }
 }
 
-pub fn status_name(status: Status) -> &'static str {
+pub fn status_name(status: ToolStatus) -> &'static str {
     match status {
-        Status::Success => "SUCCESS",
-        Status::Error => "ERROR",
-        Status::PendingReview => "PENDING_REVIEW",
+        ToolStatus::Success => "SUCCESS",
+        ToolStatus::Error => "ERROR",
+        ToolStatus::PendingReview => "PENDING_REVIEW",
     }
 }
 
@@ -143,7 +143,7 @@ mod tests {
         for kind in kinds {
             assert_eq!(serde_json::to_value(kind).unwrap(), kind_name(kind), "{kind:?}");
         }
-        for status in [Status::Success, Status::Error, Status::PendingReview] {
+        for status in [ToolStatus::Success, ToolStatus::Error, ToolStatus::PendingReview] {
             assert_eq!(serde_json::to_value(status).unwrap(), status_name(status), "{status:?}");
         }
     }

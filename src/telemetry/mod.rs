@@ -4,7 +4,6 @@
 mod export;
 mod metrics;
 mod otlp;
-mod otlp_wire;
 pub mod propagation;
 mod settings;
 mod span;
@@ -12,7 +11,7 @@ mod span;
 pub use export::ExportError;
 pub use metrics::{UNRESOLVED, kind_name, status_name};
 pub use settings::{RawTelemetry, TelemetrySettings};
-pub use span::CallSpan;
+pub use span::{CallSpan, Door};
 
 use export::SpanQueue;
 use metrics::Metrics;

@@ -1,8 +1,8 @@
-//! The OTLP/gRPC span exporter: each batch encoded by `otlp_wire` and sent to the collector's
+//! The OTLP/gRPC span exporter: each batch encoded by `wire::otlp` and sent to the collector's
 //! `TraceService/Export` with the headers `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (or `OTEL_EXPORTER_OTLP_HEADERS`)
 //! names, retried within the export timeout while the collector is unavailable, as the OTLP specification asks.
 
-use super::otlp_wire::{Preamble, export_request};
+use crate::wire::otlp::{Preamble, export_request};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};

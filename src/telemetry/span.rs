@@ -67,7 +67,7 @@ impl Drop for CallSpan<'_> {
 
 impl Telemetry {
     /// Opens the call's span under the current context (the caller's trace, or a batch).
-    pub fn start_call<'a>(&'a self, call: &'a ToolCall, ctx: &CallContext) -> CallSpan<'a> {
+    pub fn start_call<'a>(&'a self, call: &'a ToolCall, ctx: &CallContext, door: Door) -> CallSpan<'a> {
         let cx = self.child(|| {
             let attributes = vec![
                 KeyValue::new("gen_ai.operation.name", "execute_tool"),
@@ -75,6 +75,7 @@ impl Telemetry {
                 KeyValue::new("gen_ai.tool.type", "function"),
                 KeyValue::new("gen_ai.conversation.id", truncate(&ctx.session_id, MAX_ATTRIBUTE).to_owned()),
                 KeyValue::new("toolgate.tenant", truncate(&ctx.tenant, MAX_ATTRIBUTE).to_owned()),
+                KeyValue::new("toolgate.door", door.name()),
             ];
             ("execute_tool".into(), SpanKind::Internal, attributes)
         });
@@ -239,4 +240,22 @@ impl std::fmt::Display for TraceIdOf<'_> {
 /// At most `max` bytes of `text`, cut at a character boundary.
 fn truncate(text: &str, max: usize) -> &str {
     &text[..text.floor_char_boundary(max)]
+}
+
+/// Which door a call came in through: the gRPC API (`Execute`, the clients) or the MCP front door.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Door {
+    #[default]
+    Grpc,
+    Mcp,
+}
+
+impl Door {
+    /// The value of the call span's `toolgate.door` attribute.
+    pub fn name(self) -> &'static str {
+        match self {
+            Door::Grpc => "grpc",
+            Door::Mcp => "mcp",
+        }
+    }
 }

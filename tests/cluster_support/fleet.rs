@@ -9,7 +9,6 @@ use tonic::transport::Channel;
 use toolgate::pb::v1::tool_review_client::ToolReviewClient;
 use toolgate::pb::v1::{self as pb, tool_gateway_client::ToolGatewayClient, tool_registry_client::ToolRegistryClient};
 use toolgate::registry::ToolSpec;
-use toolgate::server::convert::spec_to_proto;
 
 /// One gateway process and its clients.
 pub struct Node {
@@ -67,7 +66,7 @@ impl Node {
 
     pub async fn register(&mut self, spec: Value) -> Result<pb::ToolSpec, tonic::Status> {
         let spec: ToolSpec = serde_json::from_value(spec).expect("a test spec parses");
-        let request = pb::RegisterToolRequest { spec: Some(spec_to_proto(&spec)) };
+        let request = pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) };
         Ok(self.registry.register_tool(request).await?.into_inner().tool.expect("a registered tool"))
     }
 

@@ -14,7 +14,6 @@ use toolgate::pb::v1::tool_review_client::ToolReviewClient;
 use toolgate::pb::v1::{self as pb, tool_gateway_client::ToolGatewayClient, tool_registry_client::ToolRegistryClient};
 use toolgate::policy::Clock;
 use toolgate::registry::ToolSpec;
-use toolgate::server::convert::spec_to_proto;
 
 /// A running gateway with connected clients. Dropping it without `stop` just aborts the server.
 pub struct Gateway {
@@ -97,7 +96,7 @@ impl Gateway {
     /// Registers a spec written as JSON in the snake_case spec-file form.
     pub async fn register(&mut self, spec: Value) -> Result<pb::ToolSpec, tonic::Status> {
         let spec: ToolSpec = serde_json::from_value(spec).expect("a test spec parses");
-        let request = pb::RegisterToolRequest { spec: Some(spec_to_proto(&spec)) };
+        let request = pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) };
         Ok(self.registry.register_tool(request).await?.into_inner().tool.expect("a registered tool"))
     }
 

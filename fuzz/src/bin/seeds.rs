@@ -12,7 +12,6 @@ use serde_json::Value;
 use std::fs;
 use std::path::Path;
 use toolgate::pb::v1 as pb;
-use toolgate::server::convert::spec_to_proto;
 use toolgate_fuzz::{Case, cases, data_dir, layout};
 
 /// At most this many argument texts per schema: the fuzzer mutates them, it does not need them all.
@@ -76,7 +75,7 @@ fn spec_seeds(cases: &[Case]) -> Vec<Vec<u8>> {
         if let Ok(text) = toml::to_string(&value) {
             seeds.push([&[1u8][..], text.as_bytes()].concat());
         }
-        seeds.push([&[2u8][..], &spec_to_proto(&spec).encode_to_vec()].concat());
+        seeds.push([&[2u8][..], &pb::ToolSpec::from(&spec).encode_to_vec()].concat());
     }
     seeds
 }
@@ -89,7 +88,7 @@ fn execute_seeds(cases: &[Case]) -> Vec<Vec<u8>> {
             let call = pb::ToolCall { id: format!("call_{i}"), name: case.name.clone(), arguments: arguments.clone() };
             let context = pb::CallContext { user_id: "u".into(), session_id: "s".into(), ..Default::default() };
             let request = pb::ExecuteRequest { call: Some(call), context: Some(context), review_mode: 0 };
-            let body = toolgate::grpc_wire::encode(&request);
+            let body = toolgate::wire::frame::encode(&request);
             // Default limit, `grpc-timeout: 5S`, one cut in the middle of the body.
             seeds.push([&[3u8, 2, b'5', b'S', 1, 128][..], &body].concat());
         }

@@ -36,11 +36,9 @@ pub async fn call(peer: &Peer<RoleClient>, tool: &str, call: Invocation<'_>, che
     params.meta = trace_meta(call.trace);
     match peer.call_tool_once(params).await {
         Ok(CallToolResponse::Complete(result)) => answer(result, &checks),
-        Ok(_) => failed(BackendError::Tool {
-            message: "the MCP server asked for input or started a task; toolgate supports complete results only".into(),
-            retryable: false,
-            model_fixable: false,
-        }),
+        Ok(_) => failed(BackendError::fatal(
+            "the MCP server asked for input or started a task; toolgate supports complete results only",
+        )),
         Err(err) => service_error(err),
     }
 }
@@ -69,7 +67,7 @@ pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> Outcome {
     let size = content.len() + structured.as_ref().map_or(0, String::len);
     if size > checks.max_result_bytes {
         let message = format!("the result is {size} bytes, over the limit of {}", checks.max_result_bytes);
-        return failed(BackendError::Tool { message, retryable: false, model_fixable: false });
+        return failed(BackendError::fatal(message));
     }
     if content.is_empty()
         && let Some(json) = &structured
@@ -77,7 +75,7 @@ pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> Outcome {
         content.clone_from(json);
     }
     if result.is_error == Some(true) {
-        return failed(BackendError::Tool { message: content, retryable: false, model_fixable: false });
+        return failed(BackendError::fatal(content));
     }
     let violation = checks.output.and_then(|output| match &result.structured_content {
         None => Some("declares an outputSchema but returned no structuredContent".to_owned()),
@@ -105,7 +103,7 @@ pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> Outcome {
         };
     }
     Outcome {
-        result: Err(BackendError::Tool { message, retryable: false, model_fixable: false }),
+        result: Err(BackendError::fatal(message)),
         session_broken: false,
         list_stale: false,
         output_violation: true,
@@ -129,7 +127,7 @@ fn text_of(blocks: &[ContentBlock]) -> String {
 /// changed, and are not the model's to fix. A closed or failing transport means the server is unavailable and its
 /// session must be opened again; an answer that never came is worth a retry.
 fn service_error(err: ServiceError) -> Outcome {
-    let tool_error = |message: String| BackendError::Tool { message, retryable: false, model_fixable: false };
+    let tool_error = |message: String| BackendError::fatal(message);
     let (result, session_broken, list_stale) = match err {
         ServiceError::McpError(data) => {
             let stale = matches!(data.code, ErrorCode::INVALID_PARAMS | ErrorCode::METHOD_NOT_FOUND);
@@ -149,6 +147,7 @@ fn service_error(err: ServiceError) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::FailureClass;
     use serde_json::json;
 
     fn result(value: serde_json::Value) -> CallToolResult {
@@ -171,7 +170,7 @@ mod tests {
     fn is_error_is_a_tool_error_with_the_servers_text() {
         let r = result(json!({"content": [{"type": "text", "text": "disk full"}], "isError": true}));
         let err = answer(r, &checks(None, false)).result.unwrap_err();
-        assert_eq!(err, BackendError::Tool { message: "disk full".into(), retryable: false, model_fixable: false });
+        assert_eq!(err, BackendError::fatal("disk full"));
     }
 
     #[test]
@@ -208,14 +207,14 @@ mod tests {
     fn errors_map_to_tool_errors_or_unavailable_and_say_what_to_do_with_the_session() {
         let rpc = |code| ServiceError::McpError(rmcp::model::ErrorData::new(code, "no", None));
         let invalid = service_error(rpc(ErrorCode::INVALID_PARAMS));
-        assert!(matches!(invalid.result, Err(BackendError::Tool { model_fixable: false, retryable: false, .. })));
+        assert!(matches!(invalid.result, Err(BackendError::Tool { class: FailureClass::Fatal, .. })));
         assert!(invalid.list_stale && !invalid.session_broken);
         let internal = service_error(rpc(ErrorCode::INTERNAL_ERROR));
         assert!(matches!(internal.result, Err(BackendError::Tool { .. })) && !internal.list_stale);
         let closed = service_error(ServiceError::TransportClosed);
         assert!(matches!(closed.result, Err(BackendError::Unavailable(_))) && closed.session_broken);
         let unexpected = service_error(ServiceError::UnexpectedResponse);
-        assert!(matches!(unexpected.result, Err(BackendError::Tool { retryable: false, .. })));
+        assert!(matches!(unexpected.result, Err(BackendError::Tool { class, .. }) if !class.retryable()));
     }
 
     #[test]

@@ -11,10 +11,11 @@ mod supervise;
 
 pub use server::McpStatus;
 pub use spec::{McpServerSpec, ToolOverlay};
-pub use store::McpStore;
+pub use store::{McpStore, RedbMcpStore};
 
 use super::{BackendError, Invocation, Output};
-use crate::registry::{Registry, SchemaDocuments, StoreError, run_blocking};
+use crate::registry::{Registry, SchemaDocuments, run_blocking};
+use crate::store::StoreError;
 use server::Server;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -50,11 +50,11 @@ impl Answer {
     pub fn into_result(self, max_bytes: usize) -> Result<Output, BackendError> {
         if self.content.len() + self.structured.len() + self.error_message.len() > max_bytes {
             let message = format!("the result is over the limit of {max_bytes} bytes");
-            return Err(BackendError::Tool { message, retryable: false, model_fixable: false });
+            return Err(BackendError::fatal(message));
         }
         if self.is_error {
             let message = if self.error_message.is_empty() { self.content } else { self.error_message };
-            return Err(BackendError::Tool { message, retryable: false, model_fixable: false });
+            return Err(BackendError::fatal(message));
         }
         let structured = (!self.structured.is_empty()).then_some(self.structured);
         Ok(Output { content: self.content, structured })

@@ -137,7 +137,7 @@ fn an_answer_maps_as_a_tool_runtime_response_does() {
     let ok = Answer { content: "done".into(), structured: r#"{"n":1}"#.into(), ..Answer::default() };
     assert_eq!(ok.into_result(100), Ok(Output { content: "done".into(), structured: Some(r#"{"n":1}"#.into()) }));
     let failed = Answer { content: "text".into(), is_error: true, error_message: "broke".into(), ..Answer::default() };
-    let tool_error = |m: &str| BackendError::Tool { message: m.into(), retryable: false, model_fixable: false };
+    let tool_error = |m: &str| BackendError::fatal(m);
     assert_eq!(failed.clone().into_result(100), Err(tool_error("broke")));
     let bare = Answer { error_message: String::new(), ..failed };
     assert_eq!(bare.into_result(100), Err(tool_error("text")));

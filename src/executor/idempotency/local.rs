@@ -3,7 +3,7 @@
 //! oldest finished outcomes are replaced by a small stub, so the record that a call ran is never lost to size.
 
 use super::{CallKey, Claim, Claimed, Fingerprint, Waiter};
-use crate::pipeline::{ErrorKind, Status, ToolError, ToolMessage};
+use crate::pipeline::{ErrorKind, ToolError, ToolMessage, ToolStatus};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -205,7 +205,7 @@ fn stub(message: &ToolMessage) -> ToolMessage {
     ToolMessage {
         tool_call_id: message.tool_call_id.clone(),
         name: message.name.clone(),
-        status: Status::Error,
+        status: ToolStatus::Error,
         content: format!(
             "Error: the call to {} already ran, but its outcome was not kept because the gateway's \
                           record of outcomes was full; it is not run again.",
@@ -241,7 +241,7 @@ mod tests {
         ToolMessage {
             tool_call_id: "c".into(),
             name: "echo".into(),
-            status: Status::Success,
+            status: ToolStatus::Success,
             content: content.into(),
             structured: None,
             error: None,
@@ -316,7 +316,7 @@ mod tests {
 
     fn is_stub(message: &ToolMessage) -> bool {
         let error = message.error.as_ref().expect("a stub is an error");
-        message.status == Status::Error
+        message.status == ToolStatus::Error
             && (error.kind, error.retryable, error.model_fixable) == (ErrorKind::Internal, false, false)
             && message.content.contains("already ran")
             && message.content.contains("not run again")

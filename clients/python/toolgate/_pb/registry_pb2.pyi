@@ -169,10 +169,12 @@ class Limits(_message.Message):
     def __init__(self, rate: _Optional[str] = ..., burst: _Optional[int] = ..., key: _Optional[_Union[LimitKey, str]] = ..., max_concurrency: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., retries: _Optional[int] = ..., idempotent: _Optional[bool] = ..., scope: _Optional[_Union[RateScope, str]] = ..., when_redis_down: _Optional[_Union[RedisDown, str]] = ...) -> None: ...
 
 class Review(_message.Message):
-    __slots__ = ("required",)
+    __slots__ = ("required", "caller_may_confirm")
     REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    CALLER_MAY_CONFIRM_FIELD_NUMBER: _ClassVar[int]
     required: bool
-    def __init__(self, required: _Optional[bool] = ...) -> None: ...
+    caller_may_confirm: bool
+    def __init__(self, required: _Optional[bool] = ..., caller_may_confirm: _Optional[bool] = ...) -> None: ...
 
 class Budget(_message.Message):
     __slots__ = ("max_calls", "max_consecutive_failures")

@@ -1,0 +1,109 @@
+//! The MCP front door against gRPC `Execute`: the same small call to the same HTTP tool, one at a time, through
+//! each door of one gateway in one run, rounds interleaved. Reports p50 and p99 of each, and the front door's p50
+//! and p99 as a multiple of `Execute`'s (target: p50 at most 1.5×).
+//!
+//! Run: `cargo bench --bench mcp_front` (`MCP_FRONT_CALLS=20000 MCP_FRONT_ROUNDS=5`). Without `--bench` (as under
+//! `cargo test --benches`) it runs a short smoke pass that fails on a wrong answer.
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::json;
+use std::time::{Duration, Instant};
+use toolgate::config::McpFrontSettings;
+use toolgate::pb::v1::{self as pb, tool_gateway_client::ToolGatewayClient, tool_registry_client::ToolRegistryClient};
+
+const ARGUMENTS: &str = r#"{"city": "Oslo", "days": 3}"#;
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// The HTTP tool: answers the arguments it was posted.
+async fn start_tool() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let echo = axum::routing::post(|body: String| async move { ([("content-type", "application/json")], body) });
+    tokio::spawn(async move { axum::serve(listener, axum::Router::new().route("/echo", echo)).await });
+    format!("http://{addr}/echo")
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let smoke = !std::env::args().any(|a| a == "--bench");
+    let (calls, rounds) =
+        if smoke { (50, 1) } else { (env_or("MCP_FRONT_CALLS", 5_000), env_or("MCP_FRONT_ROUNDS", 3)) };
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let data = tempfile::tempdir().unwrap();
+    let front = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let mut config = toolgate::Config { data_dir: data.path().to_path_buf(), ..toolgate::Config::default() };
+    config.mcp_front = McpFrontSettings { listen: Some(front), ..McpFrontSettings::default() };
+    config.mcp_front.allowed_hosts = vec!["127.0.0.1".into()];
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let grpc = listener.local_addr().unwrap();
+    tokio::spawn(toolgate::run(listener, config, std::future::pending()));
+
+    let channel = loop {
+        match tonic::transport::Endpoint::from_shared(format!("http://{grpc}")).unwrap().connect().await {
+            Ok(channel) => break channel,
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    };
+    let spec = json!({"name": "forecast", "input_schema": {"type": "object", "properties": {
+        "city": {"type": "string"}, "days": {"type": "integer"}}}, "backend": {"http": {"url": start_tool().await}}});
+    let spec: toolgate::registry::ToolSpec = serde_json::from_value(spec).unwrap();
+    let register = pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) };
+    ToolRegistryClient::new(channel.clone()).register_tool(register).await.unwrap();
+    let mut gateway = ToolGatewayClient::new(channel);
+    let transport = StreamableHttpClientTransport::with_client(
+        reqwest::Client::new(),
+        StreamableHttpClientTransportConfig::with_uri(format!("http://{front}/mcp")),
+    );
+    let host = ().serve(transport).await.expect("the MCP handshake");
+    let arguments: rmcp::model::JsonObject = serde_json::from_str(ARGUMENTS).unwrap();
+
+    let (mut by_grpc, mut by_mcp) = (Vec::new(), Vec::new());
+    for round in 0..=rounds {
+        // Round 0 warms both doors up and is not counted.
+        let n = if round == 0 { calls / 5 + 10 } else { calls };
+        for _ in 0..n {
+            let call = pb::ToolCall { id: String::new(), name: "forecast".into(), arguments: ARGUMENTS.into() };
+            let started = Instant::now();
+            let answer = gateway.execute(pb::ExecuteRequest { call: Some(call), ..Default::default() }).await.unwrap();
+            let took = started.elapsed();
+            let message = answer.into_inner().message.unwrap();
+            assert_eq!(message.status(), pb::ToolStatus::Success, "{message:?}");
+            if round > 0 {
+                by_grpc.push(took);
+            }
+        }
+        for _ in 0..n {
+            let params = CallToolRequestParams::new("forecast").with_arguments(arguments.clone());
+            let started = Instant::now();
+            let result = host.call_tool(params).await.unwrap();
+            let took = started.elapsed();
+            assert_eq!(result.is_error, Some(false), "{result:?}");
+            assert_eq!(result.structured_content, Some(json!({"city": "Oslo", "days": 3})));
+            if round > 0 {
+                by_mcp.push(took);
+            }
+        }
+    }
+    by_grpc.sort();
+    by_mcp.sort();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let (g50, g99, m50, m99) =
+        (percentile(&by_grpc, 0.5), percentile(&by_grpc, 0.99), percentile(&by_mcp, 0.5), percentile(&by_mcp, 0.99));
+    println!("door       calls    p50 µs    p99 µs");
+    println!("grpc    {:>8}  {:>8.0}  {:>8.0}", by_grpc.len(), us(g50), us(g99));
+    println!("mcp     {:>8}  {:>8.0}  {:>8.0}", by_mcp.len(), us(m50), us(m99));
+    println!("mcp / grpc: p50 {:.2}×, p99 {:.2}× (target p50 ≤ 1.5×)", us(m50) / us(g50), us(m99) / us(g99));
+    let report = json!({"bench": "mcp_front", "smoke": smoke, "calls": by_mcp.len(),
+        "grpc_p50_us": us(g50), "grpc_p99_us": us(g99), "mcp_p50_us": us(m50), "mcp_p99_us": us(m99)});
+    println!("{report}");
+}

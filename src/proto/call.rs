@@ -1,0 +1,116 @@
+//! Calls and their answers: `pb::ToolCall` and `pb::CallContext` in, `pb::ToolMessage` out, and a call under
+//! review as reviewers see it.
+
+use crate::pb::v1 as pb;
+use crate::pipeline::{CallContext, ErrorKind, Repair, ToolCall, ToolError, ToolMessage, ToolStatus, Violation};
+use crate::review::ReviewRecord;
+
+impl From<pb::ToolCall> for ToolCall {
+    fn from(call: pb::ToolCall) -> Self {
+        ToolCall { id: call.id, name: call.name, arguments: call.arguments }
+    }
+}
+
+impl From<pb::CallContext> for CallContext {
+    fn from(ctx: pb::CallContext) -> Self {
+        CallContext {
+            tenant: ctx.tenant,
+            user_id: ctx.user_id,
+            session_id: ctx.session_id,
+            values: ctx.values.into_iter().collect(),
+        }
+    }
+}
+
+impl From<&CallContext> for pb::CallContext {
+    fn from(ctx: &CallContext) -> Self {
+        pb::CallContext {
+            tenant: ctx.tenant.clone(),
+            user_id: ctx.user_id.clone(),
+            session_id: ctx.session_id.clone(),
+            values: ctx.values.clone().into_iter().collect(),
+        }
+    }
+}
+
+impl From<ToolMessage> for pb::ToolMessage {
+    fn from(m: ToolMessage) -> Self {
+        let status = match m.status {
+            ToolStatus::Success => pb::ToolStatus::Success,
+            ToolStatus::Error => pb::ToolStatus::Error,
+            ToolStatus::PendingReview => pb::ToolStatus::PendingReview,
+        };
+        pb::ToolMessage {
+            tool_call_id: m.tool_call_id,
+            name: m.name,
+            status: status.into(),
+            content: m.content,
+            structured: m.structured.unwrap_or_default(),
+            error: m.error.map(pb::ToolError::from),
+            repairs: m.repairs.into_iter().map(pb::Repair::from).collect(),
+            effective_arguments: m.effective_arguments,
+            attempts: m.attempts,
+            duration_us: m.duration_us,
+        }
+    }
+}
+
+impl From<ToolError> for pb::ToolError {
+    fn from(e: ToolError) -> Self {
+        pb::ToolError {
+            kind: pb::ErrorKind::from(e.kind).into(),
+            message: e.message,
+            model_fixable: e.model_fixable,
+            retryable: e.retryable,
+            retry_after_ms: e.retry_after_ms,
+            violations: e.violations.into_iter().map(pb::Violation::from).collect(),
+            suggestions: e.suggestions,
+            original_arguments: e.original_arguments,
+        }
+    }
+}
+
+impl From<Violation> for pb::Violation {
+    fn from(v: Violation) -> Self {
+        pb::Violation { instance_path: v.instance_path, schema_path: v.schema_path, message: v.message }
+    }
+}
+
+impl From<ErrorKind> for pb::ErrorKind {
+    fn from(kind: ErrorKind) -> Self {
+        match kind {
+            ErrorKind::ToolNotFound => pb::ErrorKind::ToolNotFound,
+            ErrorKind::MalformedArguments => pb::ErrorKind::MalformedArguments,
+            ErrorKind::InvalidArguments => pb::ErrorKind::InvalidArguments,
+            ErrorKind::ToolError => pb::ErrorKind::ToolError,
+            ErrorKind::Timeout => pb::ErrorKind::Timeout,
+            ErrorKind::RateLimited => pb::ErrorKind::RateLimited,
+            ErrorKind::Unavailable => pb::ErrorKind::Unavailable,
+            ErrorKind::Rejected => pb::ErrorKind::Rejected,
+            ErrorKind::PermissionDenied => pb::ErrorKind::PermissionDenied,
+            ErrorKind::BudgetExceeded => pb::ErrorKind::BudgetExceeded,
+            ErrorKind::Internal => pb::ErrorKind::Internal,
+        }
+    }
+}
+
+impl From<Repair> for pb::Repair {
+    fn from(r: Repair) -> Self {
+        pb::Repair { rule: r.rule, path: r.path, before: r.before, after: r.after }
+    }
+}
+
+impl From<&ReviewRecord> for pb::PendingReview {
+    fn from(record: &ReviewRecord) -> Self {
+        pb::PendingReview {
+            call_id: record.key.call_id.clone(),
+            tenant: record.key.tenant.clone(),
+            session_id: record.session_id.clone(),
+            user_id: record.user_id.clone(),
+            tool: record.tool.clone(),
+            arguments: record.arguments.clone(),
+            repairs: record.repairs.iter().cloned().map(pb::Repair::from).collect(),
+            created_ms: record.created_ms,
+        }
+    }
+}

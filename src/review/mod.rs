@@ -1,0 +1,66 @@
+//! Human review of tool calls: a call whose tool requires review waits here until a person approves, edits or
+//! rejects it, and its outcome is kept so the tool runs exactly once, across retries and restarts.
+//!
+//! A record moves `Pending → Decided → Running → Done`; a record found `Running` at startup (or, in a cluster,
+//! past its lease) becomes `Lost`, since whether its tool completed is unknown, and it never runs again. Every
+//! change is written to the store (or Redis) before anyone can see it. This module owns no gRPC and runs no tool:
+//! the executor submits, claims and finishes. [`Queue`] is the one API; `local` keeps the queue on this gateway
+//! (redb), `shared` in the cluster's Redis.
+
+mod api;
+mod local;
+mod record;
+mod shared;
+mod store;
+
+pub use api::{EventKind, KeyChanges, Queue, ReviewEvent, ReviewQueue, Step, Submitted};
+pub use record::{Decision, ReviewKey, ReviewRecord, ReviewState, unix_ms};
+pub use store::{RedbReviewStore, ReviewStore};
+
+use crate::cluster::ClusterError;
+use crate::store::StoreError;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReviewError {
+    #[error("no call under review has this id")]
+    NotFound,
+    #[error("this call was already decided")]
+    AlreadyDecided,
+    #[error("a different call is already under review with this call id")]
+    Conflict,
+    #[error("the review queue is full: {max} calls already wait for a decision")]
+    Full { max: usize },
+    #[error("this call is not running, so it cannot be finished")]
+    NotRunning,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The cluster's Redis did not answer, or holds what this gateway cannot read: retry later.
+    #[error("the shared review queue is unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl From<ClusterError> for ReviewError {
+    fn from(err: ClusterError) -> Self {
+        ReviewError::Unavailable(err.to_string())
+    }
+}
+
+/// Bounds of the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReviewSettings {
+    /// Calls that may wait for a decision at once; one more is refused with `ReviewError::Full`.
+    pub max_pending: usize,
+    /// How long a finished (`Done` or `Lost`) record is kept, so a retried call id gets its outcome back instead
+    /// of running again.
+    pub keep_done: Duration,
+}
+
+impl Default for ReviewSettings {
+    fn default() -> Self {
+        Self { max_pending: 10_000, keep_done: Duration::from_secs(24 * 60 * 60) }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,166 @@
+//! The MCP server a host talks to: `tools/list` shows the caller's tenant's tools, `tools/call` runs a call
+//! through the same executor as `Execute`, with the context taken from the caller's principal alone.
+
+use super::{answer, confirm};
+use crate::config::Principal;
+use crate::executor::{CallRequest, Executor, ReviewMode};
+use crate::pipeline::{self, CallContext, ToolCall};
+use crate::telemetry::{Door, propagation};
+use opentelemetry::context::FutureExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{NotificationContext, Peer, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+/// Tools in one page of `tools/list`.
+const PAGE: usize = 200;
+
+/// How often a session's change follower checks whether its session is gone, when nothing changes.
+const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// One MCP session's handler; every session shares the executor.
+#[derive(Clone)]
+pub struct FrontDoor {
+    executor: Arc<Executor>,
+}
+
+impl FrontDoor {
+    pub fn new(executor: Arc<Executor>) -> Self {
+        Self { executor }
+    }
+
+    /// MCP has no call id: a call to a tool that needs review gets one from who calls, in which session, which
+    /// tool and which arguments, so that calling again with the same arguments picks up the reviewer's decision
+    /// (and the tool runs once). Other calls get none, so the same call made twice runs twice. Also answers
+    /// whether the tool lets the caller's user confirm the call.
+    fn review_id(&self, principal: &Principal, session: &str, name: &str, arguments: &str) -> (String, bool) {
+        let tenant = principal.tenant.as_str();
+        let tool = pipeline::exact_tool(&self.executor.registry().catalog(), tenant, name);
+        let Some(tool) = tool.filter(|t| t.spec.review.required) else { return (String::new(), false) };
+        let mut digest = Sha256::new();
+        for part in [tenant, principal.user_id.as_str(), session, tool.spec.name.as_str(), arguments] {
+            digest.update(part.len().to_le_bytes());
+            digest.update(part.as_bytes());
+        }
+        let hex: String = digest.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
+        (format!("mcp-{hex}"), tool.spec.review.caller_may_confirm)
+    }
+}
+
+/// The request's HTTP parts, which the SDK passes along.
+fn parts(context: &RequestContext<RoleServer>) -> Result<&http::request::Parts, McpError> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .ok_or_else(|| McpError::internal_error("the request reached the handler without its HTTP parts", None))
+}
+
+/// The principal the auth layer put on the request, and the MCP session it belongs to.
+fn caller(context: &RequestContext<RoleServer>) -> Result<(Principal, String), McpError> {
+    let parts = parts(context)?;
+    let principal = parts
+        .extensions
+        .get::<Principal>()
+        .cloned()
+        .ok_or_else(|| McpError::internal_error("the request reached the handler without a principal", None))?;
+    let session = parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    Ok((principal, session))
+}
+
+/// The trace a call continues: `traceparent` in the request's `_meta` (SEP-414), else in its HTTP headers.
+fn parent_of(context: &RequestContext<RoleServer>) -> Result<opentelemetry::Context, McpError> {
+    let mut trace = http::HeaderMap::new();
+    match context.meta.0.get_traceparent().and_then(|t| http::HeaderValue::from_str(t).ok()) {
+        Some(traceparent) => {
+            trace.insert("traceparent", traceparent);
+        }
+        None => {
+            let headers = &parts(context)?.headers;
+            for name in ["traceparent", "tracestate"] {
+                if let Some(value) = headers.get(name) {
+                    trace.insert(name, value.clone());
+                }
+            }
+        }
+    }
+    Ok(propagation::extract(&tonic::metadata::MetadataMap::from_headers(trace)))
+}
+
+impl ServerHandler for FrontDoor {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+            .with_instructions("Every tool call is resolved, repaired, validated and run by toolgate.")
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tokio::spawn(tell_changes(self.executor.registry().changes(), context.peer));
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let (principal, _) = caller(&context)?;
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => {
+                cursor.parse::<usize>().map_err(|_| McpError::invalid_params("the cursor is not one of ours", None))?
+            }
+        };
+        let catalog = self.executor.registry().catalog();
+        let mut visible = catalog.visible(&principal.tenant).skip(start);
+        let tools: Vec<_> = visible.by_ref().take(PAGE).map(|t| answer::tool(t)).collect();
+        let mut page = ListToolsResult::with_all_items(tools);
+        page.next_cursor = visible.next().is_some().then(|| (start + PAGE).to_string());
+        Ok(page)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let (principal, session) = caller(&context)?;
+        let parent = parent_of(&context)?;
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let name = request.name.into_owned();
+        let session_id = principal.values.get("session_id").cloned().unwrap_or(session);
+        let (id, confirmable) = self.review_id(&principal, &session_id, &name, &arguments);
+        let call = ToolCall { id, name, arguments };
+        let ctx =
+            CallContext { tenant: principal.tenant, user_id: principal.user_id, session_id, values: principal.values };
+        // A host gives up on a call after about a minute: a reviewed call answers at once that it waits.
+        let req = CallRequest { door: Door::Mcp, ..CallRequest::new(&call, &ctx, None, ReviewMode::Defer) };
+        let mut message = self.executor.execute(req).with_context(parent.clone()).await;
+        if confirmable && confirm::can_ask(&context.peer) {
+            message = confirm::ask(&self.executor, &context.peer, req, message).with_context(parent).await;
+        }
+        Ok(CallToolResponse::Complete(answer::result(message)))
+    }
+}
+
+/// Sends `notifications/tools/list_changed` to one session at each registry change, until the session ends.
+async fn tell_changes(mut changes: tokio::sync::watch::Receiver<()>, peer: Peer<RoleServer>) {
+    changes.mark_unchanged();
+    loop {
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() || peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+            () = tokio::time::sleep(SESSION_CHECK) => {
+                if peer.is_transport_closed() {
+                    return;
+                }
+            }
+        }
+    }
+}
