@@ -1,0 +1,234 @@
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import type { CallContext, ToolCall, ToolMessage } from "./types_pb.js";
+import type { Message } from "@bufbuild/protobuf";
+/**
+ * Describes the file toolgate/v1/gateway.proto.
+ */
+export declare const file_toolgate_v1_gateway: GenFile;
+/**
+ * @generated from message toolgate.v1.ExecuteRequest
+ */
+export type ExecuteRequest = Message<"toolgate.v1.ExecuteRequest"> & {
+    /**
+     * @generated from field: toolgate.v1.ToolCall call = 1;
+     */
+    call?: ToolCall | undefined;
+    /**
+     * @generated from field: toolgate.v1.CallContext context = 2;
+     */
+    context?: CallContext | undefined;
+    /**
+     * @generated from field: toolgate.v1.ReviewMode review_mode = 3;
+     */
+    reviewMode: ReviewMode;
+};
+/**
+ * Describes the message toolgate.v1.ExecuteRequest.
+ * Use `create(ExecuteRequestSchema)` to create a new message.
+ */
+export declare const ExecuteRequestSchema: GenMessage<ExecuteRequest>;
+/**
+ * @generated from message toolgate.v1.ExecuteResponse
+ */
+export type ExecuteResponse = Message<"toolgate.v1.ExecuteResponse"> & {
+    /**
+     * @generated from field: toolgate.v1.ToolMessage message = 1;
+     */
+    message?: ToolMessage | undefined;
+};
+/**
+ * Describes the message toolgate.v1.ExecuteResponse.
+ * Use `create(ExecuteResponseSchema)` to create a new message.
+ */
+export declare const ExecuteResponseSchema: GenMessage<ExecuteResponse>;
+/**
+ * @generated from message toolgate.v1.ExecuteBatchRequest
+ */
+export type ExecuteBatchRequest = Message<"toolgate.v1.ExecuteBatchRequest"> & {
+    /**
+     * @generated from field: repeated toolgate.v1.ToolCall calls = 1;
+     */
+    calls: ToolCall[];
+    /**
+     * @generated from field: toolgate.v1.CallContext context = 2;
+     */
+    context?: CallContext | undefined;
+    /**
+     * @generated from field: toolgate.v1.ReviewMode review_mode = 3;
+     */
+    reviewMode: ReviewMode;
+};
+/**
+ * Describes the message toolgate.v1.ExecuteBatchRequest.
+ * Use `create(ExecuteBatchRequestSchema)` to create a new message.
+ */
+export declare const ExecuteBatchRequestSchema: GenMessage<ExecuteBatchRequest>;
+/**
+ * @generated from message toolgate.v1.ExecuteBatchResponse
+ */
+export type ExecuteBatchResponse = Message<"toolgate.v1.ExecuteBatchResponse"> & {
+    /**
+     * One per call, in call order.
+     *
+     * @generated from field: repeated toolgate.v1.ToolMessage messages = 1;
+     */
+    messages: ToolMessage[];
+};
+/**
+ * Describes the message toolgate.v1.ExecuteBatchResponse.
+ * Use `create(ExecuteBatchResponseSchema)` to create a new message.
+ */
+export declare const ExecuteBatchResponseSchema: GenMessage<ExecuteBatchResponse>;
+/**
+ * @generated from message toolgate.v1.ListToolDefinitionsRequest
+ */
+export type ListToolDefinitionsRequest = Message<"toolgate.v1.ListToolDefinitionsRequest"> & {
+    /**
+     * @generated from field: toolgate.v1.CallContext context = 1;
+     */
+    context?: CallContext | undefined;
+    /**
+     * @generated from field: toolgate.v1.DefinitionFormat format = 2;
+     */
+    format: DefinitionFormat;
+};
+/**
+ * Describes the message toolgate.v1.ListToolDefinitionsRequest.
+ * Use `create(ListToolDefinitionsRequestSchema)` to create a new message.
+ */
+export declare const ListToolDefinitionsRequestSchema: GenMessage<ListToolDefinitionsRequest>;
+/**
+ * @generated from message toolgate.v1.ToolDefinition
+ */
+export type ToolDefinition = Message<"toolgate.v1.ToolDefinition"> & {
+    /**
+     * The name the model sees; provider-safe for provider formats.
+     *
+     * @generated from field: string name = 1;
+     */
+    name: string;
+    /**
+     * The registry name it resolves to.
+     *
+     * @generated from field: string tool = 2;
+     */
+    tool: string;
+    /**
+     * The definition in the requested format, as JSON text.
+     *
+     * @generated from field: string definition = 3;
+     */
+    definition: string;
+};
+/**
+ * Describes the message toolgate.v1.ToolDefinition.
+ * Use `create(ToolDefinitionSchema)` to create a new message.
+ */
+export declare const ToolDefinitionSchema: GenMessage<ToolDefinition>;
+/**
+ * @generated from message toolgate.v1.ListToolDefinitionsResponse
+ */
+export type ListToolDefinitionsResponse = Message<"toolgate.v1.ListToolDefinitionsResponse"> & {
+    /**
+     * @generated from field: repeated toolgate.v1.ToolDefinition definitions = 1;
+     */
+    definitions: ToolDefinition[];
+};
+/**
+ * Describes the message toolgate.v1.ListToolDefinitionsResponse.
+ * Use `create(ListToolDefinitionsResponseSchema)` to create a new message.
+ */
+export declare const ListToolDefinitionsResponseSchema: GenMessage<ListToolDefinitionsResponse>;
+/**
+ * What Execute does with a call to a tool that needs human review.
+ *
+ * @generated from enum toolgate.v1.ReviewMode
+ */
+export declare enum ReviewMode {
+    /**
+     * Wait for the decision until the call's deadline, then answer PENDING_REVIEW if none came.
+     *
+     * @generated from enum value: REVIEW_MODE_UNSPECIFIED = 0;
+     */
+    UNSPECIFIED = 0,
+    /**
+     * @generated from enum value: REVIEW_MODE_WAIT = 1;
+     */
+    WAIT = 1,
+    /**
+     * Answer PENDING_REVIEW at once. Execute the same call id again to get the outcome once decided.
+     *
+     * @generated from enum value: REVIEW_MODE_DEFER = 2;
+     */
+    DEFER = 2
+}
+/**
+ * Describes the enum toolgate.v1.ReviewMode.
+ */
+export declare const ReviewModeSchema: GenEnum<ReviewMode>;
+/**
+ * @generated from enum toolgate.v1.DefinitionFormat
+ */
+export declare enum DefinitionFormat {
+    /**
+     * @generated from enum value: DEFINITION_FORMAT_UNSPECIFIED = 0;
+     */
+    UNSPECIFIED = 0,
+    /**
+     * @generated from enum value: DEFINITION_FORMAT_OPENAI = 1;
+     */
+    OPENAI = 1,
+    /**
+     * @generated from enum value: DEFINITION_FORMAT_ANTHROPIC = 2;
+     */
+    ANTHROPIC = 2,
+    /**
+     * @generated from enum value: DEFINITION_FORMAT_MCP = 3;
+     */
+    MCP = 3,
+    /**
+     * @generated from enum value: DEFINITION_FORMAT_JSON_SCHEMA = 4;
+     */
+    JSON_SCHEMA = 4
+}
+/**
+ * Describes the enum toolgate.v1.DefinitionFormat.
+ */
+export declare const DefinitionFormatSchema: GenEnum<DefinitionFormat>;
+/**
+ * The data plane, called by agents.
+ *
+ * @generated from service toolgate.v1.ToolGateway
+ */
+export declare const ToolGateway: GenService<{
+    /**
+     * Runs one tool call. Tool-level failures are a ToolMessage with status ERROR, never a gRPC error.
+     *
+     * @generated from rpc toolgate.v1.ToolGateway.Execute
+     */
+    execute: {
+        methodKind: "unary";
+        input: typeof ExecuteRequestSchema;
+        output: typeof ExecuteResponseSchema;
+    };
+    /**
+     * Runs the calls of one AI message concurrently and answers in call order.
+     *
+     * @generated from rpc toolgate.v1.ToolGateway.ExecuteBatch
+     */
+    executeBatch: {
+        methodKind: "unary";
+        input: typeof ExecuteBatchRequestSchema;
+        output: typeof ExecuteBatchResponseSchema;
+    };
+    /**
+     * The definitions a model should be bound to, tenant-scoped.
+     *
+     * @generated from rpc toolgate.v1.ToolGateway.ListToolDefinitions
+     */
+    listToolDefinitions: {
+        methodKind: "unary";
+        input: typeof ListToolDefinitionsRequestSchema;
+        output: typeof ListToolDefinitionsResponseSchema;
+    };
+}>;

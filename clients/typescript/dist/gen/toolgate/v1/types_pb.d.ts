@@ -1,0 +1,302 @@
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import type { Message } from "@bufbuild/protobuf";
+/**
+ * Describes the file toolgate/v1/types.proto.
+ */
+export declare const file_toolgate_v1_types: GenFile;
+/**
+ * One tool call as the model wrote it. `arguments` is raw JSON text, possibly broken.
+ *
+ * @generated from message toolgate.v1.ToolCall
+ */
+export type ToolCall = Message<"toolgate.v1.ToolCall"> & {
+    /**
+     * @generated from field: string id = 1;
+     */
+    id: string;
+    /**
+     * @generated from field: string name = 2;
+     */
+    name: string;
+    /**
+     * @generated from field: string arguments = 3;
+     */
+    arguments: string;
+};
+/**
+ * Describes the message toolgate.v1.ToolCall.
+ * Use `create(ToolCallSchema)` to create a new message.
+ */
+export declare const ToolCallSchema: GenMessage<ToolCall>;
+/**
+ * Who is calling. Tenancy, injection and policy read this; the model never writes it.
+ *
+ * @generated from message toolgate.v1.CallContext
+ */
+export type CallContext = Message<"toolgate.v1.CallContext"> & {
+    /**
+     * @generated from field: string tenant = 1;
+     */
+    tenant: string;
+    /**
+     * @generated from field: string user_id = 2;
+     */
+    userId: string;
+    /**
+     * @generated from field: string session_id = 3;
+     */
+    sessionId: string;
+    /**
+     * @generated from field: map<string, string> values = 4;
+     */
+    values: {
+        [key: string]: string;
+    };
+};
+/**
+ * Describes the message toolgate.v1.CallContext.
+ * Use `create(CallContextSchema)` to create a new message.
+ */
+export declare const CallContextSchema: GenMessage<CallContext>;
+/**
+ * One schema violation. Paths are JSON pointers.
+ *
+ * @generated from message toolgate.v1.Violation
+ */
+export type Violation = Message<"toolgate.v1.Violation"> & {
+    /**
+     * @generated from field: string instance_path = 1;
+     */
+    instancePath: string;
+    /**
+     * @generated from field: string schema_path = 2;
+     */
+    schemaPath: string;
+    /**
+     * @generated from field: string message = 3;
+     */
+    message: string;
+};
+/**
+ * Describes the message toolgate.v1.Violation.
+ * Use `create(ViolationSchema)` to create a new message.
+ */
+export declare const ViolationSchema: GenMessage<Violation>;
+/**
+ * @generated from message toolgate.v1.ToolError
+ */
+export type ToolError = Message<"toolgate.v1.ToolError"> & {
+    /**
+     * @generated from field: toolgate.v1.ErrorKind kind = 1;
+     */
+    kind: ErrorKind;
+    /**
+     * @generated from field: string message = 2;
+     */
+    message: string;
+    /**
+     * The model should change its call.
+     *
+     * @generated from field: bool model_fixable = 3;
+     */
+    modelFixable: boolean;
+    /**
+     * The same call may succeed later.
+     *
+     * @generated from field: bool retryable = 4;
+     */
+    retryable: boolean;
+    /**
+     * @generated from field: uint64 retry_after_ms = 5;
+     */
+    retryAfterMs: bigint;
+    /**
+     * @generated from field: repeated toolgate.v1.Violation violations = 6;
+     */
+    violations: Violation[];
+    /**
+     * @generated from field: repeated string suggestions = 7;
+     */
+    suggestions: string[];
+    /**
+     * The arguments exactly as received, so error handlers see the input that caused the error.
+     *
+     * @generated from field: string original_arguments = 8;
+     */
+    originalArguments: string;
+};
+/**
+ * Describes the message toolgate.v1.ToolError.
+ * Use `create(ToolErrorSchema)` to create a new message.
+ */
+export declare const ToolErrorSchema: GenMessage<ToolError>;
+/**
+ * One change the gateway made to a call. `before` and `after` are JSON text.
+ *
+ * @generated from message toolgate.v1.Repair
+ */
+export type Repair = Message<"toolgate.v1.Repair"> & {
+    /**
+     * @generated from field: string rule = 1;
+     */
+    rule: string;
+    /**
+     * @generated from field: string path = 2;
+     */
+    path: string;
+    /**
+     * @generated from field: string before = 3;
+     */
+    before: string;
+    /**
+     * @generated from field: string after = 4;
+     */
+    after: string;
+};
+/**
+ * Describes the message toolgate.v1.Repair.
+ * Use `create(RepairSchema)` to create a new message.
+ */
+export declare const RepairSchema: GenMessage<Repair>;
+/**
+ * The one answer to a tool call, success or error, ready to hand back to the model.
+ *
+ * @generated from message toolgate.v1.ToolMessage
+ */
+export type ToolMessage = Message<"toolgate.v1.ToolMessage"> & {
+    /**
+     * @generated from field: string tool_call_id = 1;
+     */
+    toolCallId: string;
+    /**
+     * The resolved tool name (or the name as called when it did not resolve).
+     *
+     * @generated from field: string name = 2;
+     */
+    name: string;
+    /**
+     * @generated from field: toolgate.v1.ToolStatus status = 3;
+     */
+    status: ToolStatus;
+    /**
+     * The text for the model; for an error, the model-facing explanation.
+     *
+     * @generated from field: string content = 4;
+     */
+    content: string;
+    /**
+     * JSON text of a structured result, if any.
+     *
+     * @generated from field: string structured = 5;
+     */
+    structured: string;
+    /**
+     * @generated from field: toolgate.v1.ToolError error = 6;
+     */
+    error?: ToolError | undefined;
+    /**
+     * @generated from field: repeated toolgate.v1.Repair repairs = 7;
+     */
+    repairs: Repair[];
+    /**
+     * JSON text of the model-controlled arguments the tool received.
+     *
+     * @generated from field: string effective_arguments = 8;
+     */
+    effectiveArguments: string;
+    /**
+     * @generated from field: uint32 attempts = 9;
+     */
+    attempts: number;
+    /**
+     * @generated from field: uint64 duration_us = 10;
+     */
+    durationUs: bigint;
+};
+/**
+ * Describes the message toolgate.v1.ToolMessage.
+ * Use `create(ToolMessageSchema)` to create a new message.
+ */
+export declare const ToolMessageSchema: GenMessage<ToolMessage>;
+/**
+ * @generated from enum toolgate.v1.ToolStatus
+ */
+export declare enum ToolStatus {
+    /**
+     * @generated from enum value: TOOL_STATUS_UNSPECIFIED = 0;
+     */
+    UNSPECIFIED = 0,
+    /**
+     * @generated from enum value: TOOL_STATUS_SUCCESS = 1;
+     */
+    SUCCESS = 1,
+    /**
+     * @generated from enum value: TOOL_STATUS_ERROR = 2;
+     */
+    ERROR = 2,
+    /**
+     * @generated from enum value: TOOL_STATUS_PENDING_REVIEW = 3;
+     */
+    PENDING_REVIEW = 3
+}
+/**
+ * Describes the enum toolgate.v1.ToolStatus.
+ */
+export declare const ToolStatusSchema: GenEnum<ToolStatus>;
+/**
+ * @generated from enum toolgate.v1.ErrorKind
+ */
+export declare enum ErrorKind {
+    /**
+     * @generated from enum value: ERROR_KIND_UNSPECIFIED = 0;
+     */
+    UNSPECIFIED = 0,
+    /**
+     * @generated from enum value: ERROR_KIND_TOOL_NOT_FOUND = 1;
+     */
+    TOOL_NOT_FOUND = 1,
+    /**
+     * @generated from enum value: ERROR_KIND_MALFORMED_ARGUMENTS = 2;
+     */
+    MALFORMED_ARGUMENTS = 2,
+    /**
+     * @generated from enum value: ERROR_KIND_INVALID_ARGUMENTS = 3;
+     */
+    INVALID_ARGUMENTS = 3,
+    /**
+     * @generated from enum value: ERROR_KIND_TOOL_ERROR = 4;
+     */
+    TOOL_ERROR = 4,
+    /**
+     * @generated from enum value: ERROR_KIND_TIMEOUT = 5;
+     */
+    TIMEOUT = 5,
+    /**
+     * @generated from enum value: ERROR_KIND_RATE_LIMITED = 6;
+     */
+    RATE_LIMITED = 6,
+    /**
+     * @generated from enum value: ERROR_KIND_UNAVAILABLE = 7;
+     */
+    UNAVAILABLE = 7,
+    /**
+     * @generated from enum value: ERROR_KIND_REJECTED = 8;
+     */
+    REJECTED = 8,
+    /**
+     * @generated from enum value: ERROR_KIND_PERMISSION_DENIED = 9;
+     */
+    PERMISSION_DENIED = 9,
+    /**
+     * @generated from enum value: ERROR_KIND_BUDGET_EXCEEDED = 10;
+     */
+    BUDGET_EXCEEDED = 10,
+    /**
+     * @generated from enum value: ERROR_KIND_INTERNAL = 11;
+     */
+    INTERNAL = 11
+}
+/**
+ * Describes the enum toolgate.v1.ErrorKind.
+ */
+export declare const ErrorKindSchema: GenEnum<ErrorKind>;

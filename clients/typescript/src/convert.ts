@@ -1,0 +1,400 @@
+/**
+ * The edge where protobuf stops: every conversion between the generated messages and `types.ts`, and between
+ * spec objects (the snake_case form of spec files) and the proto `ToolSpec`, lives here and nowhere else.
+ * @module
+ */
+
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  DefinitionFormat as PbFormat,
+  type ExecuteBatchRequestSchema,
+  type ExecuteRequestSchema,
+  type ListToolDefinitionsResponse,
+  ReviewMode as PbReviewMode,
+} from "./gen/toolgate/v1/gateway_pb.js";
+import {
+  type Backend as PbBackend,
+  BackendSchema,
+  LimitKey,
+  RateScope,
+  RedisDown,
+  type ToolSpec as PbToolSpec,
+  ToolSpecSchema,
+} from "./gen/toolgate/v1/registry_pb.js";
+import {
+  type DecideRequestSchema,
+  type PendingReview as PbPendingReview,
+  ReviewAction as PbReviewAction,
+  type ReviewEvent as PbReviewEvent,
+  ReviewEvent_Kind,
+} from "./gen/toolgate/v1/review_pb.js";
+import {
+  type CallContextSchema,
+  ErrorKind as PbErrorKind,
+  type Repair as PbRepair,
+  type ToolCallSchema,
+  type ToolError as PbToolError,
+  type ToolMessage as PbToolMessage,
+  ToolStatus as PbToolStatus,
+} from "./gen/toolgate/v1/types_pb.js";
+import {
+  type CallContext,
+  type DefinitionFormat,
+  type ErrorKind,
+  parseJson,
+  type PendingReview,
+  type RegisteredTool,
+  type Repair,
+  type ReviewAction,
+  type ReviewEvent,
+  type ReviewMode,
+  type ToolCallInput,
+  type ToolDefinition,
+  type ToolError,
+  type ToolMessage,
+  type ToolSpec,
+  type ToolStatus,
+} from "./types.js";
+
+// ---- answers ------------------------------------------------------------------------------------------------
+
+/** The name of a proto enum value; UNSPECIFIED for a value newer than these stubs, so one unknown kind never
+ * loses the answers of a whole batch. */
+function enumName<T extends string>(names: Record<number, string>, value: number): T {
+  return (names[value] ?? "UNSPECIFIED") as T;
+}
+
+function repairFromPb(r: PbRepair): Repair {
+  return { rule: r.rule, path: r.path, before: r.before, after: r.after };
+}
+
+function errorFromPb(e: PbToolError): ToolError {
+  return {
+    kind: enumName<ErrorKind>(PbErrorKind, e.kind),
+    message: e.message,
+    modelFixable: e.modelFixable,
+    retryable: e.retryable,
+    retryAfterMs: Number(e.retryAfterMs),
+    violations: e.violations.map((v) => ({ instancePath: v.instancePath, schemaPath: v.schemaPath, message: v.message })),
+    suggestions: [...e.suggestions],
+    originalArguments: e.originalArguments,
+  };
+}
+
+export function messageFromPb(m: PbToolMessage | undefined): ToolMessage {
+  if (m === undefined) throw new Error("the gateway answered without a ToolMessage");
+  const status = enumName<ToolStatus>(PbToolStatus, m.status);
+  return {
+    toolCallId: m.toolCallId,
+    name: m.name,
+    status,
+    content: m.content,
+    structured: parseJson(m.structured),
+    error: m.error === undefined ? undefined : errorFromPb(m.error),
+    repairs: m.repairs.map(repairFromPb),
+    effectiveArguments: m.effectiveArguments,
+    arguments: parseJson(m.effectiveArguments),
+    attempts: m.attempts,
+    durationUs: Number(m.durationUs),
+    ok: status === "SUCCESS",
+    pendingReview: status === "PENDING_REVIEW",
+  };
+}
+
+export function pendingFromPb(p: PbPendingReview | undefined): PendingReview {
+  if (p === undefined) throw new Error("the gateway answered without the review");
+  return {
+    callId: p.callId,
+    tenant: p.tenant,
+    sessionId: p.sessionId,
+    userId: p.userId,
+    tool: p.tool,
+    arguments: p.arguments,
+    args: parseJson(p.arguments),
+    repairs: p.repairs.map(repairFromPb),
+    createdMs: Number(p.createdMs),
+  };
+}
+
+export function eventFromPb(e: PbReviewEvent): ReviewEvent {
+  return { kind: enumName<ReviewEvent["kind"]>(ReviewEvent_Kind, e.kind), review: pendingFromPb(e.review) };
+}
+
+export function definitionsFromPb(response: ListToolDefinitionsResponse): ToolDefinition[] {
+  return response.definitions.map((d) => ({ name: d.name, tool: d.tool, definition: JSON.parse(d.definition) }));
+}
+
+// ---- requests -----------------------------------------------------------------------------------------------
+
+type Init<S> = S extends import("@bufbuild/protobuf").DescMessage ? MessageInitShape<S> : never;
+
+const CONTEXT_KEYS = new Set(["tenant", "userId", "sessionId", "values"]);
+
+export function contextToPb(context: CallContext | undefined): Init<typeof CallContextSchema> {
+  const ctx = context ?? {};
+  refuseUnknown("CallContext", ctx, CONTEXT_KEYS);
+  const values: Record<string, string> = {};
+  for (const [k, v] of Object.entries(ctx.values ?? {})) values[k] = String(v);
+  return { tenant: ctx.tenant ?? "", userId: ctx.userId ?? "", sessionId: ctx.sessionId ?? "", values };
+}
+
+/** A string is sent as is (raw model output, possibly broken: the gateway repairs it); anything else as JSON. */
+export function argumentsText(args: unknown): string {
+  if (typeof args === "string") return args;
+  if (args === undefined || args === null) return "{}";
+  return JSON.stringify(args);
+}
+
+export function callToPb(call: ToolCallInput): Init<typeof ToolCallSchema> {
+  if (typeof call?.name !== "string") throw new TypeError(`a tool call needs a name: ${JSON.stringify(call)}`);
+  if ("args" in call && "arguments" in call && call.args !== undefined && call.arguments !== undefined) {
+    throw new TypeError("a tool call has args or arguments, not both");
+  }
+  const args = call.args !== undefined ? call.args : call.arguments;
+  return { id: call.id ?? "", name: call.name, arguments: argumentsText(args) };
+}
+
+export function reviewModeToPb(mode: ReviewMode | undefined): PbReviewMode {
+  if (mode === undefined) return PbReviewMode.UNSPECIFIED;
+  if (mode === "wait") return PbReviewMode.WAIT;
+  if (mode === "defer") return PbReviewMode.DEFER;
+  throw new TypeError(`reviewMode is "wait", "defer" or undefined, not ${JSON.stringify(mode)}`);
+}
+
+export function executeRequest(
+  call: ToolCallInput,
+  context: CallContext | undefined,
+  mode: ReviewMode | undefined,
+): Init<typeof ExecuteRequestSchema> {
+  return { call: callToPb(call), context: contextToPb(context), reviewMode: reviewModeToPb(mode) };
+}
+
+export function batchRequest(
+  calls: readonly ToolCallInput[],
+  context: CallContext | undefined,
+  mode: ReviewMode | undefined,
+): Init<typeof ExecuteBatchRequestSchema> {
+  return { calls: calls.map(callToPb), context: contextToPb(context), reviewMode: reviewModeToPb(mode) };
+}
+
+const FORMATS: Record<string, PbFormat> = {
+  openai: PbFormat.OPENAI,
+  anthropic: PbFormat.ANTHROPIC,
+  mcp: PbFormat.MCP,
+  "json-schema": PbFormat.JSON_SCHEMA,
+  json_schema: PbFormat.JSON_SCHEMA,
+};
+
+export function formatToPb(format: DefinitionFormat): PbFormat {
+  const value = FORMATS[String(format).toLowerCase()];
+  if (value === undefined) throw new TypeError(`format is openai, anthropic, mcp or json-schema, not ${format}`);
+  return value;
+}
+
+const ACTIONS: Record<ReviewAction, PbReviewAction> = {
+  approve: PbReviewAction.APPROVE,
+  edit: PbReviewAction.EDIT,
+  reject: PbReviewAction.REJECT,
+};
+
+export function decideRequest(
+  callId: string,
+  action: ReviewAction,
+  options: { arguments?: unknown; feedback?: string; tenant?: string },
+): Init<typeof DecideRequestSchema> {
+  const pb = ACTIONS[String(action).toLowerCase() as ReviewAction];
+  if (pb === undefined) throw new TypeError(`action is "approve", "edit" or "reject", not ${JSON.stringify(action)}`);
+  if (pb === PbReviewAction.EDIT && options.arguments === undefined) throw new TypeError("an edit needs the new arguments");
+  return {
+    callId,
+    tenant: options.tenant ?? "",
+    action: pb,
+    arguments: pb === PbReviewAction.EDIT ? argumentsText(options.arguments) : "",
+    feedback: options.feedback ?? "",
+  };
+}
+
+// ---- tool specs ---------------------------------------------------------------------------------------------
+
+function refuseUnknown(section: string, given: unknown, allowed: ReadonlySet<string>): void {
+  if (given === null || typeof given !== "object" || Array.isArray(given)) {
+    throw new TypeError(`${section} must be an object, got ${JSON.stringify(given)}`);
+  }
+  const unknown = Object.keys(given).filter((k) => !allowed.has(k));
+  if (unknown.length > 0) throw new TypeError(`unknown ${section} fields: ${unknown.sort().join(", ")}`);
+}
+
+const SPEC_KEYS = new Set([
+  "name", "description", "input_schema", "output_schema", "backend", "inject", "repair", "limits", "review",
+  "budget", "tenant", "labels", "version",
+]);
+const LIMIT_KEYS = new Set([
+  "rate", "burst", "key", "scope", "when_redis_down", "max_concurrency", "timeout_ms", "retries", "idempotent",
+]);
+
+function schemaText(value: unknown): string {
+  if (value === undefined || value === null) return "";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function backendToPb(backend: unknown): MessageInitShape<typeof BackendSchema> {
+  refuseUnknown("backend", backend, new Set(["grpc", "http", "mcp", "worker"]));
+  const entries = Object.entries(backend as Record<string, unknown>);
+  if (entries.length !== 1) throw new TypeError(`backend names exactly one of grpc, http, mcp, worker`);
+  const [kind, body] = entries[0]!;
+  const only = (keys: string[]) => refuseUnknown(`backend.${kind}`, body ?? {}, new Set(keys));
+  const b = (body ?? {}) as Record<string, unknown>;
+  switch (kind) {
+    case "grpc":
+      only(["target"]);
+      return { kind: { case: "grpc", value: { target: String(b.target ?? "") } } };
+    case "http":
+      only(["url", "method", "headers"]);
+      return {
+        kind: {
+          case: "http",
+          value: {
+            url: String(b.url ?? ""),
+            method: String(b.method ?? ""),
+            headers: (b.headers ?? {}) as Record<string, string>,
+          },
+        },
+      };
+    case "mcp":
+      only(["server", "tool"]);
+      return { kind: { case: "mcp", value: { server: String(b.server ?? ""), tool: String(b.tool ?? "") } } };
+    default:
+      only([]);
+      return { kind: { case: "worker", value: {} } };
+  }
+}
+
+/** A proto enum value by its short name (`"USER"` or `"LIMIT_KEY_USER"`); 0 (the gateway's default) when absent. */
+function enumValue(section: string, names: Record<string, number | string>, prefix: string, given: unknown): number {
+  if (given === undefined || given === null || given === "") return 0;
+  const name = String(given).toUpperCase().replace(prefix, "");
+  const value = names[name];
+  if (typeof value !== "number" || value === 0) {
+    const allowed = Object.keys(names).filter((k) => isNaN(Number(k)) && k !== "UNSPECIFIED");
+    throw new TypeError(`${section} is one of ${allowed.join(", ")}, not ${JSON.stringify(given)}`);
+  }
+  return value;
+}
+
+function limitsToPb(limits: unknown) {
+  refuseUnknown("limits", limits, LIMIT_KEYS);
+  const l = limits as Record<string, unknown>;
+  return {
+    rate: String(l.rate ?? ""),
+    burst: Number(l.burst ?? 0),
+    key: enumValue("limits.key", LimitKey, "LIMIT_KEY_", l.key),
+    scope: enumValue("limits.scope", RateScope, "RATE_SCOPE_", l.scope),
+    whenRedisDown: enumValue("limits.when_redis_down", RedisDown, "REDIS_DOWN_", l.when_redis_down),
+    maxConcurrency: Number(l.max_concurrency ?? 0),
+    timeoutMs: BigInt(Number(l.timeout_ms ?? 0)),
+    retries: Number(l.retries ?? 0),
+    idempotent: Boolean(l.idempotent ?? false),
+  };
+}
+
+/** A spec in the spec-file form. Unknown fields are refused, as the gateway's own spec reader does. */
+export function specToPb(spec: ToolSpec): PbToolSpec {
+  refuseUnknown("spec", spec, SPEC_KEYS);
+  if (typeof spec.name !== "string" || spec.input_schema === undefined) {
+    throw new TypeError("a tool spec needs at least name and input_schema");
+  }
+  const out = create(ToolSpecSchema, {
+    name: spec.name,
+    description: spec.description ?? "",
+    inputSchema: schemaText(spec.input_schema),
+    outputSchema: schemaText(spec.output_schema),
+    tenant: spec.tenant ?? "",
+    labels: spec.labels ?? {},
+  });
+  if (spec.backend !== undefined && spec.backend !== null) out.backend = create(BackendSchema, backendToPb(spec.backend));
+  out.inject = (spec.inject ?? []).map((i) => {
+    refuseUnknown("inject", i, new Set(["param", "from"]));
+    return { $typeName: "toolgate.v1.Injection", param: i.param, from: i.from };
+  });
+  if (spec.repair !== undefined) {
+    refuseUnknown("repair", spec.repair, new Set(["enabled", "aliases", "drop_unknown"]));
+    out.repair = {
+      $typeName: "toolgate.v1.RepairPolicy",
+      aliases: spec.repair.aliases ?? {},
+      dropUnknown: Boolean(spec.repair.drop_unknown),
+      ...(spec.repair.enabled === undefined ? {} : { enabled: Boolean(spec.repair.enabled) }),
+    };
+  }
+  if (spec.limits !== undefined) out.limits = { $typeName: "toolgate.v1.Limits", ...limitsToPb(spec.limits) };
+  if (spec.review !== undefined) {
+    refuseUnknown("review", spec.review, new Set(["required", "caller_may_confirm"]));
+    out.review = {
+      $typeName: "toolgate.v1.Review",
+      required: Boolean(spec.review.required),
+      callerMayConfirm: Boolean(spec.review.caller_may_confirm),
+    };
+  }
+  if (spec.budget !== undefined) {
+    refuseUnknown("budget", spec.budget, new Set(["max_calls", "max_consecutive_failures"]));
+    out.budget = {
+      $typeName: "toolgate.v1.Budget",
+      maxCalls: Number(spec.budget.max_calls ?? 0),
+      maxConsecutiveFailures: Number(spec.budget.max_consecutive_failures ?? 0),
+    };
+  }
+  return out;
+}
+
+function backendFromPb(b: PbBackend | undefined): ToolSpec["backend"] {
+  switch (b?.kind.case) {
+    case "grpc":
+      return { grpc: { target: b.kind.value.target } };
+    case "http":
+      return { http: { url: b.kind.value.url, method: b.kind.value.method, headers: { ...b.kind.value.headers } } };
+    case "mcp":
+      return { mcp: { server: b.kind.value.server, tool: b.kind.value.tool } };
+    case "worker":
+      return { worker: {} };
+    default:
+      return undefined;
+  }
+}
+
+/** The registered spec in the spec-file form, schemas parsed, with the registry's `version`. Enums left at the
+ * gateway's default are left out, as in a spec file. */
+export function specFromPb(spec: PbToolSpec | undefined): RegisteredTool {
+  if (spec === undefined) throw new Error("the gateway answered without the tool");
+  const lim = spec.limits;
+  const limits: RegisteredTool["limits"] = {
+    rate: lim?.rate ?? "",
+    burst: lim?.burst ?? 0,
+    max_concurrency: lim?.maxConcurrency ?? 0,
+    timeout_ms: Number(lim?.timeoutMs ?? 0),
+    retries: lim?.retries ?? 0,
+    idempotent: lim?.idempotent ?? false,
+  };
+  if (lim?.key) limits.key = LimitKey[lim.key] as NonNullable<typeof limits.key>;
+  if (lim?.scope) limits.scope = RateScope[lim.scope] as NonNullable<typeof limits.scope>;
+  if (lim?.whenRedisDown) limits.when_redis_down = RedisDown[lim.whenRedisDown] as NonNullable<typeof limits.when_redis_down>;
+  const out: RegisteredTool = {
+    name: spec.name,
+    description: spec.description,
+    input_schema: spec.inputSchema ? JSON.parse(spec.inputSchema) : {},
+    inject: spec.inject.map((i) => ({ param: i.param, from: i.from })),
+    repair: { aliases: { ...spec.repair?.aliases }, drop_unknown: spec.repair?.dropUnknown ?? false },
+    limits,
+    review: { required: spec.review?.required ?? false, caller_may_confirm: spec.review?.callerMayConfirm ?? false },
+    budget: {
+      max_calls: spec.budget?.maxCalls ?? 0,
+      max_consecutive_failures: spec.budget?.maxConsecutiveFailures ?? 0,
+    },
+    tenant: spec.tenant,
+    labels: { ...spec.labels },
+    version: Number(spec.version),
+  };
+  if (spec.outputSchema) out.output_schema = JSON.parse(spec.outputSchema);
+  const backend = backendFromPb(spec.backend);
+  if (backend !== undefined) out.backend = backend;
+  if (spec.repair?.enabled !== undefined) out.repair!.enabled = spec.repair.enabled;
+  return out;
+}

@@ -1,0 +1,64 @@
+/**
+ * `toolgateMiddleware`: LangChain v1 agent middleware (`createAgent({ middleware })`) whose `wrapToolCall` sends
+ * each call to the gateway as the model wrote it, before the host's own schema check can reject it.
+ * @module
+ */
+
+import type { ToolCall, ToolMessage as LCToolMessage } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { AgentMiddleware, ToolCallRequest } from "langchain";
+import type { Client } from "../client.js";
+import { type ContextSource, contextFromConfig } from "./binding.js";
+import type { ErrorHook } from "./node.js";
+import { drive, Memo, perform, runSteps } from "./review.js";
+import { toLangChain } from "./transcript.js";
+
+export interface ToolgateMiddlewareOptions {
+  /** The defaults the run's `configurable` completes (tenant, userId, sessionId, values). */
+  context?: ContextSource;
+  /** Interrupt for calls that need review, as GatewayToolNode does (default true). */
+  review?: boolean;
+  timeoutMs?: number;
+  onError?: ErrorHook;
+  /** Tools the agent binds its model to besides its own (`await gatewayTools(client)`). */
+  tools?: StructuredToolInterface[];
+}
+
+// The brand langchain's createMiddleware puts on a middleware (a global symbol), so this module needs langchain
+// only for its types: an agent without createAgent never loads it.
+const MIDDLEWARE_BRAND = Symbol.for("AgentMiddleware");
+
+/**
+ * A middleware that runs every tool call of a `createAgent` agent through the gateway: the call (repaired,
+ * validated, injected, reviewed) answers one LangChain ToolMessage, with the typed error in
+ * `additional_kwargs.error` when it failed. The agent's own tools are not invoked, so their schemas never reject
+ * a call the gateway would repair. Each call is one `Execute` with the tool call's id.
+ */
+export function toolgateMiddleware(client: Client, options: ToolgateMiddlewareOptions = {}): AgentMiddleware {
+  const memo = new Memo();
+  const review = options.review ?? true;
+  const wrapToolCall = async (request: ToolCallRequest): Promise<LCToolMessage> => {
+    const call = request.toolCall;
+    const nodeCall = { id: call.id ?? "", name: call.name, args: call.args };
+    const context = contextFromConfig({ configurable: request.runtime?.configurable ?? {} }, options.context);
+    const mode = review ? "defer" : "wait";
+    const step = (s: Parameters<typeof perform>[1]) => perform(client, s, mode, context, options.timeoutMs);
+    const conf = (request.runtime?.configurable ?? {}) as Record<string, unknown>;
+    const key = JSON.stringify([String(conf.thread_id ?? ""), nodeCall.id, nodeCall.name, JSON.stringify(call.args)]);
+    const [message] = await runSteps(drive([nodeCall], review), step, memo, key);
+    const out = toLangChain(message!, call);
+    const replaced = message!.error !== undefined ? options.onError?.(call as ToolCall, message!) : undefined;
+    if (replaced === undefined) return out;
+    if (typeof replaced === "string") {
+      out.content = replaced;
+      return out;
+    }
+    return replaced;
+  };
+  return {
+    [MIDDLEWARE_BRAND]: true,
+    name: "toolgate",
+    wrapToolCall,
+    ...(options.tools ? { tools: options.tools } : {}),
+  } as unknown as AgentMiddleware;
+}

@@ -1,0 +1,114 @@
+// The prebuilt agents: LangGraph.js's createReactAgent with GatewayToolNode, and LangChain v1's createAgent with
+// toolgateMiddleware, each completing a run against a real gateway whose tool the model calls with a repairable
+// mistake; and bindGatewayTools binding a model to the gateway's definitions.
+
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { createReactAgent } from "@langchain/langgraph/prebuilt";
+import { createAgent } from "langchain";
+import type { Client } from "toolgate";
+import { bindGatewayTools, GatewayToolNode, gatewayTools, toolgateMiddleware } from "toolgate/langgraph";
+import { aiCalls, Gateway, HttpTools, ScriptedChatModel, unique } from "./support.js";
+
+let gateway: Gateway;
+let tools: HttpTools;
+let admin: Client;
+let agent: Client;
+const tenant = unique("tenant");
+
+before(async () => {
+  gateway = await Gateway.start();
+  tools = await HttpTools.start();
+  admin = gateway.client();
+  agent = gateway.agentClient();
+});
+
+after(async () => {
+  admin?.close();
+  agent?.close();
+  await tools?.stop();
+  await gateway?.stop();
+});
+
+/** A tool of this file's own tenant, so the definitions hold it alone. */
+async function lookupTool(): Promise<string> {
+  const name = unique("lookup_order");
+  await admin.registerTool({
+    name,
+    description: "Looks up one of the user's orders.",
+    tenant,
+    input_schema: {
+      type: "object",
+      properties: { order: { type: "integer" }, user_id: { type: "string" } },
+      required: ["order", "user_id"],
+      additionalProperties: false,
+    },
+    inject: [{ param: "user_id", from: "user_id" }],
+    backend: tools.route(name, (args) => [200, { order: args.order, owner: args.user_id, state: "shipped" }]),
+  });
+  return name;
+}
+
+const run = { configurable: { thread_id: "agents", user_id: "u-agent", tenant } };
+
+describe("prebuilt agents", () => {
+  it("createReactAgent with GatewayToolNode completes a run, bound to the gateway's definitions", async () => {
+    const name = await lookupTool();
+    const model = new ScriptedChatModel([
+      aiCalls("ai-r1", [{ id: "r-1", name, args: { order: "42" } }]),
+      new AIMessage({ id: "ai-r2", content: "Order 42 has shipped." }),
+    ]);
+    const node = await GatewayToolNode.create(agent, { context: { tenant } });
+    const reactAgent = createReactAgent({ llm: model, tools: node });
+    const out = await reactAgent.invoke({ messages: [new HumanMessage("Where is order 42?")] }, run);
+
+    assert.deepEqual(node.tools.map((t) => t.name), [name]);
+    assert.deepEqual((model.bound as { name: string }[]).map((t) => t.name), [name]);
+    const answer = out.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
+    assert.equal(answer.status, "success", String(answer.content));
+    assert.equal(out.messages.at(-1)?.content, "Order 42 has shipped.");
+    assert.deepEqual(tools.received(name).map((r) => r.args), [{ order: 42, user_id: "u-agent" }]);
+  });
+
+  it("createAgent with toolgateMiddleware completes a run the host's own schema check would have refused", async () => {
+    const name = await lookupTool();
+    const script = () => [
+      aiCalls("ai-m1", [{ id: "m-1", name, args: { order: "7" } }]),
+      new AIMessage({ id: "ai-m2", content: "Order 7 has shipped." }),
+    ];
+    const hostTools = await gatewayTools(agent, { context: { tenant } });
+
+    // Without the middleware, the host checks "7" against the integer schema and refuses the call.
+    const plain = createAgent({ model: new ScriptedChatModel(script()), tools: hostTools });
+    const refused = await plain.invoke({ messages: [new HumanMessage("Order 7?")] }, run);
+    const refusal = refused.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
+    assert.equal(refusal.status, "error");
+    assert.equal(tools.received(name).length, 0);
+
+    const withGateway = createAgent({
+      model: new ScriptedChatModel(script()),
+      tools: hostTools,
+      middleware: [toolgateMiddleware(agent, { context: { tenant } })],
+    });
+    const out = await withGateway.invoke({ messages: [new HumanMessage("Order 7?")] }, run);
+    const answer = out.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
+    assert.equal(answer.status, "success", String(answer.content));
+    assert.deepEqual((answer.additional_kwargs.repairs as { rule: string }[]).map((r) => r.rule), ["string_to_integer"]);
+    assert.equal(out.messages.at(-1)?.content, "Order 7 has shipped.");
+    assert.deepEqual(tools.received(name).map((r) => r.args), [{ order: 7, user_id: "u-agent" }]);
+  });
+
+  it("bindGatewayTools binds the definitions the tenant may call, injected parameters left out", async () => {
+    const name = await lookupTool();
+    const model = new ScriptedChatModel([]);
+    await bindGatewayTools(model, agent, { context: { tenant } });
+    const bound = model.bound as { type: string; function: { name: string; parameters: { properties: object } } }[];
+    const mine = bound.find((d) => d.function.name === name);
+    assert.equal(mine?.type, "function");
+    assert.deepEqual(Object.keys(mine!.function.parameters.properties), ["order"]);
+    const other = new ScriptedChatModel([]);
+    await bindGatewayTools(other, agent, { context: { tenant: unique("other") } });
+    assert.ok(!(other.bound as typeof bound).some((d) => d.function.name === name), "another tenant's tool was bound");
+  });
+});

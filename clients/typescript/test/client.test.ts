@@ -1,0 +1,209 @@
+// The client against a real `toolgate serve` and a real HTTP tool server: calls, errors, the registry, review,
+// tokens and deadlines.
+
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { Client, GatewayError, type ToolSpec } from "toolgate";
+import { DATA_TOKEN, Gateway, HttpTools, REVIEW_TOKEN, unique } from "./support.js";
+
+let gateway: Gateway;
+let tools: HttpTools;
+let client: Client;
+
+before(async () => {
+  gateway = await Gateway.start();
+  tools = await HttpTools.start();
+  client = gateway.client();
+});
+
+after(async () => {
+  client?.close();
+  await tools?.stop();
+  await gateway?.stop();
+});
+
+function countSpec(name: string, extra: Partial<ToolSpec> = {}): ToolSpec {
+  return {
+    name,
+    description: "Counts to n for the user.",
+    input_schema: {
+      type: "object",
+      properties: { n: { type: "integer" }, user_id: { type: "string" } },
+      required: ["n", "user_id"],
+      additionalProperties: false,
+    },
+    inject: [{ param: "user_id", from: "user_id" }],
+    backend: tools.route(name, (args) => [200, { counted: args.n, user: args.user_id }]),
+    ...extra,
+  };
+}
+
+describe("execute", () => {
+  it("repairs a prefixed name and a string for an integer, and says so", async () => {
+    const name = unique("count");
+    await client.registerTool(countSpec(name));
+    const m = await client.execute(`functions.${name}`, '{"n": "3"}', { id: "c1", context: { userId: "u-1" } });
+    assert.equal(m.status, "SUCCESS", m.content);
+    assert.equal(m.ok, true);
+    assert.equal(m.name, name);
+    assert.equal(m.toolCallId, "c1");
+    assert.deepEqual(m.arguments, { n: 3 });
+    assert.deepEqual(m.structured, { counted: 3, user: "u-1" });
+    assert.deepEqual(m.repairs.map((r) => r.rule).sort(), ["string_to_integer", "tool_name_prefix"].sort());
+    assert.equal(m.error, undefined);
+    assert.deepEqual(tools.received(name).at(-1)?.args, { n: 3, user_id: "u-1" });
+  });
+
+  it("answers failures as typed messages, never by throwing", async () => {
+    const name = unique("count");
+    await client.registerTool(countSpec(name));
+    const missing = await client.execute(unique("nothing"), {}, { id: "m1" });
+    assert.equal(missing.status, "ERROR");
+    assert.equal(missing.error?.kind, "TOOL_NOT_FOUND");
+    assert.equal(missing.error?.modelFixable, true);
+
+    const invalid = await client.execute(name, { n: "three" }, { id: "m2", context: { userId: "u" } });
+    assert.equal(invalid.error?.kind, "INVALID_ARGUMENTS");
+    assert.equal(invalid.error?.originalArguments, '{"n":"three"}');
+    assert.equal(invalid.error?.violations[0]?.instancePath, "/n");
+    assert.match(invalid.content, /n/);
+
+    const broken = unique("broken");
+    await client.registerTool({ ...countSpec(broken), backend: tools.route(broken, () => [500, "the tool fell over"]) });
+    const failed = await client.execute(broken, { n: 1 }, { id: "m3", context: { userId: "u" } });
+    assert.equal(failed.error?.kind, "TOOL_ERROR");
+    assert.equal(failed.ok, false);
+  });
+
+  it("runs a batch in call order, each call with its own id", async () => {
+    const name = unique("count");
+    await client.registerTool(countSpec(name));
+    const answers = await client.executeBatch(
+      [
+        { id: "b1", name, args: { n: 1 } },
+        { id: "b2", name: unique("absent"), args: {} },
+        { id: "b3", name, arguments: "{'n': 2,}" },
+      ],
+      { context: { userId: "u-2" } },
+    );
+    assert.deepEqual(
+      answers.map((m) => [m.toolCallId, m.status]),
+      [
+        ["b1", "SUCCESS"],
+        ["b2", "ERROR"],
+        ["b3", "SUCCESS"],
+      ],
+    );
+    assert.deepEqual(answers[2]!.arguments, { n: 2 });
+  });
+
+  it("never lets the model set an injected parameter, and hides it from the definitions", async () => {
+    const name = unique("count");
+    await client.registerTool(countSpec(name));
+    const m = await client.execute(name, { n: 1, user_id: "attacker" }, { id: "i1", context: { userId: "u-real" } });
+    assert.equal(m.ok, true, m.content);
+    assert.equal(tools.received(name).at(-1)?.args.user_id, "u-real");
+    const definitions = await client.listToolDefinitions("openai");
+    const mine = definitions.find((d) => d.tool === name);
+    const parameters = (mine?.definition as any).function.parameters;
+    assert.deepEqual(Object.keys(parameters.properties), ["n"]);
+  });
+
+  it("keeps a per-call deadline", async () => {
+    const name = unique("slow");
+    const spec = countSpec(name);
+    spec.backend = tools.route(name, async () => {
+      await new Promise((ok) => setTimeout(ok, 3000));
+      return [200, "late"];
+    });
+    await client.registerTool(spec);
+    const started = Date.now();
+    const outcome = await client.execute(name, { n: 1 }, { id: "d1", context: { userId: "u" }, timeoutMs: 300 }).then(
+      (m) => m.error?.kind,
+      (err: GatewayError) => err.code,
+    );
+    assert.ok(Date.now() - started < 2500, `the call took ${Date.now() - started} ms`);
+    assert.ok(["TIMEOUT", "DEADLINE_EXCEEDED"].includes(String(outcome)), String(outcome));
+  });
+});
+
+describe("registry", () => {
+  it("registers, replaces, gets, lists and deletes a tool", async () => {
+    const name = unique("reg");
+    const limits = { rate: "5/s", key: "USER", scope: "GATEWAY", when_redis_down: "FAIL_CLOSED" } as const;
+    const review = { required: true, caller_may_confirm: true };
+    const spec = countSpec(name, { labels: { team: "ts" }, limits, review });
+    const created = await client.registerTool(spec);
+    assert.equal(created.version, 1);
+    assert.deepEqual(
+      [created.limits?.rate, created.limits?.key, created.limits?.scope, created.limits?.when_redis_down],
+      ["5/s", "USER", "GATEWAY", "FAIL_CLOSED"],
+    );
+    assert.deepEqual(created.review, review);
+    assert.deepEqual(created.labels, { team: "ts" });
+    assert.deepEqual(created.backend, { http: { ...(spec.backend as { http: { url: string } }).http, method: "", headers: {} } });
+    const replaced = await client.registerTool(countSpec(name, { description: "v2" }));
+    assert.equal(replaced.version, 2);
+    const got = await client.getTool(name);
+    assert.equal(got.description, "v2");
+    assert.deepEqual(got.inject, [{ param: "user_id", from: "user_id" }]);
+    assert.ok((await client.listTools()).some((t) => t.name === name));
+    await client.deleteTool(name);
+    await assert.rejects(client.getTool(name), (err: GatewayError) => err.code === "NOT_FOUND");
+  });
+
+  it("refuses a spec with an unknown field before sending it", async () => {
+    const spec = { ...countSpec(unique("x")), colour: "red" } as ToolSpec;
+    await assert.rejects(client.registerTool(spec), /unknown spec fields: colour/);
+  });
+});
+
+describe("tokens", () => {
+  it("sends each plane its own token", async () => {
+    const anonymous = new Client(gateway.target);
+    const dataOnly = new Client(gateway.target, { token: DATA_TOKEN });
+    const reviewer = new Client(gateway.target, { reviewToken: REVIEW_TOKEN });
+    try {
+      await assert.rejects(anonymous.execute("x", {}), (err: GatewayError) => err.code === "UNAUTHENTICATED");
+      await assert.rejects(dataOnly.listTools(), (err: GatewayError) => ["UNAUTHENTICATED", "PERMISSION_DENIED"].includes(err.code));
+      // The review token opens ToolReview alone.
+      assert.ok(Array.isArray(await reviewer.listPending()));
+      await assert.rejects(reviewer.listTools(), (err: GatewayError) => ["UNAUTHENTICATED", "PERMISSION_DENIED"].includes(err.code));
+    } finally {
+      anonymous.close();
+      dataOnly.close();
+      reviewer.close();
+    }
+  });
+});
+
+describe("review", () => {
+  it("lists, watches and decides a pending call; the tool runs once", async () => {
+    const name = unique("guarded");
+    await client.registerTool(countSpec(name, { review: { required: true } }));
+    const context = { userId: "u-r", tenant: "" };
+    const controller = new AbortController();
+    const events: string[] = [];
+    const watching = (async () => {
+      for await (const e of client.watchPending({ signal: controller.signal })) {
+        if (e.review.tool === name) events.push(e.kind);
+        if (events.includes("DECIDED")) controller.abort();
+      }
+    })();
+    const first = await client.execute(name, { n: 7 }, { id: "r1", context, reviewMode: "defer" });
+    assert.equal(first.status, "PENDING_REVIEW");
+    assert.equal(first.pendingReview, true);
+    const pending = (await client.listPending()).find((p) => p.callId === "r1");
+    assert.deepEqual(pending?.args, { n: 7 });
+    assert.equal(pending?.userId, "u-r");
+    const decided = await client.decide("r1", "edit", { arguments: { n: 8 } });
+    assert.equal(decided.callId, "r1");
+    await assert.rejects(client.decide("r1", "approve"), (err: GatewayError) => err.code === "FAILED_PRECONDITION");
+    const outcome = await client.execute(name, { n: 7 }, { id: "r1", context, reviewMode: "defer" });
+    assert.equal(outcome.status, "SUCCESS", outcome.content);
+    assert.deepEqual(outcome.structured, { counted: 8, user: "u-r" });
+    await watching;
+    assert.deepEqual(events, ["PENDING", "DECIDED"]);
+    assert.equal(tools.received(name).length, 1);
+  });
+});
