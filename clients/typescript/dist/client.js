@@ -31,7 +31,9 @@ export class GatewayError extends Error {
         if (err instanceof GatewayError)
             return err;
         const connect = ConnectError.from(err);
-        const name = (Code[connect.code] ?? "Unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+        // Connect spells the codes in camel case, and one of them in American English: gRPC's names are these.
+        const camel = (Code[connect.code] ?? "Unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+        const name = camel === "CANCELED" ? "CANCELLED" : camel;
         return new GatewayError(method, name, connect.rawMessage);
     }
 }

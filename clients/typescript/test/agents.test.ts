@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { Command, MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { createAgent } from "langchain";
 import type { Client } from "toolgate";
@@ -97,6 +98,54 @@ describe("prebuilt agents", () => {
     assert.deepEqual((answer.additional_kwargs.repairs as { rule: string }[]).map((r) => r.rule), ["string_to_integer"]);
     assert.equal(out.messages.at(-1)?.content, "Order 7 has shipped.");
     assert.deepEqual(tools.received(name).map((r) => r.args), [{ order: 7, user_id: "u-agent" }]);
+  });
+
+  it("createAgent with toolgateMiddleware interrupts for each reviewed call, takes only decisions that name their call, and runs it at most once", async () => {
+    const name = unique("refund");
+    await admin.registerTool({
+      name,
+      tenant,
+      input_schema: { type: "object", properties: { order: { type: "integer" } }, required: ["order"] },
+      review: { required: true },
+      backend: tools.route(name, (args) => [200, { refunded: args.order }]),
+    });
+    const model = new ScriptedChatModel([
+      aiCalls("ai-v1", [
+        { id: "refund-1", name, args: { order: "1" } },
+        { id: "refund-2", name, args: { order: 2 } },
+      ]),
+      new AIMessage({ id: "ai-v2", content: "Refunds handled." }),
+    ]);
+    const reviewed = createAgent({
+      model,
+      tools: await gatewayTools(agent, { context: { tenant } }),
+      middleware: [toolgateMiddleware(agent, { context: { tenant } })],
+      checkpointer: new MemorySaver(),
+    });
+    const config = { configurable: { ...run.configurable, thread_id: unique("refunds") } };
+    // createAgent runs each call as a task of its own: one interrupt each, and a resume value that names no
+    // interrupt reaches them all. A decision that names no call is refused, lest one edit run on both calls.
+    const first = (await reviewed.invoke({ messages: [new HumanMessage("Refund 1 and 2")] }, config)) as any;
+    const byCall = (state: any) =>
+      Object.fromEntries((state.__interrupt__ ?? []).map((i: any) => [i.value.tool_call_id, i.value]));
+    assert.deepEqual(Object.keys(byCall(first)).sort(), ["refund-1", "refund-2"]);
+    assert.deepEqual(byCall(first)["refund-1"].args, { order: 1 });
+    const unnamed = (await reviewed.invoke(new Command({ resume: { action: "update", data: { order: 10 } } }), config)) as any;
+    assert.deepEqual(Object.keys(byCall(unnamed)).sort(), ["refund-1", "refund-2"]);
+    assert.match(byCall(unnamed)["refund-1"].error, /names no decision for tool call "refund-1"/);
+    assert.equal(tools.received(name).length, 0);
+
+    const update = { action: "update", data: { order: 10 } };
+    const second = (await reviewed.invoke(new Command({ resume: { "refund-1": update } }), config)) as any;
+    assert.deepEqual(Object.keys(byCall(second)), ["refund-2"]);
+    assert.deepEqual(tools.received(name).map((r) => r.args), [{ order: 10 }]);
+    const feedback = { action: "feedback", data: "Not this one.", tool_call_id: "refund-2" };
+    const done = await reviewed.invoke(new Command({ resume: feedback }), config);
+    const answers = done.messages.filter((m) => ToolMessage.isInstance(m)) as ToolMessage[];
+    assert.deepEqual(answers.map((m) => [m.tool_call_id, m.status]), [["refund-1", "success"], ["refund-2", "error"]]);
+    assert.match(String(answers[1]!.content), /Not this one\./);
+    assert.deepEqual(tools.received(name).map((r) => r.args), [{ order: 10 }]);
+    assert.equal(done.messages.at(-1)?.content, "Refunds handled.");
   });
 
   it("bindGatewayTools binds the definitions the tenant may call, injected parameters left out", async () => {

@@ -7,7 +7,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { AgentMiddleware } from "langchain";
 import type { Client } from "../client.js";
 import { type ContextSource } from "./binding.js";
-import type { ErrorHook } from "./node.js";
+import { type ErrorHook } from "./node.js";
 export interface ToolgateMiddlewareOptions {
     /** The defaults the run's `configurable` completes (tenant, userId, sessionId, values). */
     context?: ContextSource;

@@ -4,6 +4,7 @@
  * @module
  */
 import { contextFromConfig } from "./binding.js";
+import { idOf, lastCallCount } from "./node.js";
 import { drive, Memo, perform, runSteps } from "./review.js";
 import { toLangChain } from "./transcript.js";
 // The brand langchain's createMiddleware puts on a middleware (a global symbol), so this module needs langchain
@@ -20,22 +21,17 @@ export function toolgateMiddleware(client, options = {}) {
     const review = options.review ?? true;
     const wrapToolCall = async (request) => {
         const call = request.toolCall;
-        const nodeCall = { id: call.id ?? "", name: call.name, args: call.args };
-        const context = contextFromConfig({ configurable: request.runtime?.configurable ?? {} }, options.context);
+        const config = { ...request.runtime, configurable: request.runtime?.configurable ?? {} };
+        const nodeCall = { id: idOf(call, config), name: call.name, args: call.args };
+        const context = contextFromConfig(config, options.context);
         const mode = review ? "defer" : "wait";
         const step = (s) => perform(client, s, mode, context, options.timeoutMs);
-        const conf = (request.runtime?.configurable ?? {});
-        const key = JSON.stringify([String(conf.thread_id ?? ""), nodeCall.id, nodeCall.name, JSON.stringify(call.args)]);
-        const [message] = await runSteps(drive([nodeCall], review), step, memo, key);
-        const out = toLangChain(message, call);
-        const replaced = message.error !== undefined ? options.onError?.(call, message) : undefined;
-        if (replaced === undefined)
-            return out;
-        if (typeof replaced === "string") {
-            out.content = replaced;
-            return out;
-        }
-        return replaced;
+        // Each call is a task of its own: a resume value must name the call it decides when the AIMessage made several.
+        const shared = lastCallCount(request.state?.messages) > 1;
+        const conf = config.configurable;
+        const key = JSON.stringify([conf.thread_id ?? "", conf.checkpoint_ns ?? "", nodeCall.id, nodeCall.name, call.args]);
+        const [message] = await runSteps(drive([nodeCall], review, shared), step, memo, key);
+        return answer({ ...call, id: nodeCall.id }, message, options.onError);
     };
     return {
         [MIDDLEWARE_BRAND]: true,
@@ -43,4 +39,15 @@ export function toolgateMiddleware(client, options = {}) {
         wrapToolCall,
         ...(options.tools ? { tools: options.tools } : {}),
     };
+}
+function answer(call, message, onError) {
+    const out = toLangChain(message, call);
+    const replaced = message.error !== undefined ? onError?.(call, message) : undefined;
+    if (replaced === undefined)
+        return out;
+    if (typeof replaced === "string") {
+        out.content = replaced;
+        return out;
+    }
+    return replaced;
 }

@@ -68,3 +68,12 @@ export declare class GatewayToolNode extends ToolNode {
  * that two calls share: the gateway answers a reviewed call by its id, so the second would get the first's outcome.
  */
 export declare function withCallIds(ai: AIMessage, position: number, config: RunnableConfig): AIMessage;
+/** A call's id, or one made for it, the same on every run over the same call in the same thread: the gateway files
+ * a review, and answers a call sent again, by its id. */
+export declare function idOf(call: {
+    id?: string;
+    name: string;
+    args?: unknown;
+}, config: RunnableConfig): string;
+/** How many tool calls the last AIMessage among `messages` makes. */
+export declare function lastCallCount(messages: unknown): number;

@@ -56,14 +56,20 @@ export declare class Memo {
 export declare function runSteps(driver: Driver, perform: (step: Step) => Promise<Answer>, memo: Memo, key: string): Promise<ToolMessage[]>;
 /** The answers to `calls`, in call order, as steps: the batch; then, for calls pending review (unless `review` is
  * off), a decision for each and the pending calls executed again, which answers their outcome; and again for any
- * still pending after that. */
-export declare function drive(calls: NodeCall[], review: boolean): Driver;
+ * still pending after that. `shared`: the calls are one task among others of the same AIMessage (createAgent's
+ * tasks, a `Send` per call), and LangGraph hands a resume value that names no interrupt to every such task, so a
+ * decision counts only where it names its call (see `resumeDecisions`). */
+export declare function drive(calls: NodeCall[], review: boolean, shared?: boolean): Driver;
 /** Carries out one step on the client. A refused decision is answered, not thrown: the driver decides what it means. */
 export declare function perform(client: Client, step: Step, reviewMode: "wait" | "defer", context: CallContext, timeoutMs: number | undefined): Promise<Answer>;
 /** What the interrupt carries: the first undecided call at the top level, all of them in `pending` (the Python
  * node's payload), and the same calls as LangChain v1's human-in-the-loop request (`actionRequests`). */
 export declare function interruptPayload(undecided: NodeCall[], answers: Map<string, ToolMessage>, error?: string): Record<string, unknown>;
-/** Reads a resume value: `{action, data}` for the first undecided call, an array of those for the undecided calls
- * in order, an object of them keyed by tool call id, or LangChain v1's `{decisions: [...]}` (or one decision). */
-export declare function resumeDecisions(value: unknown, undecided: string[]): Map<string, Decision>;
+/**
+ * Reads a resume value: a decision (`{action, data}`, or LangChain v1's `{type, ...}`) for the first undecided call,
+ * an array of them for the undecided calls in order, LangChain v1's `{decisions: [...]}` likewise, or an object of
+ * them keyed by tool call id. A decision with a `tool_call_id` is for that call wherever it stands. When `shared`
+ * (see `drive`), only decisions that name their call count: the others are left out, and the call is asked again.
+ */
+export declare function resumeDecisions(value: unknown, undecided: string[], shared?: boolean): Map<string, Decision>;
 export {};

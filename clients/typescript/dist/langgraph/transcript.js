@@ -89,7 +89,7 @@ export function rewriteAiMessage(ai, calls, messages) {
     if (Array.isArray(additional.tool_calls)) {
         // The provider's raw form (OpenAI's), kept in step so a provider that resends it shows the same.
         additional.tool_calls = additional.tool_calls.map((raw) => {
-            const done = ran.get(raw.id);
+            const done = isObject(raw) && isObject(raw.function) ? ran.get(String(raw.id)) : undefined;
             return done ? { ...raw, function: { ...raw.function, name: done[0], arguments: JSON.stringify(done[1]) } } : raw;
         });
     }
@@ -107,4 +107,7 @@ export function withCalls(ai, toolCalls, invalid, additional = ai.additional_kwa
         response_metadata: ai.response_metadata,
         usage_metadata: ai.usage_metadata,
     });
+}
+function isObject(value) {
+    return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -5,11 +5,13 @@
  */
 
 import type { ToolCall, ToolMessage as LCToolMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { AgentMiddleware, ToolCallRequest } from "langchain";
 import type { Client } from "../client.js";
+import type { ToolMessage } from "../types.js";
 import { type ContextSource, contextFromConfig } from "./binding.js";
-import type { ErrorHook } from "./node.js";
+import { type ErrorHook, idOf, lastCallCount } from "./node.js";
 import { drive, Memo, perform, runSteps } from "./review.js";
 import { toLangChain } from "./transcript.js";
 
@@ -39,21 +41,17 @@ export function toolgateMiddleware(client: Client, options: ToolgateMiddlewareOp
   const review = options.review ?? true;
   const wrapToolCall = async (request: ToolCallRequest): Promise<LCToolMessage> => {
     const call = request.toolCall;
-    const nodeCall = { id: call.id ?? "", name: call.name, args: call.args };
-    const context = contextFromConfig({ configurable: request.runtime?.configurable ?? {} }, options.context);
+    const config = { ...(request.runtime as object), configurable: request.runtime?.configurable ?? {} } as RunnableConfig;
+    const nodeCall = { id: idOf(call, config), name: call.name, args: call.args };
+    const context = contextFromConfig(config, options.context);
     const mode = review ? "defer" : "wait";
     const step = (s: Parameters<typeof perform>[1]) => perform(client, s, mode, context, options.timeoutMs);
-    const conf = (request.runtime?.configurable ?? {}) as Record<string, unknown>;
-    const key = JSON.stringify([String(conf.thread_id ?? ""), nodeCall.id, nodeCall.name, JSON.stringify(call.args)]);
-    const [message] = await runSteps(drive([nodeCall], review), step, memo, key);
-    const out = toLangChain(message!, call);
-    const replaced = message!.error !== undefined ? options.onError?.(call as ToolCall, message!) : undefined;
-    if (replaced === undefined) return out;
-    if (typeof replaced === "string") {
-      out.content = replaced;
-      return out;
-    }
-    return replaced;
+    // Each call is a task of its own: a resume value must name the call it decides when the AIMessage made several.
+    const shared = lastCallCount((request.state as { messages?: unknown })?.messages) > 1;
+    const conf = config.configurable as Record<string, unknown>;
+    const key = JSON.stringify([conf.thread_id ?? "", conf.checkpoint_ns ?? "", nodeCall.id, nodeCall.name, call.args]);
+    const [message] = await runSteps(drive([nodeCall], review, shared), step, memo, key);
+    return answer({ ...call, id: nodeCall.id }, message!, options.onError);
   };
   return {
     [MIDDLEWARE_BRAND]: true,
@@ -61,4 +59,15 @@ export function toolgateMiddleware(client: Client, options: ToolgateMiddlewareOp
     wrapToolCall,
     ...(options.tools ? { tools: options.tools } : {}),
   } as unknown as AgentMiddleware;
+}
+
+function answer(call: ToolCall, message: ToolMessage, onError: ErrorHook | undefined): LCToolMessage {
+  const out = toLangChain(message, call);
+  const replaced = message.error !== undefined ? onError?.(call, message) : undefined;
+  if (replaced === undefined) return out;
+  if (typeof replaced === "string") {
+    out.content = replaced;
+    return out;
+  }
+  return replaced;
 }

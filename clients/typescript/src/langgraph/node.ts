@@ -88,10 +88,11 @@ export class GatewayToolNode extends ToolNode {
 
   protected override async run(input: unknown, config: RunnableConfig): Promise<any> {
     if (isObject(input) && "lg_tool_call" in input) {
-      // One call sent on its own (createReactAgent's version "v2").
+      // One call sent on its own (createReactAgent's version "v2"), a task beside the other calls' tasks.
       const call = input.lg_tool_call as ToolCall;
-      const nodeCall = { id: call.id ?? "", name: call.name, args: call.args };
-      const [message] = await this.execute([nodeCall], config);
+      const nodeCall = { id: idOf(call, config), name: call.name, args: call.args };
+      const shared = lastCallCount(input[this.messagesKey]) > 1;
+      const [message] = await this.execute([nodeCall], config, shared);
       return { [this.messagesKey]: [this.toolMessage(nodeCall, message!)] };
     }
     const messages = this.messagesOf(input);
@@ -114,11 +115,11 @@ export class GatewayToolNode extends ToolNode {
     return messages;
   }
 
-  private async execute(calls: NodeCall[], config: RunnableConfig): Promise<ToolMessage[]> {
+  private async execute(calls: NodeCall[], config: RunnableConfig, shared = false): Promise<ToolMessage[]> {
     const context = contextFromConfig(config, this.context);
     const mode = this.review ? "defer" : "wait";
     const step = (s: Parameters<typeof perform>[1]) => perform(this.client, s, mode, context, this.timeoutMs);
-    return runSteps(drive(calls, this.review), step, this.memo, batchKey(config, calls));
+    return runSteps(drive(calls, this.review, shared), step, this.memo, batchKey(config, calls));
   }
 
   private toolMessage(call: NodeCall, message: ToolMessage): LCToolMessage {
@@ -188,6 +189,24 @@ export function withCallIds(ai: AIMessage, position: number, config: RunnableCon
   const toolCalls = (ai.tool_calls ?? []).map((c, i) => (c.id ? c : { ...c, id: `toolgate_${base}_${i}` }));
   const invalidCalls = (ai.invalid_tool_calls ?? []).map((c, i) => (c.id ? c : { ...c, id: `toolgate_${base}_invalid${i}` }));
   return withCalls(ai, toolCalls, invalidCalls);
+}
+
+/** A call's id, or one made for it, the same on every run over the same call in the same thread: the gateway files
+ * a review, and answers a call sent again, by its id. */
+export function idOf(call: { id?: string; name: string; args?: unknown }, config: RunnableConfig): string {
+  if (call.id) return call.id;
+  const conf = config.configurable ?? {};
+  const seed = JSON.stringify([conf.thread_id, conf.checkpoint_ns, call.name, call.args]);
+  return `toolgate_${createHash("sha256").update(seed).digest("hex").slice(0, 16)}`;
+}
+
+/** How many tool calls the last AIMessage among `messages` makes. */
+export function lastCallCount(messages: unknown): number {
+  if (!Array.isArray(messages)) return 0;
+  for (let i = messages.length - 1; i >= 0; i -= 1) {
+    if (AIMessage.isInstance(messages[i])) return (messages[i] as AIMessage).tool_calls?.length ?? 0;
+  }
+  return 0;
 }
 
 function batchKey(config: RunnableConfig, calls: NodeCall[]): string {

@@ -113,16 +113,18 @@ export async function runSteps(
 
 /** The answers to `calls`, in call order, as steps: the batch; then, for calls pending review (unless `review` is
  * off), a decision for each and the pending calls executed again, which answers their outcome; and again for any
- * still pending after that. */
-export function* drive(calls: NodeCall[], review: boolean): Driver {
+ * still pending after that. `shared`: the calls are one task among others of the same AIMessage (createAgent's
+ * tasks, a `Send` per call), and LangGraph hands a resume value that names no interrupt to every such task, so a
+ * decision counts only where it names its call (see `resumeDecisions`). */
+export function* drive(calls: NodeCall[], review: boolean, shared = false): Driver {
   const first = (yield { kind: "batch", calls }) as ToolMessage[];
   const answers = new Map(calls.map((c, i) => [c.id, first[i]!]));
   let pending = review ? calls.filter((c) => answers.get(c.id)!.pendingReview) : [];
   let reason: string | undefined;
   while (pending.length > 0) {
     // No decision is sent before every pending call has one.
-    const decisions = collectDecisions(pending, answers, reason);
-    for (const call of pending) yield* decide(call, decisions.get(call.id)!, answers);
+    const decisions = collectDecisions(pending, answers, shared, reason);
+    for (const call of pending) yield* decide(call, decisions.get(call.id)!, answers, shared);
     const outcomes = (yield { kind: "batch", calls: pending }) as ToolMessage[];
     pending.forEach((c, i) => answers.set(c.id, outcomes[i]!));
     pending = pending.filter((c) => answers.get(c.id)!.pendingReview);
@@ -132,15 +134,20 @@ export function* drive(calls: NodeCall[], review: boolean): Driver {
 }
 
 /** Sends one decision, asking again while the gateway refuses the edited arguments. */
-function* decide(call: NodeCall, decision: Decision, answers: Map<string, ToolMessage>): Generator<Step, void, Answer> {
+function* decide(
+  call: NodeCall,
+  decision: Decision,
+  answers: Map<string, ToolMessage>,
+  shared: boolean,
+): Generator<Step, void, Answer> {
   let [action, data] = decision;
   for (;;) {
     const refused = (yield { kind: "decide", callId: call.id, action, data }) as GatewayError | null;
     // Decided now, or before (a reviewer elsewhere): executing the call id again answers the outcome.
     if (refused === null || refused.code === "FAILED_PRECONDITION") return;
-    if (refused.code !== "INVALID_ARGUMENT") throw refusal(call, refused);
+    if (refused.code !== "INVALID_ARGUMENT" || action !== "edit") throw refusal(call, refused);
     // The edited arguments do not fit the tool: ask again about this call, saying why.
-    [action, data] = collectDecisions([call], answers, refused.details).get(call.id)!;
+    [action, data] = collectDecisions([call], answers, shared, refused.details).get(call.id)!;
   }
 }
 
@@ -194,17 +201,32 @@ export async function perform(
 function collectDecisions(
   pending: NodeCall[],
   answers: Map<string, ToolMessage>,
+  shared: boolean,
   error?: string,
 ): Map<string, Decision> {
   const decisions = new Map<string, Decision>();
+  let why = error;
   for (;;) {
     const undecided = pending.filter((c) => !decisions.has(c.id));
     if (undecided.length === 0) return decisions;
-    const value = interrupt(interruptPayload(undecided, answers, error));
-    for (const [callId, decision] of resumeDecisions(value, undecided.map((c) => c.id))) {
+    const ids = undecided.map((c) => c.id);
+    const value = interrupt(interruptPayload(undecided, answers, why));
+    const read = resumeDecisions(value, ids, shared);
+    for (const [callId, decision] of read) {
       if (!decisions.has(callId)) decisions.set(callId, decision);
     }
+    if (shared && !ids.some((id) => read.has(id))) why = unnamed(value, ids);
   }
+}
+
+/** Why a shared task asks again: the resume value did not name its call. */
+function unnamed(value: unknown, ids: string[]): string {
+  return (
+    `this resume value names no decision for tool call ${JSON.stringify(ids[0])}: ${JSON.stringify(value)}. The ` +
+    "calls of this AIMessage wait for review as separate interrupts, and a value that names no interrupt reaches " +
+    "them all: resume with Command({ resume: { [interrupt.id]: decision } }) and a decision that names its call, " +
+    `{ action, data, tool_call_id: ${JSON.stringify(ids[0])} }, or { ${JSON.stringify(ids[0])}: decision }`
+  );
 }
 
 /** What the interrupt carries: the first undecided call at the top level, all of them in `pending` (the Python
@@ -238,16 +260,26 @@ export function interruptPayload(
   };
 }
 
-/** Reads a resume value: `{action, data}` for the first undecided call, an array of those for the undecided calls
- * in order, an object of them keyed by tool call id, or LangChain v1's `{decisions: [...]}` (or one decision). */
-export function resumeDecisions(value: unknown, undecided: string[]): Map<string, Decision> {
+/**
+ * Reads a resume value: a decision (`{action, data}`, or LangChain v1's `{type, ...}`) for the first undecided call,
+ * an array of them for the undecided calls in order, LangChain v1's `{decisions: [...]}` likewise, or an object of
+ * them keyed by tool call id. A decision with a `tool_call_id` is for that call wherever it stands. When `shared`
+ * (see `drive`), only decisions that name their call count: the others are left out, and the call is asked again.
+ */
+export function resumeDecisions(value: unknown, undecided: string[], shared = false): Map<string, Decision> {
   const out = new Map<string, Decision>();
+  const inOrder = (list: unknown[]) =>
+    list.forEach((d, i) => {
+      const named = isObject(d) && typeof d.tool_call_id === "string" ? d.tool_call_id : undefined;
+      const callId = named ?? (shared ? undefined : undecided[i]);
+      if (callId !== undefined && !out.has(callId)) out.set(callId, decisionOf(d));
+    });
   if (isObject(value) && ("action" in value || "type" in value)) {
-    out.set(undecided[0]!, decisionOf(value));
+    inOrder([value]);
   } else if (isObject(value) && Array.isArray(value.decisions)) {
-    value.decisions.forEach((d, i) => i < undecided.length && out.set(undecided[i]!, decisionOf(d)));
+    inOrder(value.decisions);
   } else if (Array.isArray(value)) {
-    value.forEach((d, i) => i < undecided.length && out.set(undecided[i]!, decisionOf(d)));
+    inOrder(value);
   } else if (isObject(value)) {
     for (const [callId, d] of Object.entries(value)) out.set(callId, decisionOf(d));
   } else {

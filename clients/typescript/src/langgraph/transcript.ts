@@ -92,7 +92,7 @@ export function rewriteAiMessage(ai: AIMessage, calls: NodeCall[], messages: Too
   if (Array.isArray(additional.tool_calls)) {
     // The provider's raw form (OpenAI's), kept in step so a provider that resends it shows the same.
     additional.tool_calls = additional.tool_calls.map((raw) => {
-      const done = ran.get(raw.id);
+      const done = isObject(raw) && isObject(raw.function) ? ran.get(String(raw.id)) : undefined;
       return done ? { ...raw, function: { ...raw.function, name: done[0], arguments: JSON.stringify(done[1]) } } : raw;
     });
   }
@@ -116,4 +116,8 @@ export function withCalls(
     response_metadata: ai.response_metadata,
     usage_metadata: ai.usage_metadata,
   });
+}
+
+function isObject(value: unknown): value is Record<string, any> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
