@@ -3,39 +3,21 @@
 // mistake; and bindGatewayTools binding a model to the gateway's definitions.
 
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { createAgent } from "langchain";
-import type { Client } from "toolgate";
 import { bindGatewayTools, GatewayToolNode, gatewayTools, toolgateMiddleware } from "toolgate/langgraph";
-import { aiCalls, Gateway, HttpTools, ScriptedChatModel, unique } from "./support.js";
+import { aiCalls, ScriptedChatModel, unique, useHarness } from "./support.js";
 
-let gateway: Gateway;
-let tools: HttpTools;
-let admin: Client;
-let agent: Client;
+const h = useHarness();
 const tenant = unique("tenant");
-
-before(async () => {
-  gateway = await Gateway.start();
-  tools = await HttpTools.start();
-  admin = gateway.client();
-  agent = gateway.agentClient();
-});
-
-after(async () => {
-  admin?.close();
-  agent?.close();
-  await tools?.stop();
-  await gateway?.stop();
-});
 
 /** A tool of this file's own tenant, so the definitions hold it alone. */
 async function lookupTool(): Promise<string> {
   const name = unique("lookup_order");
-  await admin.registerTool({
+  await h.admin.registerTool({
     name,
     description: "Looks up one of the user's orders.",
     tenant,
@@ -46,7 +28,7 @@ async function lookupTool(): Promise<string> {
       additionalProperties: false,
     },
     inject: [{ param: "user_id", from: "user_id" }],
-    backend: tools.route(name, (args) => [200, { order: args.order, owner: args.user_id, state: "shipped" }]),
+    backend: h.tools.route(name, (args) => [200, { order: args.order, owner: args.user_id, state: "shipped" }]),
   });
   return name;
 }
@@ -60,7 +42,7 @@ describe("prebuilt agents", () => {
       aiCalls("ai-r1", [{ id: "r-1", name, args: { order: "42" } }]),
       new AIMessage({ id: "ai-r2", content: "Order 42 has shipped." }),
     ]);
-    const node = await GatewayToolNode.create(agent, { context: { tenant } });
+    const node = await GatewayToolNode.create(h.agent, { context: { tenant } });
     const reactAgent = createReactAgent({ llm: model, tools: node });
     const out = await reactAgent.invoke({ messages: [new HumanMessage("Where is order 42?")] }, run);
 
@@ -69,7 +51,7 @@ describe("prebuilt agents", () => {
     const answer = out.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
     assert.equal(answer.status, "success", String(answer.content));
     assert.equal(out.messages.at(-1)?.content, "Order 42 has shipped.");
-    assert.deepEqual(tools.received(name).map((r) => r.args), [{ order: 42, user_id: "u-agent" }]);
+    assert.deepEqual(h.tools.received(name).map((r) => r.args), [{ order: 42, user_id: "u-agent" }]);
   });
 
   it("createAgent with toolgateMiddleware completes a run the host's own schema check would have refused", async () => {
@@ -78,36 +60,36 @@ describe("prebuilt agents", () => {
       aiCalls("ai-m1", [{ id: "m-1", name, args: { order: "7" } }]),
       new AIMessage({ id: "ai-m2", content: "Order 7 has shipped." }),
     ];
-    const hostTools = await gatewayTools(agent, { context: { tenant } });
+    const hostTools = await gatewayTools(h.agent, { context: { tenant } });
 
     // Without the middleware, the host checks "7" against the integer schema and refuses the call.
     const plain = createAgent({ model: new ScriptedChatModel(script()), tools: hostTools });
     const refused = await plain.invoke({ messages: [new HumanMessage("Order 7?")] }, run);
     const refusal = refused.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
     assert.equal(refusal.status, "error");
-    assert.equal(tools.received(name).length, 0);
+    assert.equal(h.tools.received(name).length, 0);
 
     const withGateway = createAgent({
       model: new ScriptedChatModel(script()),
       tools: hostTools,
-      middleware: [toolgateMiddleware(agent, { context: { tenant } })],
+      middleware: [toolgateMiddleware(h.agent, { context: { tenant } })],
     });
     const out = await withGateway.invoke({ messages: [new HumanMessage("Order 7?")] }, run);
     const answer = out.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
     assert.equal(answer.status, "success", String(answer.content));
     assert.deepEqual((answer.additional_kwargs.repairs as { rule: string }[]).map((r) => r.rule), ["string_to_integer"]);
     assert.equal(out.messages.at(-1)?.content, "Order 7 has shipped.");
-    assert.deepEqual(tools.received(name).map((r) => r.args), [{ order: 7, user_id: "u-agent" }]);
+    assert.deepEqual(h.tools.received(name).map((r) => r.args), [{ order: 7, user_id: "u-agent" }]);
   });
 
   it("createAgent with toolgateMiddleware interrupts for each reviewed call, takes only decisions that name their call, and runs it at most once", async () => {
     const name = unique("refund");
-    await admin.registerTool({
+    await h.admin.registerTool({
       name,
       tenant,
       input_schema: { type: "object", properties: { order: { type: "integer" } }, required: ["order"] },
       review: { required: true },
-      backend: tools.route(name, (args) => [200, { refunded: args.order }]),
+      backend: h.tools.route(name, (args) => [200, { refunded: args.order }]),
     });
     const model = new ScriptedChatModel([
       aiCalls("ai-v1", [
@@ -118,8 +100,8 @@ describe("prebuilt agents", () => {
     ]);
     const reviewed = createAgent({
       model,
-      tools: await gatewayTools(agent, { context: { tenant } }),
-      middleware: [toolgateMiddleware(agent, { context: { tenant } })],
+      tools: await gatewayTools(h.agent, { context: { tenant } }),
+      middleware: [toolgateMiddleware(h.agent, { context: { tenant } })],
       checkpointer: new MemorySaver(),
     });
     const config = { configurable: { ...run.configurable, thread_id: unique("refunds") } };
@@ -133,31 +115,31 @@ describe("prebuilt agents", () => {
     const unnamed = (await reviewed.invoke(new Command({ resume: { action: "update", data: { order: 10 } } }), config)) as any;
     assert.deepEqual(Object.keys(byCall(unnamed)).sort(), ["refund-1", "refund-2"]);
     assert.match(byCall(unnamed)["refund-1"].error, /names no decision for tool call "refund-1"/);
-    assert.equal(tools.received(name).length, 0);
+    assert.equal(h.tools.received(name).length, 0);
 
     const update = { action: "update", data: { order: 10 } };
     const second = (await reviewed.invoke(new Command({ resume: { "refund-1": update } }), config)) as any;
     assert.deepEqual(Object.keys(byCall(second)), ["refund-2"]);
-    assert.deepEqual(tools.received(name).map((r) => r.args), [{ order: 10 }]);
+    assert.deepEqual(h.tools.received(name).map((r) => r.args), [{ order: 10 }]);
     const feedback = { action: "feedback", data: "Not this one.", tool_call_id: "refund-2" };
     const done = await reviewed.invoke(new Command({ resume: feedback }), config);
     const answers = done.messages.filter((m) => ToolMessage.isInstance(m)) as ToolMessage[];
     assert.deepEqual(answers.map((m) => [m.tool_call_id, m.status]), [["refund-1", "success"], ["refund-2", "error"]]);
     assert.match(String(answers[1]!.content), /Not this one\./);
-    assert.deepEqual(tools.received(name).map((r) => r.args), [{ order: 10 }]);
+    assert.deepEqual(h.tools.received(name).map((r) => r.args), [{ order: 10 }]);
     assert.equal(done.messages.at(-1)?.content, "Refunds handled.");
   });
 
   it("bindGatewayTools binds the definitions the tenant may call, injected parameters left out", async () => {
     const name = await lookupTool();
     const model = new ScriptedChatModel([]);
-    await bindGatewayTools(model, agent, { context: { tenant } });
+    await bindGatewayTools(model, h.agent, { context: { tenant } });
     const bound = model.bound as { type: string; function: { name: string; parameters: { properties: object } } }[];
     const mine = bound.find((d) => d.function.name === name);
     assert.equal(mine?.type, "function");
     assert.deepEqual(Object.keys(mine!.function.parameters.properties), ["order"]);
     const other = new ScriptedChatModel([]);
-    await bindGatewayTools(other, agent, { context: { tenant: unique("other") } });
+    await bindGatewayTools(other, h.agent, { context: { tenant: unique("other") } });
     assert.ok(!(other.bound as typeof bound).some((d) => d.function.name === name), "another tenant's tool was bound");
   });
 });

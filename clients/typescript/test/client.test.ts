@@ -2,25 +2,11 @@
 // tokens and deadlines.
 
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { Client, GatewayError, type ToolSpec } from "toolgate";
-import { DATA_TOKEN, Gateway, HttpTools, REVIEW_TOKEN, unique } from "./support.js";
+import { DATA_TOKEN, REVIEW_TOKEN, unique, useHarness } from "./support.js";
 
-let gateway: Gateway;
-let tools: HttpTools;
-let client: Client;
-
-before(async () => {
-  gateway = await Gateway.start();
-  tools = await HttpTools.start();
-  client = gateway.client();
-});
-
-after(async () => {
-  client?.close();
-  await tools?.stop();
-  await gateway?.stop();
-});
+const h = useHarness();
 
 function countSpec(name: string, extra: Partial<ToolSpec> = {}): ToolSpec {
   return {
@@ -33,7 +19,7 @@ function countSpec(name: string, extra: Partial<ToolSpec> = {}): ToolSpec {
       additionalProperties: false,
     },
     inject: [{ param: "user_id", from: "user_id" }],
-    backend: tools.route(name, (args) => [200, { counted: args.n, user: args.user_id }]),
+    backend: h.tools.route(name, (args) => [200, { counted: args.n, user: args.user_id }]),
     ...extra,
   };
 }
@@ -41,8 +27,8 @@ function countSpec(name: string, extra: Partial<ToolSpec> = {}): ToolSpec {
 describe("execute", () => {
   it("repairs a prefixed name and a string for an integer, and says so", async () => {
     const name = unique("count");
-    await client.registerTool(countSpec(name));
-    const m = await client.execute(`functions.${name}`, '{"n": "3"}', { id: "c1", context: { userId: "u-1" } });
+    await h.admin.registerTool(countSpec(name));
+    const m = await h.admin.execute(`functions.${name}`, '{"n": "3"}', { id: "c1", context: { userId: "u-1" } });
     assert.equal(m.status, "SUCCESS", m.content);
     assert.equal(m.ok, true);
     assert.equal(m.name, name);
@@ -51,34 +37,34 @@ describe("execute", () => {
     assert.deepEqual(m.structured, { counted: 3, user: "u-1" });
     assert.deepEqual(m.repairs.map((r) => r.rule).sort(), ["string_to_integer", "tool_name_prefix"].sort());
     assert.equal(m.error, undefined);
-    assert.deepEqual(tools.received(name).at(-1)?.args, { n: 3, user_id: "u-1" });
+    assert.deepEqual(h.tools.received(name).at(-1)?.args, { n: 3, user_id: "u-1" });
   });
 
   it("answers failures as typed messages, never by throwing", async () => {
     const name = unique("count");
-    await client.registerTool(countSpec(name));
-    const missing = await client.execute(unique("nothing"), {}, { id: "m1" });
+    await h.admin.registerTool(countSpec(name));
+    const missing = await h.admin.execute(unique("nothing"), {}, { id: "m1" });
     assert.equal(missing.status, "ERROR");
     assert.equal(missing.error?.kind, "TOOL_NOT_FOUND");
     assert.equal(missing.error?.modelFixable, true);
 
-    const invalid = await client.execute(name, { n: "three" }, { id: "m2", context: { userId: "u" } });
+    const invalid = await h.admin.execute(name, { n: "three" }, { id: "m2", context: { userId: "u" } });
     assert.equal(invalid.error?.kind, "INVALID_ARGUMENTS");
     assert.equal(invalid.error?.originalArguments, '{"n":"three"}');
     assert.equal(invalid.error?.violations[0]?.instancePath, "/n");
     assert.match(invalid.content, /n/);
 
     const broken = unique("broken");
-    await client.registerTool({ ...countSpec(broken), backend: tools.route(broken, () => [500, "the tool fell over"]) });
-    const failed = await client.execute(broken, { n: 1 }, { id: "m3", context: { userId: "u" } });
+    await h.admin.registerTool({ ...countSpec(broken), backend: h.tools.route(broken, () => [500, "the tool fell over"]) });
+    const failed = await h.admin.execute(broken, { n: 1 }, { id: "m3", context: { userId: "u" } });
     assert.equal(failed.error?.kind, "TOOL_ERROR");
     assert.equal(failed.ok, false);
   });
 
   it("runs a batch in call order, each call with its own id", async () => {
     const name = unique("count");
-    await client.registerTool(countSpec(name));
-    const answers = await client.executeBatch(
+    await h.admin.registerTool(countSpec(name));
+    const answers = await h.admin.executeBatch(
       [
         { id: "b1", name, args: { n: 1 } },
         { id: "b2", name: unique("absent"), args: {} },
@@ -99,11 +85,11 @@ describe("execute", () => {
 
   it("never lets the model set an injected parameter, and hides it from the definitions", async () => {
     const name = unique("count");
-    await client.registerTool(countSpec(name));
-    const m = await client.execute(name, { n: 1, user_id: "attacker" }, { id: "i1", context: { userId: "u-real" } });
+    await h.admin.registerTool(countSpec(name));
+    const m = await h.admin.execute(name, { n: 1, user_id: "attacker" }, { id: "i1", context: { userId: "u-real" } });
     assert.equal(m.ok, true, m.content);
-    assert.equal(tools.received(name).at(-1)?.args.user_id, "u-real");
-    const definitions = await client.listToolDefinitions("openai");
+    assert.equal(h.tools.received(name).at(-1)?.args.user_id, "u-real");
+    const definitions = await h.admin.listToolDefinitions("openai");
     const mine = definitions.find((d) => d.tool === name);
     const parameters = (mine?.definition as any).function.parameters;
     assert.deepEqual(Object.keys(parameters.properties), ["n"]);
@@ -112,13 +98,13 @@ describe("execute", () => {
   it("keeps a per-call deadline", async () => {
     const name = unique("slow");
     const spec = countSpec(name);
-    spec.backend = tools.route(name, async () => {
+    spec.backend = h.tools.route(name, async () => {
       await new Promise((ok) => setTimeout(ok, 3000));
       return [200, "late"];
     });
-    await client.registerTool(spec);
+    await h.admin.registerTool(spec);
     const started = Date.now();
-    const outcome = await client.execute(name, { n: 1 }, { id: "d1", context: { userId: "u" }, timeoutMs: 300 }).then(
+    const outcome = await h.admin.execute(name, { n: 1 }, { id: "d1", context: { userId: "u" }, timeoutMs: 300 }).then(
       (m) => m.error?.kind,
       (err: GatewayError) => err.code,
     );
@@ -133,7 +119,7 @@ describe("registry", () => {
     const limits = { rate: "5/s", key: "USER", scope: "GATEWAY", when_redis_down: "FAIL_CLOSED" } as const;
     const review = { required: true, caller_may_confirm: true };
     const spec = countSpec(name, { labels: { team: "ts" }, limits, review });
-    const created = await client.registerTool(spec);
+    const created = await h.admin.registerTool(spec);
     assert.equal(created.version, 1);
     assert.deepEqual(
       [created.limits?.rate, created.limits?.key, created.limits?.scope, created.limits?.when_redis_down],
@@ -142,27 +128,27 @@ describe("registry", () => {
     assert.deepEqual(created.review, review);
     assert.deepEqual(created.labels, { team: "ts" });
     assert.deepEqual(created.backend, { http: { ...(spec.backend as { http: { url: string } }).http, method: "", headers: {} } });
-    const replaced = await client.registerTool(countSpec(name, { description: "v2" }));
+    const replaced = await h.admin.registerTool(countSpec(name, { description: "v2" }));
     assert.equal(replaced.version, 2);
-    const got = await client.getTool(name);
+    const got = await h.admin.getTool(name);
     assert.equal(got.description, "v2");
     assert.deepEqual(got.inject, [{ param: "user_id", from: "user_id" }]);
-    assert.ok((await client.listTools()).some((t) => t.name === name));
-    await client.deleteTool(name);
-    await assert.rejects(client.getTool(name), (err: GatewayError) => err.code === "NOT_FOUND");
+    assert.ok((await h.admin.listTools()).some((t) => t.name === name));
+    await h.admin.deleteTool(name);
+    await assert.rejects(h.admin.getTool(name), (err: GatewayError) => err.code === "NOT_FOUND");
   });
 
   it("refuses a spec with an unknown field before sending it", async () => {
     const spec = { ...countSpec(unique("x")), colour: "red" } as ToolSpec;
-    await assert.rejects(client.registerTool(spec), /unknown spec fields: colour/);
+    await assert.rejects(h.admin.registerTool(spec), /unknown spec fields: colour/);
   });
 });
 
 describe("tokens", () => {
   it("sends each plane its own token", async () => {
-    const anonymous = new Client(gateway.target);
-    const dataOnly = new Client(gateway.target, { token: DATA_TOKEN });
-    const reviewer = new Client(gateway.target, { reviewToken: REVIEW_TOKEN });
+    const anonymous = new Client(h.gateway.target);
+    const dataOnly = new Client(h.gateway.target, { token: DATA_TOKEN });
+    const reviewer = new Client(h.gateway.target, { reviewToken: REVIEW_TOKEN });
     try {
       await assert.rejects(anonymous.execute("x", {}), (err: GatewayError) => err.code === "UNAUTHENTICATED");
       await assert.rejects(dataOnly.listTools(), (err: GatewayError) => ["UNAUTHENTICATED", "PERMISSION_DENIED"].includes(err.code));
@@ -180,30 +166,30 @@ describe("tokens", () => {
 describe("review", () => {
   it("lists, watches and decides a pending call; the tool runs once", async () => {
     const name = unique("guarded");
-    await client.registerTool(countSpec(name, { review: { required: true } }));
+    await h.admin.registerTool(countSpec(name, { review: { required: true } }));
     const context = { userId: "u-r", tenant: "" };
     const controller = new AbortController();
     const events: string[] = [];
     const watching = (async () => {
-      for await (const e of client.watchPending({ signal: controller.signal })) {
+      for await (const e of h.admin.watchPending({ signal: controller.signal })) {
         if (e.review.tool === name) events.push(e.kind);
         if (events.includes("DECIDED")) controller.abort();
       }
     })();
-    const first = await client.execute(name, { n: 7 }, { id: "r1", context, reviewMode: "defer" });
+    const first = await h.admin.execute(name, { n: 7 }, { id: "r1", context, reviewMode: "defer" });
     assert.equal(first.status, "PENDING_REVIEW");
     assert.equal(first.pendingReview, true);
-    const pending = (await client.listPending()).find((p) => p.callId === "r1");
+    const pending = (await h.admin.listPending()).find((p) => p.callId === "r1");
     assert.deepEqual(pending?.args, { n: 7 });
     assert.equal(pending?.userId, "u-r");
-    const decided = await client.decide("r1", "edit", { arguments: { n: 8 } });
+    const decided = await h.admin.decide("r1", "edit", { arguments: { n: 8 } });
     assert.equal(decided.callId, "r1");
-    await assert.rejects(client.decide("r1", "approve"), (err: GatewayError) => err.code === "FAILED_PRECONDITION");
-    const outcome = await client.execute(name, { n: 7 }, { id: "r1", context, reviewMode: "defer" });
+    await assert.rejects(h.admin.decide("r1", "approve"), (err: GatewayError) => err.code === "FAILED_PRECONDITION");
+    const outcome = await h.admin.execute(name, { n: 7 }, { id: "r1", context, reviewMode: "defer" });
     assert.equal(outcome.status, "SUCCESS", outcome.content);
     assert.deepEqual(outcome.structured, { counted: 8, user: "u-r" });
     await watching;
     assert.deepEqual(events, ["PENDING", "DECIDED"]);
-    assert.equal(tools.received(name).length, 1);
+    assert.equal(h.tools.received(name).length, 1);
   });
 });

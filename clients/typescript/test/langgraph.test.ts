@@ -2,37 +2,19 @@
 // HTTP tool server: repairs shown in the transcript, error routing to a fallback model, injection from configurable.
 
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { toolsCondition } from "@langchain/langgraph/prebuilt";
-import type { Client } from "toolgate";
 import { GatewayToolNode } from "toolgate/langgraph";
-import { aiCalls, Gateway, HttpTools, ScriptedChatModel, unique } from "./support.js";
+import { aiCalls, ScriptedChatModel, unique, useHarness } from "./support.js";
 
-let gateway: Gateway;
-let tools: HttpTools;
-let admin: Client;
-let agent: Client;
-
-before(async () => {
-  gateway = await Gateway.start();
-  tools = await HttpTools.start();
-  admin = gateway.client();
-  agent = gateway.agentClient();
-});
-
-after(async () => {
-  admin?.close();
-  agent?.close();
-  await tools?.stop();
-  await gateway?.stop();
-});
+const h = useHarness();
 
 /** A weather tool taking a city and a number of days; the model never sees `user_id`, which the gateway injects. */
 async function weatherTool(): Promise<string> {
   const name = unique("get_weather");
-  await admin.registerTool({
+  await h.admin.registerTool({
     name,
     description: "The forecast for a city.",
     input_schema: {
@@ -42,7 +24,7 @@ async function weatherTool(): Promise<string> {
       additionalProperties: false,
     },
     inject: [{ param: "user_id", from: "user_id" }],
-    backend: tools.route(name, (args) => [200, { city: args.city, days: args.days, for: args.user_id, sky: "clear" }]),
+    backend: h.tools.route(name, (args) => [200, { city: args.city, days: args.days, for: args.user_id, sky: "clear" }]),
   });
   return name;
 }
@@ -66,7 +48,7 @@ describe("GatewayToolNode", () => {
       aiCalls("ai-1", [{ id: "call-1", name: misspelled, args: { city: "Oslo", days: "3" } }]),
       new AIMessage({ id: "ai-2", content: "Clear skies in Oslo." }),
     ]);
-    const graph = reactGraph(model, new GatewayToolNode(agent));
+    const graph = reactGraph(model, new GatewayToolNode(h.agent));
     const out = await graph.invoke({ messages: [new HumanMessage("Weather in Oslo?")] }, { configurable: { user_id: "u-1" } });
 
     const ai = out.messages.find((m) => m.id === "ai-1") as AIMessage;
@@ -83,7 +65,7 @@ describe("GatewayToolNode", () => {
     const seen = model.prompts[1]!.find((m) => m.id === "ai-1") as AIMessage;
     assert.deepEqual(seen.tool_calls?.[0]?.args, { city: "Oslo", days: 3 });
     assert.equal(out.messages.filter((m) => m.id === "ai-1").length, 1);
-    assert.deepEqual(tools.received(name).map((r) => r.args), [{ city: "Oslo", days: 3, user_id: "u-1" }]);
+    assert.deepEqual(h.tools.received(name).map((r) => r.args), [{ city: "Oslo", days: 3, user_id: "u-1" }]);
   });
 
   it("answers an invalid call with an error ToolMessage that a conditional edge routes to a fallback model", async () => {
@@ -97,7 +79,7 @@ describe("GatewayToolNode", () => {
     const graph = new StateGraph(MessagesAnnotation)
       .addNode("agent", async (state) => ({ messages: [await primary.invoke(state.messages)] }))
       .addNode("fallback", async (state) => ({ messages: [await fallback.invoke(state.messages)] }))
-      .addNode("tools", new GatewayToolNode(agent))
+      .addNode("tools", new GatewayToolNode(h.agent))
       .addEdge(START, "agent")
       .addConditionalEdges("agent", toolsCondition, ["tools", END])
       .addConditionalEdges(
@@ -119,7 +101,7 @@ describe("GatewayToolNode", () => {
     assert.deepEqual(answers.map((m) => [m.tool_call_id, m.status]), [["bad-1", "error"], ["good-1", "success"]]);
     assert.match(String(answers[0]!.content), /days/);
     assert.equal(out.messages.at(-1)?.content, "Done.");
-    assert.deepEqual(tools.received(name).map((r) => r.args.days), [2]);
+    assert.deepEqual(h.tools.received(name).map((r) => r.args.days), [2]);
   });
 
   it("takes the injected user_id from configurable, never from the model", async () => {
@@ -128,12 +110,12 @@ describe("GatewayToolNode", () => {
       aiCalls("ai-i1", [{ id: "inj-1", name, args: { city: "Oslo", days: 1, user_id: "someone-else" } }]),
       new AIMessage({ id: "ai-i2", content: "ok" }),
     ]);
-    const node = new GatewayToolNode(agent, { context: { userId: "default-user" } });
+    const node = new GatewayToolNode(h.agent, { context: { userId: "default-user" } });
     const out = await reactGraph(model, node).invoke(
       { messages: [new HumanMessage("hi")] },
       { configurable: { user_id: "u-from-config", thread_id: "t-inj" } },
     );
-    assert.deepEqual(tools.received(name).map((r) => r.args.user_id), ["u-from-config"]);
+    assert.deepEqual(h.tools.received(name).map((r) => r.args.user_id), ["u-from-config"]);
     // The transcript shows what ran: the model's user_id is not among the arguments.
     const ai = out.messages.find((m) => m.id === "ai-i1") as AIMessage;
     assert.deepEqual(ai.tool_calls?.[0]?.args, { city: "Oslo", days: 1 });
@@ -141,7 +123,7 @@ describe("GatewayToolNode", () => {
     // Without a configurable user_id, the node's default context applies.
     const again = new ScriptedChatModel([aiCalls("ai-i3", [{ id: "inj-2", name, args: { city: "Rome", days: 1 } }])]);
     await reactGraph(again, node).invoke({ messages: [new HumanMessage("hi")] });
-    assert.equal(tools.received(name).at(-1)?.args.user_id, "default-user");
+    assert.equal(h.tools.received(name).at(-1)?.args.user_id, "default-user");
   });
 
   it("runs calls without ids and invalid calls, giving them ids the AIMessage carries", async () => {
@@ -152,7 +134,7 @@ describe("GatewayToolNode", () => {
       tool_calls: [{ name, args: { city: "Oslo", days: 1 }, type: "tool_call" }],
       invalid_tool_calls: [{ name, args: "{'city': 'Bergen', 'days': 2,}", id: "inv-1", error: "not JSON", type: "invalid_tool_call" }],
     });
-    const node = new GatewayToolNode(agent);
+    const node = new GatewayToolNode(h.agent);
     const out = (await node.invoke({ messages: [written] }, { configurable: { user_id: "u" } })) as { messages: any[] };
     const [ai, ...answers] = out.messages as [AIMessage, ...ToolMessage[]];
     assert.equal(ai.id, "ai-n1");

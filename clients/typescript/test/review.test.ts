@@ -4,36 +4,18 @@
 // resumed node from running its calls again is the node's own replay of what was answered.
 
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { Command, END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { toolsCondition } from "@langchain/langgraph/prebuilt";
-import type { Client } from "toolgate";
 import { GatewayToolNode } from "toolgate/langgraph";
-import { aiCalls, Gateway, HttpTools, ScriptedChatModel, unique } from "./support.js";
+import { aiCalls, ScriptedChatModel, unique, useHarness } from "./support.js";
 
-let gateway: Gateway;
-let tools: HttpTools;
-let admin: Client;
-let agent: Client;
-
-before(async () => {
-  gateway = await Gateway.start("\n[idempotency]\nwindow_ms = 0\n");
-  tools = await HttpTools.start();
-  admin = gateway.client();
-  agent = gateway.agentClient();
-});
-
-after(async () => {
-  admin?.close();
-  agent?.close();
-  await tools?.stop();
-  await gateway?.stop();
-});
+const h = useHarness("\n[idempotency]\nwindow_ms = 0\n");
 
 async function tool(review: boolean): Promise<string> {
   const name = unique(review ? "send_money" : "balance");
-  await admin.registerTool({
+  await h.admin.registerTool({
     name,
     input_schema: {
       type: "object",
@@ -42,7 +24,7 @@ async function tool(review: boolean): Promise<string> {
       additionalProperties: false,
     },
     review: { required: review },
-    backend: tools.route(name, (args) => [200, { done: true, ...args }]),
+    backend: h.tools.route(name, (args) => [200, { done: true, ...args }]),
   });
   return name;
 }
@@ -50,7 +32,7 @@ async function tool(review: boolean): Promise<string> {
 function graphWith(model: ScriptedChatModel) {
   return new StateGraph(MessagesAnnotation)
     .addNode("agent", async (state) => ({ messages: [await model.invoke(state.messages)] }))
-    .addNode("tools", new GatewayToolNode(agent))
+    .addNode("tools", new GatewayToolNode(h.agent))
     .addEdge(START, "agent")
     .addConditionalEdges("agent", toolsCondition, ["tools", END])
     .addEdge("tools", "agent")
@@ -86,12 +68,12 @@ describe("review", () => {
     assert.deepEqual(payload.actions, ["continue", "update", "feedback"]);
     assert.deepEqual(payload.pending.map((p: any) => p.tool_call_id), ["pay-1"]);
     assert.deepEqual(payload.actionRequests, [{ name: guarded, args: { amount: 10, to: "ana" }, description: payload.content }]);
-    assert.equal(tools.received(guarded).length, 0);
+    assert.equal(h.tools.received(guarded).length, 0);
 
     const done = await graph.invoke(new Command({ resume: { action: "continue" } }), config);
     assert.deepEqual(toolMessages(done).map((m) => [m.tool_call_id, m.status]), [["pay-1", "success"], ["look-1", "success"]]);
-    assert.equal(tools.received(guarded).length, 1);
-    assert.equal(tools.received(plain).length, 1);
+    assert.equal(h.tools.received(guarded).length, 1);
+    assert.equal(h.tools.received(plain).length, 1);
     assert.equal(done.messages.at(-1)?.content, "ok");
   });
 
@@ -99,7 +81,7 @@ describe("review", () => {
     const guarded = await tool(true);
     const { graph, config } = await interrupted([{ id: "pay-2", name: guarded, args: { amount: 10, to: "ana" } }]);
     const done = await graph.invoke(new Command({ resume: { action: "update", data: { amount: 5, to: "ana" } } }), config);
-    assert.deepEqual(tools.received(guarded).map((r) => r.args), [{ amount: 5, to: "ana" }]);
+    assert.deepEqual(h.tools.received(guarded).map((r) => r.args), [{ amount: 5, to: "ana" }]);
     const ai = done.messages.find((m: any) => m.tool_calls?.length) as AIMessage;
     assert.deepEqual(ai.tool_calls?.[0]?.args, { amount: 5, to: "ana" });
     assert.equal(toolMessages(done)[0]?.status, "success");
@@ -113,7 +95,7 @@ describe("review", () => {
     assert.equal(answer?.status, "error");
     assert.equal((answer?.additional_kwargs.error as { kind: string }).kind, "REJECTED");
     assert.match(String(answer?.content), /Not to eve\./);
-    assert.equal(tools.received(guarded).length, 0);
+    assert.equal(h.tools.received(guarded).length, 0);
   });
 
   it("asks again, saying why, when an update does not fit the tool", async () => {
@@ -125,7 +107,7 @@ describe("review", () => {
     assert.match(String(payload?.error), /amount/);
     const done = await graph.invoke(new Command({ resume: { action: "continue" } }), config);
     assert.equal(toolMessages(done)[0]?.status, "success");
-    assert.deepEqual(tools.received(guarded).map((r) => r.args), [{ amount: 1, to: "bo" }]);
+    assert.deepEqual(h.tools.received(guarded).map((r) => r.args), [{ amount: 1, to: "bo" }]);
   });
 
   it("takes LangChain v1's human-in-the-loop decisions for several pending calls", async () => {
@@ -146,6 +128,6 @@ describe("review", () => {
       toolMessages(done).map((m) => [m.tool_call_id, m.status]),
       [["hitl-1", "success"], ["hitl-2", "success"], ["hitl-3", "error"]],
     );
-    assert.deepEqual(tools.received(guarded).map((r) => r.args.amount).sort(), [1, 20]);
+    assert.deepEqual(h.tools.received(guarded).map((r) => r.args.amount).sort(), [1, 20]);
   });
 });

@@ -12,6 +12,7 @@ import { accessSync, constants, mkdtempSync, openSync, readFileSync, writeFileSy
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
+import { after, before } from "node:test";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client, type ClientOptions } from "toolgate";
@@ -191,3 +192,31 @@ export class HttpTools {
 
 // The scripted chat model is the examples' own: tests drive graphs the way the examples do.
 export { aiCalls, ScriptedChatModel } from "../examples/support.js";
+
+/** What a test file runs against: one gateway (its config plus `extraConfig`), one tool server, and the clients. */
+export interface Harness {
+  gateway: Gateway;
+  tools: HttpTools;
+  /** Data and admin tokens: registers tools. */
+  admin: Client;
+  /** What an agent holds: data and review tokens. */
+  agent: Client;
+}
+
+/** Starts the harness before the file's tests and stops it after them; its fields are set once they run. */
+export function useHarness(extraConfig = ""): Harness {
+  const h = {} as Harness;
+  before(async () => {
+    h.gateway = await Gateway.start(extraConfig);
+    h.tools = await HttpTools.start();
+    h.admin = h.gateway.client();
+    h.agent = h.gateway.agentClient();
+  });
+  after(async () => {
+    h.admin?.close();
+    h.agent?.close();
+    await h.tools?.stop();
+    await h.gateway?.stop();
+  });
+  return h;
+}
