@@ -40,9 +40,11 @@ fn call(call_id: &str, arguments: &str) -> ReviewRecord {
         tool: "refund".into(),
         tool_tenant: String::new(),
         arguments: arguments.into(),
+        original_arguments: arguments.into(),
         repairs: Vec::new(),
         created_ms: toolgate::review::unix_ms(),
         decided_ms: None,
+        decided_by: None,
         state: ReviewState::Pending,
     }
 }
@@ -90,8 +92,12 @@ async fn a_call_submitted_on_one_gateway_is_decided_on_another_and_runs_once() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!waiting.is_finished(), "a pending call is waited on");
     let decided_at = Instant::now();
-    let decided = b.decide(&k, Decision::Edit { arguments: r#"{"amount":4}"#.into() }).await.unwrap();
+    let edit = Decision::Edit { arguments: r#"{"amount":4}"#.into() };
+    let decided = b.decide(&k, edit, Some("Ana\nfrom B")).await.unwrap();
     assert!(decided.decided_ms.is_some());
+    // Who decided travels with the record to every gateway, on one line.
+    assert_eq!(decided.decided_by.as_deref(), Some("Anafrom B"));
+    assert_eq!(a.get(&k).await.unwrap().decided_by.as_deref(), Some("Anafrom B"));
     // B claims as A's waiter wakes: exactly one runs it; if B does, A's waiter gets B's answer.
     let on_b = b.claim(&k).await.unwrap().unwrap();
     if matches!(on_b, Step::Run(_)) {
@@ -127,7 +133,7 @@ async fn of_many_claimers_on_two_gateways_exactly_one_runs() {
     let (_prefix, a, b) = gateways(ReviewSettings::default(), LEASE).await;
     let k = key("c1");
     a.submit(call("c1", "{}")).await.unwrap();
-    b.decide(&k, Decision::Approve).await.unwrap();
+    b.decide(&k, Decision::Approve, None).await.unwrap();
     let claims: Vec<_> = (0..16)
         .map(|i| {
             let (queue, k) = (Arc::clone(if i % 2 == 0 { &a } else { &b }), k.clone());
@@ -153,9 +159,9 @@ async fn a_retry_is_existing_another_call_conflicts_and_a_settled_id_is_reused()
     assert_eq!(b.submit(call("c1", "{}")).await.unwrap(), Submitted::Existing(ReviewState::Pending));
     assert!(matches!(b.submit(call("c1", r#"{"other":1}"#)).await, Err(ReviewError::Conflict)));
 
-    b.decide(&k, Decision::Reject { feedback: "no".into() }).await.unwrap();
-    assert!(matches!(a.decide(&k, Decision::Approve).await, Err(ReviewError::AlreadyDecided)));
-    assert!(matches!(a.decide(&key("nope"), Decision::Approve).await, Err(ReviewError::NotFound)));
+    b.decide(&k, Decision::Reject { feedback: "no".into() }, None).await.unwrap();
+    assert!(matches!(a.decide(&k, Decision::Approve, None).await, Err(ReviewError::AlreadyDecided)));
+    assert!(matches!(a.decide(&key("nope"), Decision::Approve, None).await, Err(ReviewError::NotFound)));
     let decided = ReviewState::Decided(Decision::Reject { feedback: "no".into() });
     assert_eq!(a.submit(call("c1", "{}")).await.unwrap(), Submitted::Existing(decided));
 
@@ -175,7 +181,7 @@ async fn max_pending_counts_every_gateways_calls() {
     a.submit(call("c1", "{}")).await.unwrap();
     b.submit(call("c2", "{}")).await.unwrap();
     assert!(matches!(b.submit(call("c3", "{}")).await, Err(ReviewError::Full { max: 2 })));
-    a.decide(&key("c1"), Decision::Approve).await.unwrap();
+    a.decide(&key("c1"), Decision::Approve, None).await.unwrap();
     assert_eq!(b.submit(call("c3", "{}")).await.unwrap(), Submitted::New);
 }
 
@@ -185,7 +191,7 @@ async fn a_running_call_past_its_lease_is_lost_and_never_runs_again() {
     let (_prefix, a, b) = gateways(ReviewSettings::default(), Duration::from_millis(300)).await;
     let k = key("c1");
     a.submit(call("c1", "{}")).await.unwrap();
-    a.decide(&k, Decision::Approve).await.unwrap();
+    a.decide(&k, Decision::Approve, None).await.unwrap();
     assert!(matches!(a.claim(&k).await.unwrap(), Some(Step::Run(_))));
     assert_eq!(b.claim(&k).await.unwrap(), Some(Step::Wait), "within its lease, it runs on A");
     tokio::time::sleep(Duration::from_millis(400)).await;
@@ -206,7 +212,7 @@ async fn a_watcher_on_one_gateway_sees_the_other_gateways_changes() {
     eventually("B's pending count of 1", || b.pending_count() == 1).await;
 
     a.submit(call("c1", "{}")).await.unwrap();
-    a.decide(&key("c1"), Decision::Approve).await.unwrap();
+    a.decide(&key("c1"), Decision::Approve, None).await.unwrap();
     let mut seen = Vec::new();
     while seen.len() < 2 {
         let event = timeout(Duration::from_secs(1), events.recv()).await.expect("an event").unwrap();
@@ -219,7 +225,7 @@ async fn a_watcher_on_one_gateway_sees_the_other_gateways_changes() {
         [(EventKind::Pending, ReviewState::Pending), (EventKind::Decided, ReviewState::Decided(Decision::Approve))]
     );
     eventually("B's pending count of 1 again", || b.pending_count() == 1).await;
-    a.decide(&key("c0"), Decision::Approve).await.unwrap();
+    a.decide(&key("c0"), Decision::Approve, None).await.unwrap();
     eventually("B's pending count of 0", || b.pending_count() == 0).await;
 }
 
@@ -300,7 +306,7 @@ async fn after_redis_restarts_the_follower_subscribes_again_and_watchers_must_re
         async move { a.wait(&key("c1"), Some(Instant::now() + Duration::from_secs(10))).await }
     });
     tokio::time::sleep(Duration::from_millis(50)).await;
-    b.decide(&key("c1"), Decision::Approve).await.unwrap();
+    b.decide(&key("c1"), Decision::Approve, None).await.unwrap();
     let step = timeout(Duration::from_millis(500), waiting).await.expect("A wakes at once").unwrap().unwrap();
     assert!(matches!(step, Some(Step::Run(_))), "{step:?}");
 }

@@ -32,6 +32,9 @@ pub struct ServeArgs {
     /// Serve MCP (Streamable HTTP) at http://ADDR/mcp, such as 127.0.0.1:8808 [default: none].
     #[arg(long, env = "TOOLGATE_MCP_LISTEN")]
     mcp_listen: Option<String>,
+    /// Serve the web console for reviewers and operators at http://ADDR/, such as 127.0.0.1:8809 [default: none].
+    #[arg(long, env = "TOOLGATE_CONSOLE_LISTEN")]
+    console_listen: Option<String>,
 }
 
 pub async fn run(args: ServeArgs) -> Result<(), String> {
@@ -44,6 +47,7 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
         otlp_endpoint: args.otlp_endpoint,
         redis_url: args.redis_url,
         mcp_listen: args.mcp_listen,
+        console_listen: args.console_listen,
     };
     let config = Config::load(args.config.as_deref(), overrides).map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::bind(config.listen)

@@ -1,9 +1,11 @@
 //! Configuration: the TOML file (`RawConfig`, unknown fields refused) layered under flags and environment,
 //! validated into `Config`.
 
+mod console;
 mod mcp_front;
 mod raw;
 
+pub use console::{ConsoleSettings, RawConsole};
 pub use mcp_front::{JwksSource, JwtSettings, McpFrontSettings, Principal, RawJwt, RawMcpFront, RawToken};
 pub use raw::{Overrides, RawAuth, RawBudgets, RawConfig, RawIdempotency, RawLimits, RawRepair, RawReview};
 
@@ -97,6 +99,7 @@ pub struct Config {
     /// `Some` in cluster mode.
     pub cluster: Option<ClusterSettings>,
     pub mcp_front: McpFrontSettings,
+    pub console: ConsoleSettings,
 }
 
 impl Default for Config {
@@ -135,6 +138,12 @@ impl Config {
         if max_schema_bytes == 0 {
             return Err(ConfigError::Invalid("limits.max_schema_bytes must be greater than 0".into()));
         }
+        let tokens = tokens(Tokens {
+            admin: overrides.admin_token.or(raw.auth.admin_token),
+            data: overrides.data_token.or(raw.auth.data_token),
+            review: overrides.review_token.or(raw.auth.review_token),
+        })?;
+        let closed = tokens.admin.is_some() || tokens.review.is_some();
         let config = Config {
             listen,
             data_dir: overrides.data_dir.or(raw.data_dir).unwrap_or_else(|| DEFAULT_DATA_DIR.into()),
@@ -157,11 +166,7 @@ impl Config {
                 .with_max_schema_bytes(max_schema_bytes),
             tools: raw.tools,
             mcp_servers: raw.mcp_servers,
-            tokens: tokens(Tokens {
-                admin: overrides.admin_token.or(raw.auth.admin_token),
-                data: overrides.data_token.or(raw.auth.data_token),
-                review: overrides.review_token.or(raw.auth.review_token),
-            })?,
+            tokens,
             budgets: budgets(&raw.budgets),
             review: ReviewConfig {
                 max_wait: Duration::from_millis(raw.review.max_wait_ms.unwrap_or(600_000)),
@@ -179,6 +184,7 @@ impl Config {
             mcp_front: McpFrontSettings::from_raw(raw.mcp_front, overrides.mcp_listen, base, |name| {
                 std::env::var(name).ok()
             })?,
+            console: ConsoleSettings::from_raw(raw.console, overrides.console_listen, closed)?,
         };
         config.check()?;
         Ok(config)
@@ -210,6 +216,14 @@ impl Config {
             return Err(ConfigError::Invalid(
                 "mcp_front.listen must differ from listen and telemetry.prometheus_listen".into(),
             ));
+        }
+        if let Some(console) = self.console.listen {
+            let others = [Some(self.listen), self.telemetry.prometheus_listen, self.mcp_front.listen];
+            if others.contains(&Some(console)) {
+                return Err(ConfigError::Invalid(
+                    "console.listen must differ from listen, telemetry.prometheus_listen and mcp_front.listen".into(),
+                ));
+            }
         }
         if self.default_timeout.is_zero() {
             return Err(ConfigError::Invalid("limits.default_timeout_ms must be greater than 0".into()));

@@ -1,6 +1,7 @@
 //! The config file as written (`RawConfig` and its tables, every field optional, unknown fields refused) and
 //! the flags and environment that win over it (`Overrides`).
 
+use super::console::RawConsole;
 use super::mcp_front::RawMcpFront;
 use crate::backend::mcp::McpServerSpec;
 use crate::cluster::RawCluster;
@@ -50,6 +51,9 @@ pub struct RawConfig {
     /// The MCP front door: MCP hosts call the registered tools through toolgate.
     #[serde(default)]
     pub mcp_front: RawMcpFront,
+    /// The web console for reviewers and operators.
+    #[serde(default)]
+    pub console: RawConsole,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -144,4 +148,6 @@ pub struct Overrides {
     pub redis_url: Option<String>,
     /// The MCP front door's address (`--mcp-listen`, `TOOLGATE_MCP_LISTEN`).
     pub mcp_listen: Option<String>,
+    /// The web console's address (`--console-listen`, `TOOLGATE_CONSOLE_LISTEN`).
+    pub console_listen: Option<String>,
 }

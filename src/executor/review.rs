@@ -162,9 +162,11 @@ fn review_record(call: &ToolCall, ctx: &CallContext, checked: &Checked) -> Revie
         tool: checked.tool.spec.name.clone(),
         tool_tenant: checked.tool.spec.tenant.clone(),
         arguments: checked.text.clone(),
+        original_arguments: call.arguments.clone(),
         repairs: checked.repairs.clone(),
         created_ms: unix_ms(),
         decided_ms: None,
+        decided_by: None,
         state: ReviewState::Pending,
     }
 }

@@ -110,8 +110,9 @@ pub trait Queue: Send + Sync {
     /// Records the answer of a call that ran (`Running`) or was lost (`Lost`), and wakes its waiters.
     async fn finish(&self, key: &ReviewKey, message: ToolMessage) -> Result<(), ReviewError>;
 
-    /// Decides a `Pending` call, wakes its waiters and tells subscribers. Returns the updated record.
-    async fn decide(&self, key: &ReviewKey, decision: Decision) -> Result<ReviewRecord, ReviewError>;
+    /// Decides a `Pending` call, wakes its waiters and tells subscribers. `by` names the reviewer (`None` over the
+    /// API; see `reviewer_name`). Returns the updated record.
+    async fn decide(&self, key: &ReviewKey, decision: Decision, by: Option<&str>) -> Result<ReviewRecord, ReviewError>;
 
     /// The calls waiting for a decision, oldest first: of one tenant, or of all with `None`. Empty, and logged,
     /// when Redis does not answer.

@@ -6,7 +6,7 @@
 //! the blocking task runs to its end either way.
 
 use super::api::{EventKind, KeyChanges, Queue, ReviewEvent, Step, Submitted};
-use super::record::{Decision, ReviewKey, ReviewRecord, ReviewState, unix_ms};
+use super::record::{Decision, ReviewKey, ReviewRecord, ReviewState, reviewer_name, unix_ms};
 use super::store::ReviewStore;
 use super::{ReviewError, ReviewSettings};
 use crate::pipeline::ToolMessage;
@@ -143,14 +143,18 @@ impl Queue for LocalQueue {
         Ok(())
     }
 
-    async fn decide(&self, key: &ReviewKey, decision: Decision) -> Result<ReviewRecord, ReviewError> {
+    async fn decide(&self, key: &ReviewKey, decision: Decision, by: Option<&str>) -> Result<ReviewRecord, ReviewError> {
         let records = self.lock().await;
         let current = &records.get(key).ok_or(ReviewError::NotFound)?.record;
         if current.state != ReviewState::Pending {
             return Err(ReviewError::AlreadyDecided);
         }
-        let decided =
-            ReviewRecord { state: ReviewState::Decided(decision), decided_ms: Some(unix_ms()), ..current.clone() };
+        let decided = ReviewRecord {
+            state: ReviewState::Decided(decision),
+            decided_ms: Some(unix_ms()),
+            decided_by: by.and_then(reviewer_name),
+            ..current.clone()
+        };
         self.commit(records, decided, Some(EventKind::Decided)).await
     }
 

@@ -12,10 +12,12 @@ mod local;
 mod record;
 mod shared;
 mod store;
+mod verdict;
 
 pub use api::{EventKind, KeyChanges, Queue, ReviewEvent, ReviewQueue, Step, Submitted};
-pub use record::{Decision, ReviewKey, ReviewRecord, ReviewState, unix_ms};
+pub use record::{Decision, ReviewKey, ReviewRecord, ReviewState, reviewer_name, unix_ms};
 pub use store::{RedbReviewStore, ReviewStore};
+pub use verdict::{Verdict, VerdictError, decide};
 
 use crate::cluster::ClusterError;
 use crate::store::StoreError;

@@ -45,10 +45,16 @@ pub struct ReviewRecord {
     pub tool_tenant: String,
     /// The model-controlled arguments after repair, as JSON text (no injected values).
     pub arguments: String,
+    /// The arguments exactly as the model wrote them, before any repair (an injected value it set included).
+    #[serde(default)]
+    pub original_arguments: String,
     pub repairs: Vec<Repair>,
     /// Unix time in ms (wall clock, `SystemTime`).
     pub created_ms: u64,
     pub decided_ms: Option<u64>,
+    /// Who decided: the reviewer's name as the console took it; `None` for a decision over the API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
     pub state: ReviewState,
 }
 
@@ -71,6 +77,14 @@ impl ReviewRecord {
         let keep_ms = u64::try_from(keep.as_millis()).unwrap_or(u64::MAX);
         self.is_settled() && now_ms.saturating_sub(self.decided_ms.unwrap_or(self.created_ms)) > keep_ms
     }
+}
+
+/// A reviewer's name as a record keeps it: one line of at most 64 characters, without control characters (the
+/// shared queue's messages are lines). `None` when nothing is left.
+pub fn reviewer_name(name: &str) -> Option<String> {
+    let kept: String = name.chars().filter(|c| !c.is_control()).take(64).collect();
+    let kept = kept.trim();
+    (!kept.is_empty()).then(|| kept.to_owned())
 }
 
 /// The wall clock as Unix time in milliseconds, the unit of `created_ms` and `decided_ms`.

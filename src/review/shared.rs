@@ -2,7 +2,7 @@
 //! hears of it through pub/sub.
 //!
 //! Redis is the source of truth. A record is the hash `{p}:review:tenant\0call_id` (fields `state`, `call` = the
-//! submitted record as JSON, `fp` = its same-call fingerprint, `decision`, `dms` = decided_ms, `done` = the
+//! submitted record as JSON, `fp` = its same-call fingerprint, `decision`, `dms` = decided_ms, `by` = the reviewer, `done` = the
 //! answer, `lease` = when a `Running` record is deemed abandoned); `{p}:reviews_pending` lists pending calls by
 //! creation time. Every change is one Lua script (see `scripts`) that ends with a PUBLISH on `{p}:reviews`, which
 //! the follower (see `follower`) turns into wake-ups and events here.
@@ -11,7 +11,7 @@ mod follower;
 mod scripts;
 
 use super::api::{EventKind, KeyChanges, Queue, ReviewEvent, Step, Submitted};
-use super::record::{Decision, ReviewKey, ReviewRecord, ReviewState, unix_ms};
+use super::record::{Decision, ReviewKey, ReviewRecord, ReviewState, reviewer_name, unix_ms};
 use super::{ReviewError, ReviewSettings};
 use crate::cluster::Redis;
 use crate::pipeline::ToolMessage;
@@ -118,11 +118,13 @@ impl Queue for SharedQueue {
         }
     }
 
-    async fn decide(&self, key: &ReviewKey, decision: Decision) -> Result<ReviewRecord, ReviewError> {
+    async fn decide(&self, key: &ReviewKey, decision: Decision, by: Option<&str>) -> Result<ReviewRecord, ReviewError> {
         let decision = serde_json::to_string(&decision).expect("a Decision always serializes");
+        let by = by.and_then(reviewer_name).unwrap_or_default();
         let record_key = self.record_key(key);
         let mut invocation = DECIDE_SCRIPT.key(&record_key);
         invocation.key(self.pending_key()).arg(self.common_args()).arg(member(key)).arg(decision).arg(unix_ms());
+        invocation.arg(by);
         let reply: Vec<String> =
             self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await?;
         match word(&reply) {
@@ -232,7 +234,7 @@ fn word(reply: &[String]) -> &str {
 
 /// A record from its fields in `FIELDS` order: `call` holds the submitted record, the others its state now.
 fn record_from(fields: &[String]) -> Result<ReviewRecord, String> {
-    let [state, dms, decision, done, call] = fields else {
+    let [state, dms, decision, done, by, call] = fields else {
         return Err(format!("{} fields instead of {}", fields.len(), FIELDS.len()));
     };
     let mut record: ReviewRecord = serde_json::from_str(call).map_err(|e| format!("call: {e}"))?;
@@ -246,6 +248,7 @@ fn record_from(fields: &[String]) -> Result<ReviewRecord, String> {
         other => return Err(format!("unknown state {other:?}")),
     };
     record.decided_ms = if dms.is_empty() { None } else { Some(dms.parse().map_err(|e| format!("dms: {e}"))?) };
+    record.decided_by = (!by.is_empty()).then(|| by.clone());
     Ok(record)
 }
 

@@ -33,9 +33,11 @@ fn call(tenant: &str, call_id: &str, arguments: &str) -> ReviewRecord {
         tool: "refund".into(),
         tool_tenant: String::new(),
         arguments: arguments.into(),
+        original_arguments: arguments.into(),
         repairs: Vec::new(),
         created_ms: 1_000,
         decided_ms: None,
+        decided_by: None,
         state: ReviewState::Pending,
     }
 }
@@ -59,7 +61,7 @@ fn message(call_id: &str, content: &str) -> ToolMessage {
 async fn drive(queue: &ReviewQueue, call_id: &str, decision: Decision, run: bool, finish: Option<&str>) -> ReviewKey {
     let k = key("acme", call_id);
     assert_eq!(queue.submit(call("acme", call_id, "{}")).await.unwrap(), Submitted::New);
-    queue.decide(&k, decision).await.unwrap();
+    queue.decide(&k, decision, None).await.unwrap();
     if run {
         assert!(matches!(queue.claim(&k).await.unwrap(), Some(Step::Run(_))));
     }
@@ -81,13 +83,14 @@ async fn an_approved_call_runs_once_and_its_answer_is_kept() {
     assert_eq!(queue.claim(&k).await.unwrap(), Some(Step::Wait));
     assert!(matches!(queue.finish(&k, message("c1", "x")).await, Err(ReviewError::NotRunning)));
 
-    let decided = queue.decide(&k, Decision::Approve).await.unwrap();
+    let decided = queue.decide(&k, Decision::Approve, Some("  ana  ")).await.unwrap();
     assert_eq!(decided.state, ReviewState::Decided(Decision::Approve));
     assert!(decided.decided_ms.is_some());
+    assert_eq!(decided.decided_by.as_deref(), Some("ana"));
     assert!(queue.pending(None).await.is_empty());
     assert_eq!(queue.pending_count(), 0);
-    assert!(matches!(queue.decide(&k, Decision::Approve).await, Err(ReviewError::AlreadyDecided)));
-    assert!(matches!(queue.decide(&key("acme", "nope"), Decision::Approve).await, Err(ReviewError::NotFound)));
+    assert!(matches!(queue.decide(&k, Decision::Approve, None).await, Err(ReviewError::AlreadyDecided)));
+    assert!(matches!(queue.decide(&key("acme", "nope"), Decision::Approve, None).await, Err(ReviewError::NotFound)));
 
     let (a, b) = tokio::join!(queue.claim(&k), queue.claim(&k));
     let steps = [a.unwrap().unwrap(), b.unwrap().unwrap()];
@@ -138,7 +141,7 @@ async fn wait_wakes_when_the_call_is_decided() {
     // Paused time: this only lets the waiter park on the record before the decision comes.
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(!waiter.is_finished());
-    queue.decide(&k, Decision::Approve).await.unwrap();
+    queue.decide(&k, Decision::Approve, None).await.unwrap();
     let step = waiter.await.unwrap().unwrap().unwrap();
     assert!(matches!(step, Step::Run(ref r) if r.state == ReviewState::Running(Decision::Approve)), "{step:?}");
     assert!(start.elapsed() < Duration::from_secs(60));
@@ -170,7 +173,7 @@ async fn wait_gives_up_at_the_deadline_and_knows_no_unknown_key() {
     assert_eq!(start.elapsed(), Duration::from_secs(30));
     assert_eq!(queue.wait(&key("acme", "unknown"), Some(until)).await.unwrap(), None);
     // A decided call is claimed at once, even past the deadline.
-    queue.decide(&k, Decision::Approve).await.unwrap();
+    queue.decide(&k, Decision::Approve, None).await.unwrap();
     assert!(matches!(queue.wait(&k, Some(until)).await.unwrap(), Some(Step::Run(_))));
 }
 
@@ -200,7 +203,7 @@ async fn a_call_id_is_kept_by_its_call_until_that_call_is_settled() {
     // Another tenant's call id is another key.
     assert_eq!(queue.submit(call("beta", "c1", r#"{"a":1}"#)).await.unwrap(), Submitted::New);
 
-    queue.decide(&k, Decision::Approve).await.unwrap();
+    queue.decide(&k, Decision::Approve, None).await.unwrap();
     assert!(matches!(queue.submit(call("acme", "c1", r#"{"a":1}"#)).await, Err(ReviewError::Conflict)));
     assert!(matches!(queue.claim(&k).await.unwrap(), Some(Step::Run(_))));
     queue.finish(&k, message("c1", "done")).await.unwrap();
@@ -255,7 +258,7 @@ async fn a_full_queue_refuses_new_calls_but_not_retries() {
     queue.submit(call("beta", "c2", "{}")).await.unwrap();
     assert!(matches!(queue.submit(call("acme", "c3", "{}")).await, Err(ReviewError::Full { max: 2 })));
     assert_eq!(queue.submit(call("acme", "c1", "{}")).await.unwrap(), Submitted::Existing(ReviewState::Pending));
-    queue.decide(&key("acme", "c1"), Decision::Approve).await.unwrap();
+    queue.decide(&key("acme", "c1"), Decision::Approve, None).await.unwrap();
     assert_eq!(queue.submit(call("acme", "c3", "{}")).await.unwrap(), Submitted::New);
 }
 
@@ -268,7 +271,7 @@ async fn subscribers_see_each_call_pending_then_decided() {
     assert_eq!(now.iter().map(|r| r.key.call_id.as_str()).collect::<Vec<_>>(), ["old"]);
 
     queue.submit(call("acme", "c1", "{}")).await.unwrap();
-    let decided = queue.decide(&key("acme", "c1"), Decision::Approve).await.unwrap();
+    let decided = queue.decide(&key("acme", "c1"), Decision::Approve, None).await.unwrap();
     for receiver in [&mut events, &mut watch] {
         let first = receiver.recv().await.unwrap();
         assert_eq!(
@@ -310,6 +313,7 @@ async fn open_prunes_old_settled_records() {
     let store = Database::open(dir.path()).unwrap();
     let old = ReviewRecord {
         decided_ms: Some(1),
+        decided_by: None,
         state: ReviewState::Done(message("old", "ok")),
         ..call("acme", "old", "{}")
     };

@@ -1,6 +1,7 @@
 //! The gRPC server: ToolGateway, ToolRegistry, ToolReview, ToolWorker, health and reflection on one port.
 
 mod auth;
+mod console;
 mod execute;
 mod gateway;
 mod listen;
@@ -63,6 +64,8 @@ pub enum ServeError {
     Telemetry(#[from] crate::telemetry::ExportError),
     #[error("metrics endpoint {addr}: {reason}")]
     Metrics { addr: std::net::SocketAddr, reason: String },
+    #[error("console {addr}: {reason}")]
+    Console { addr: std::net::SocketAddr, reason: String },
     #[error("MCP front door {addr}: {reason}")]
     McpFront { addr: std::net::SocketAddr, reason: String },
 }
@@ -101,6 +104,7 @@ pub async fn run_with_clock(
     // Bound before telemetry is built: a port in use fails the start before there is anything to flush.
     let metrics_listener = metrics::bind(&config).await?;
     let front_listener = mcp_front::bind(&config).await?;
+    let console_listener = console::bind(&config).await?;
     let telemetry = Arc::new(telemetry(&config, &registry, &reviews, redis.as_ref())?);
     // Last of the steps that may fail, so a failed start leaves no server process behind.
     if let Err(err) = mcp.start(config.mcp_servers.clone()).await {
@@ -110,7 +114,7 @@ pub async fn run_with_clock(
     let workers = Arc::new(WorkerPool::new());
     let state =
         State { registry, reviews, policy, telemetry: Arc::clone(&telemetry), mcp: Arc::clone(&mcp), workers, redis };
-    let side = SideListeners { metrics: metrics_listener, mcp_front: front_listener };
+    let side = SideListeners { metrics: metrics_listener, mcp_front: front_listener, console: console_listener };
     let served = serve(listener, &config, state, side, shutdown).await;
     // Stdio MCP servers are child processes: they end with the gateway.
     mcp.shutdown().await;
@@ -197,6 +201,7 @@ async fn register_statics(registry: &Arc<Registry>, redis: Option<&Redis>, confi
 struct SideListeners {
     metrics: Option<TcpListener>,
     mcp_front: Option<mcp_front::Bound>,
+    console: Option<TcpListener>,
 }
 
 async fn serve(
@@ -212,6 +217,7 @@ async fn serve(
     let (alive, mut all_gone) = tokio::sync::mpsc::channel::<()>(1);
     let executor = Arc::new(executor(config, &state, alive));
     let front_done = side.mcp_front.map(|listener| mcp_front::spawn(listener, config, Arc::clone(&executor)));
+    let console_done = side.console.map(|listener| console::spawn(listener, config, Arc::clone(&executor)));
     let closing = Arc::clone(&state.reviews);
     let workers = Arc::clone(&state.workers);
     let shutdown = async move {
@@ -219,9 +225,10 @@ async fn serve(
         closing.close();
         // A connected worker's stream never ends on its own; the graceful shutdown would wait for it.
         workers.close();
-        // The metrics endpoint and the MCP front door stop with the gateway.
+        // The metrics endpoint, the MCP front door and the console stop with the gateway.
         drop(metrics_done);
         drop(front_done);
+        drop(console_done);
     };
     let dispatch = services(config, executor, state).await?;
     let addr = listener.local_addr().map_err(|e| ServeError::Listener(e.to_string()))?;

@@ -2,9 +2,9 @@
 
 use super::status::ServiceError;
 use crate::pb::v1::{self as pb, tool_review_server::ToolReview};
-use crate::pipeline::{CallError, ParseLimits, check_edit};
+use crate::pipeline::ParseLimits;
 use crate::registry::Registry;
-use crate::review::{Decision, EventKind, ReviewError, ReviewKey, ReviewQueue, ReviewRecord};
+use crate::review::{self, EventKind, ReviewKey, ReviewQueue, ReviewRecord, Verdict, VerdictError};
 use futures::Stream;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -22,37 +22,16 @@ impl ReviewService {
         Self { queue, registry, limits }
     }
 
-    /// The decision a request asks for; edited arguments must be strict JSON that fits the tool's schema.
-    async fn decision(&self, key: &ReviewKey, req: pb::DecideRequest) -> Result<Decision, ServiceError> {
+    /// The verdict a request asks for.
+    fn verdict(req: pb::DecideRequest) -> Result<Verdict, ServiceError> {
         match pb::ReviewAction::try_from(req.action).unwrap_or_default() {
-            pb::ReviewAction::Approve => Ok(Decision::Approve),
-            pb::ReviewAction::Reject => Ok(Decision::Reject { feedback: req.feedback }),
-            pb::ReviewAction::Edit => {
-                let record = self.queue.get(key).await.ok_or(ServiceError::Review(ReviewError::NotFound))?;
-                let catalog = self.registry.catalog();
-                let tool = catalog.get(&record.tool_tenant, &record.tool).ok_or_else(|| {
-                    ServiceError::BadRequest(format!("tool {:?} no longer exists; reject the call", record.tool))
-                })?;
-                match check_edit(tool, &req.arguments, self.limits) {
-                    Ok(checked) => Ok(Decision::Edit { arguments: checked.text }),
-                    Err(error) => Err(ServiceError::BadRequest(format!("the edited arguments {}", edit_error(&error)))),
-                }
-            }
+            pb::ReviewAction::Approve => Ok(Verdict::Approve),
+            pb::ReviewAction::Reject => Ok(Verdict::Reject(req.feedback)),
+            pb::ReviewAction::Edit => Ok(Verdict::Edit(req.arguments)),
             pb::ReviewAction::Unspecified => {
                 Err(ServiceError::BadRequest("action is required: APPROVE, EDIT or REJECT".into()))
             }
         }
-    }
-}
-
-fn edit_error(error: &CallError) -> String {
-    match error {
-        CallError::Invalid(violations) => {
-            let lines: Vec<_> = violations.iter().map(|v| format!("{}: {}", v.instance_path, v.message)).collect();
-            format!("do not fit the tool's schema: {}", lines.join("; "))
-        }
-        CallError::Malformed(reason) => format!("cannot be used: {reason}"),
-        other => format!("cannot be used: {other}"),
     }
 }
 
@@ -76,8 +55,12 @@ impl ToolReview for ReviewService {
             return Err(ServiceError::BadRequest("call_id is required".into()).into());
         }
         let key = ReviewKey { tenant: req.tenant.clone(), call_id: req.call_id.clone() };
-        let decision = self.decision(&key, req).await?;
-        let decided = self.queue.decide(&key, decision).await.map_err(ServiceError::Review)?;
+        let verdict = Self::verdict(req)?;
+        let decided = match review::decide(&self.queue, &self.registry, self.limits, &key, verdict, None).await {
+            Ok(decided) => decided,
+            Err(VerdictError::Review(err)) => return Err(ServiceError::Review(err).into()),
+            Err(refused) => return Err(ServiceError::BadRequest(refused.to_string()).into()),
+        };
         tracing::info!(call_id = %key.call_id, tenant = %key.tenant, tool = %decided.tool, "review decided");
         Ok(Response::new(pb::DecideResponse { decided: Some((&decided).into()) }))
     }

@@ -10,10 +10,10 @@
 use std::sync::LazyLock;
 
 /// The hash fields that make up a record, in the order replies and messages carry them.
-pub(super) const FIELDS: [&str; 5] = ["state", "dms", "decision", "done", "call"];
+pub(super) const FIELDS: [&str; 6] = ["state", "dms", "decision", "done", "by", "call"];
 
 const PRELUDE: &str = r#"
-local FIELDS = {'state', 'dms', 'decision', 'done', 'call'}
+local FIELDS = {'state', 'dms', 'decision', 'done', 'by', 'call'}
 local function fields()
   local f = redis.call('HMGET', KEYS[1], unpack(FIELDS))
   for i = 1, #FIELDS do f[i] = f[i] or '' end
@@ -75,13 +75,13 @@ publish('running')
 return reply('run')
 "#;
 
-/// `ARGV[4]` member, `[5]` the decision's JSON, `[6]` decided_ms. Replies `not_found`, `already` or
+/// `ARGV[4]` member, `[5]` the decision's JSON, `[6]` decided_ms, `[7]` the reviewer (one line, or empty). Replies `not_found`, `already` or
 /// `decided` + fields.
 const DECIDE: &str = r#"
 local state = current()
 if not state then return {'not_found'} end
 if state ~= 'pending' then return {'already'} end
-redis.call('HSET', KEYS[1], 'state', 'decided', 'decision', ARGV[5], 'dms', ARGV[6])
+redis.call('HSET', KEYS[1], 'state', 'decided', 'decision', ARGV[5], 'dms', ARGV[6], 'by', ARGV[7])
 redis.call('ZREM', KEYS[2], ARGV[4])
 publish('decided')
 return reply('decided')
@@ -103,8 +103,8 @@ return {'done'}
 const LIST: &str = r#"
 local out = {}
 for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local f = redis.call('HMGET', ARGV[1] .. member, 'state', 'dms', 'decision', 'done', 'call')
-  for i = 1, 5 do table.insert(out, f[i] or '') end
+  local f = redis.call('HMGET', ARGV[1] .. member, 'state', 'dms', 'decision', 'done', 'by', 'call')
+  for i = 1, 6 do table.insert(out, f[i] or '') end
 end
 return out
 "#;

@@ -49,7 +49,7 @@ pub async fn ask(
         }
     };
     let key = ReviewKey { tenant: req.ctx.tenant.clone(), call_id: req.call.id.clone() };
-    match executor.reviews().decide(&key, decision).await {
+    match executor.reviews().decide(&key, decision, None).await {
         // A reviewer may have been quicker: their decision stands.
         Ok(_) | Err(ReviewError::AlreadyDecided) => executor.execute(req).await,
         Err(err) => {

@@ -1,0 +1,70 @@
+//! `[console]`: the web console's listener.
+
+use super::ConfigError;
+use serde::Deserialize;
+use std::net::SocketAddr;
+
+/// The table as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConsole {
+    /// Serves the console at `http://{listen}/`; absent, there is none (unless `--console-listen` sets one).
+    pub listen: Option<String>,
+}
+
+/// `[console]` as checked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConsoleSettings {
+    pub listen: Option<SocketAddr>,
+}
+
+impl ConsoleSettings {
+    /// Reads the table, with `listen` overridden by `--console-listen` / `TOOLGATE_CONSOLE_LISTEN`. A console that
+    /// no token closes (`closed` false: neither a review nor an admin token is set) may listen on loopback only.
+    pub fn from_raw(raw: RawConsole, listen: Option<String>, closed: bool) -> Result<Self, ConfigError> {
+        let invalid = |reason: String| ConfigError::Invalid(format!("console.{reason}"));
+        let listen = match listen.or(raw.listen) {
+            None => None,
+            Some(text) => Some(
+                text.parse::<SocketAddr>()
+                    .map_err(|e| invalid(format!("listen {text:?} is not an address like 127.0.0.1:8809: {e}")))?,
+            ),
+        };
+        if let Some(addr) = listen
+            && !closed
+            && !addr.ip().is_loopback()
+        {
+            return Err(invalid(format!(
+                "listen {addr} is not a loopback address, and no review or admin token is set to log in with: \
+                 set one ([auth] review_token or admin_token), or listen on 127.0.0.1"
+            )));
+        }
+        Ok(Self { listen })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(listen: &str) -> RawConsole {
+        RawConsole { listen: Some(listen.into()) }
+    }
+
+    #[test]
+    fn off_unless_set_and_the_flag_wins_over_the_file() {
+        assert_eq!(ConsoleSettings::from_raw(RawConsole::default(), None, false).unwrap(), ConsoleSettings::default());
+        let set = ConsoleSettings::from_raw(raw("127.0.0.1:1"), Some("127.0.0.1:2".into()), false).unwrap();
+        assert_eq!(set.listen, Some("127.0.0.1:2".parse().unwrap()));
+    }
+
+    #[test]
+    fn an_open_console_stays_on_loopback_and_bad_values_are_refused() {
+        let open = ConsoleSettings::from_raw(raw("0.0.0.0:8809"), None, false).unwrap_err().to_string();
+        assert!(open.contains("not a loopback address"), "{open}");
+        assert!(ConsoleSettings::from_raw(raw("0.0.0.0:8809"), None, true).is_ok());
+        assert!(
+            ConsoleSettings::from_raw(raw("nowhere"), None, true).unwrap_err().to_string().contains("console.listen")
+        );
+    }
+}

@@ -1,0 +1,131 @@
+//! The web console for reviewers (and, later, operators): server-rendered pages on a listener of its own
+//! (`[console] listen`), each asset embedded in the binary, behind a login with the review or admin token. Its
+//! verdicts go through `review::decide`, as ToolReview's do, so an edit is checked the same way.
+
+mod assets;
+mod pages;
+mod session;
+mod views;
+
+use super::ServeError;
+use crate::config::Config;
+use crate::executor::Executor;
+use crate::pipeline::ParseLimits;
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use http::header::{self, HeaderValue};
+use http::{Method, StatusCode};
+use session::Sessions;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tower::ServiceBuilder;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::timeout::TimeoutLayer;
+
+/// What every handler shares.
+pub struct Console {
+    sessions: Sessions,
+    executor: Arc<Executor>,
+    limits: ParseLimits,
+}
+
+/// Nothing but this page's own assets runs or loads: no inline script or style, no other origin, no framing.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; \
+                   form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/// A console request that takes longer is cut: pages read memory and the review queue only.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Requests served at once; past it, 503 at once.
+const MAX_IN_FLIGHT: usize = 64;
+
+/// Binds the console's port, when one is configured.
+pub async fn bind(config: &Config) -> Result<Option<TcpListener>, ServeError> {
+    let Some(addr) = config.console.listen else { return Ok(None) };
+    let listener = TcpListener::bind(addr).await.map_err(|e| ServeError::Console { addr, reason: e.to_string() })?;
+    Ok(Some(listener))
+}
+
+/// Serves the console on `listener` in a task of its own; dropping the returned sender stops it.
+pub fn spawn(listener: TcpListener, config: &Config, executor: Arc<Executor>) -> tokio::sync::oneshot::Sender<()> {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let console = Arc::new(Console { sessions: Sessions::new(&config.tokens), executor, limits: config.parse_limits });
+    if !console.sessions.closed() {
+        tracing::warn!(%addr, "the console has no review or admin token to log in with: any local process may decide reviews");
+    }
+    tracing::info!(%addr, "serving the console at http://{addr}/");
+    let app = router(console, config.max_request_bytes);
+    tokio::spawn(async move {
+        let stopped = async move {
+            let _ = stopped.await;
+        };
+        if let Err(err) = axum::serve(listener, app).with_graceful_shutdown(stopped).await {
+            tracing::error!(%addr, error = %err, "the console stopped");
+        }
+    });
+    stop
+}
+
+/// The console's routes and its stack. Layers run outermost first, in the order written:
+pub fn router(console: Arc<Console>, max_body: usize) -> axum::Router {
+    let pages = axum::Router::new()
+        .route("/", get(|| async { Redirect::to("/reviews") }))
+        .route("/reviews", get(pages::reviews))
+        .route("/reviews/rows", get(pages::rows))
+        .route("/review", get(pages::review))
+        .route("/review/decide", post(pages::decide))
+        .route("/logout", post(pages::logout))
+        // 5. Every page but these needs a session: without one, a page redirects to the login.
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&console), require_session));
+    let open = axum::Router::new()
+        .route("/login", get(pages::login_form).post(pages::login))
+        .route("/assets/{name}", get(assets::serve));
+    let stack = ServiceBuilder::new()
+        // 1. Overload and timeouts answer 503 at once: the layers below refuse what they cannot serve.
+        .layer(HandleErrorLayer::new(|_: tower::BoxError| async { StatusCode::SERVICE_UNAVAILABLE }))
+        // 2. Past MAX_IN_FLIGHT requests at once, shed rather than queue.
+        .load_shed()
+        .concurrency_limit(MAX_IN_FLIGHT)
+        // 3. No request holds a slot longer than REQUEST_TIMEOUT.
+        .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, REQUEST_TIMEOUT))
+        // 4. Every answer carries the security headers; a POST from another origin is refused before routing.
+        .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP)))
+        .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+        .layer(SetResponseHeaderLayer::overriding(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
+        .layer(SetResponseHeaderLayer::overriding(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")))
+        .layer(SetResponseHeaderLayer::if_not_present(header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
+        .layer(axum::middleware::from_fn(same_origin));
+    // A form is at most a request's size, enforced by the extractors that read it (edited arguments are bounded
+    // again when parsed).
+    pages.merge(open).with_state(console).layer(axum::extract::DefaultBodyLimit::max(max_body)).layer(stack)
+}
+
+/// A session from the cookie, put where handlers find it; else the login page (or, for a POST, 401).
+async fn require_session(State(console): State<Arc<Console>>, mut request: Request, next: Next) -> Response {
+    let cookies = request.headers().get(header::COOKIE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    match console.sessions.find(cookies) {
+        Some(session) => {
+            request.extensions_mut().insert(session);
+            next.run(request).await
+        }
+        None if request.method() == Method::GET => Redirect::to("/login").into_response(),
+        None => (StatusCode::UNAUTHORIZED, "log in first").into_response(),
+    }
+}
+
+/// Refuses a request whose `Origin` is another site's: a form posted from elsewhere never reaches a handler
+/// (SameSite=Strict keeps the cookie from it too; this holds for a browser that does not honour that).
+async fn same_origin(request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
+        let ours = origin.to_str().ok().and_then(|o| o.split_once("://")).is_some_and(|(_, rest)| rest == host);
+        if !ours {
+            return (StatusCode::FORBIDDEN, "a request from another origin").into_response();
+        }
+    }
+    next.run(request).await
+}

@@ -1,0 +1,198 @@
+//! The console's handlers: login and logout, the pending reviews (live), one review, and the verdict on it.
+
+use super::Console;
+use super::session::{self, Session};
+use super::views::{Detail, LoginPage, MessagePage, ReviewPage, ReviewsPage, Row, Rows, User, pretty};
+use crate::review::{self, ReviewError, ReviewKey, Verdict, VerdictError, reviewer_name};
+use askama::Template;
+use axum::extract::{Extension, Form, Query, State};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use http::header::{COOKIE, SET_COOKIE};
+use http::{HeaderMap, StatusCode};
+use serde::Deserialize;
+use std::sync::Arc;
+use subtle::ConstantTimeEq;
+
+type Shared = State<Arc<Console>>;
+
+/// A page with its status; a template that fails to render is a 500 that says so.
+fn page(status: StatusCode, template: &impl Template) -> Response {
+    match template.render() {
+        Ok(html) => (status, Html(html)).into_response(),
+        Err(err) => {
+            tracing::error!(error = %err, "a console page failed to render");
+            (StatusCode::INTERNAL_SERVER_ERROR, "the page failed to render").into_response()
+        }
+    }
+}
+
+fn message(status: StatusCode, session: &Session, title: &str, text: String) -> Response {
+    let view = MessagePage { user: Some(User::from(session)), title: title.to_owned(), message: text };
+    page(status, &view)
+}
+
+pub async fn login_form(State(console): Shared) -> Response {
+    page(StatusCode::OK, &LoginPage { user: None, error: None, closed: console.sessions.closed() })
+}
+
+#[derive(Deserialize)]
+pub struct LoginForm {
+    name: String,
+    #[serde(default)]
+    token: String,
+}
+
+pub async fn login(State(console): Shared, Form(form): Form<LoginForm>) -> Response {
+    let closed = console.sessions.closed();
+    let refuse =
+        |error: &str| page(StatusCode::UNAUTHORIZED, &LoginPage { user: None, error: Some(error.to_owned()), closed });
+    let Some(name) = reviewer_name(&form.name) else {
+        return refuse("Give your name: decisions are recorded under it.");
+    };
+    match console.sessions.login(&form.token, &name) {
+        Some(login) => {
+            tracing::info!(reviewer = %name, admin = login.session.admin, "console login");
+            ([(SET_COOKIE, session::set_cookie(&login.id))], Redirect::to("/reviews")).into_response()
+        }
+        None => refuse("That token opens neither the reviews nor the admin plane."),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct CsrfForm {
+    #[serde(default)]
+    csrf: String,
+}
+
+pub async fn logout(
+    State(console): Shared,
+    Extension(session): Extension<Session>,
+    headers: HeaderMap,
+    Form(form): Form<CsrfForm>,
+) -> Response {
+    if !csrf_ok(&session, &form.csrf) {
+        return csrf_refused(&session);
+    }
+    console.sessions.logout(headers.get(COOKIE).and_then(|v| v.to_str().ok()).unwrap_or_default());
+    ([(SET_COOKIE, session::clear_cookie())], Redirect::to("/login")).into_response()
+}
+
+pub async fn reviews(State(console): Shared, Extension(session): Extension<Session>) -> Response {
+    let rows = pending_rows(&console).await;
+    page(StatusCode::OK, &ReviewsPage { user: Some(User::from(&session)), rows })
+}
+
+pub async fn rows(State(console): Shared) -> Response {
+    page(StatusCode::OK, &Rows { rows: pending_rows(&console).await })
+}
+
+async fn pending_rows(console: &Console) -> Vec<Row> {
+    console.executor.reviews().pending(None).await.iter().map(Row::from).collect()
+}
+
+#[derive(Deserialize)]
+pub struct Which {
+    #[serde(default)]
+    tenant: String,
+    call_id: String,
+}
+
+pub async fn review(
+    State(console): Shared,
+    Extension(session): Extension<Session>,
+    Query(which): Query<Which>,
+) -> Response {
+    let key = ReviewKey { tenant: which.tenant, call_id: which.call_id };
+    review_page(&console, &session, &key, None, None, Vec::new(), StatusCode::OK).await
+}
+
+/// One review's page; `edit_text` and `error` carry a refused verdict back to the form.
+async fn review_page(
+    console: &Console,
+    session: &Session,
+    key: &ReviewKey,
+    edit_text: Option<String>,
+    error: Option<String>,
+    violations: Vec<crate::pipeline::Violation>,
+    status: StatusCode,
+) -> Response {
+    let Some(record) = console.executor.reviews().get(key).await else {
+        let text = format!("No call under review has the id {:?} in tenant {:?}.", key.call_id, key.tenant);
+        return message(StatusCode::NOT_FOUND, session, "Not found", text);
+    };
+    let catalog = console.executor.registry().catalog();
+    let tool = catalog.get(&record.tool_tenant, &record.tool);
+    let review = Detail::new(&record, tool.map(|t| &**t));
+    let edit_text = edit_text.unwrap_or_else(|| pretty(&record.arguments));
+    let view = ReviewPage { user: Some(User::from(session)), review, edit_text, error, violations };
+    page(status, &view)
+}
+
+#[derive(Deserialize)]
+pub struct DecideForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    tenant: String,
+    call_id: String,
+    action: String,
+    #[serde(default)]
+    arguments: String,
+    #[serde(default)]
+    feedback: String,
+}
+
+pub async fn decide(
+    State(console): Shared,
+    Extension(session): Extension<Session>,
+    Form(form): Form<DecideForm>,
+) -> Response {
+    if !csrf_ok(&session, &form.csrf) {
+        return csrf_refused(&session);
+    }
+    let key = ReviewKey { tenant: form.tenant, call_id: form.call_id };
+    let verdict = match form.action.as_str() {
+        "approve" => Verdict::Approve,
+        "edit" => Verdict::Edit(form.arguments.clone()),
+        "reject" => Verdict::Reject(form.feedback),
+        other => {
+            return message(
+                StatusCode::BAD_REQUEST,
+                &session,
+                "Unknown action",
+                format!("{other:?} is not approve, edit or reject."),
+            );
+        }
+    };
+    let (queue, registry) = (console.executor.reviews(), console.executor.registry());
+    match review::decide(queue, registry, console.limits, &key, verdict, Some(&session.name)).await {
+        Ok(decided) => {
+            tracing::info!(call_id = %key.call_id, tenant = %key.tenant, tool = %decided.tool, reviewer = %session.name, "review decided in the console");
+            Redirect::to("/reviews").into_response()
+        }
+        Err(VerdictError::Review(ReviewError::NotFound)) => {
+            message(StatusCode::NOT_FOUND, &session, "Not found", "This call is no longer under review.".into())
+        }
+        Err(VerdictError::Review(ReviewError::AlreadyDecided)) => message(
+            StatusCode::CONFLICT,
+            &session,
+            "Already decided",
+            "Another reviewer decided this call first.".into(),
+        ),
+        Err(refused) => {
+            let violations = refused.violations().to_vec();
+            let edit = Some(form.arguments).filter(|_| form.action == "edit");
+            let status = StatusCode::UNPROCESSABLE_ENTITY;
+            review_page(&console, &session, &key, edit, Some(refused.to_string()), violations, status).await
+        }
+    }
+}
+
+fn csrf_ok(session: &Session, given: &str) -> bool {
+    !given.is_empty() && bool::from(given.as_bytes().ct_eq(session.csrf.as_bytes()))
+}
+
+fn csrf_refused(session: &Session) -> Response {
+    let text = "The form did not carry this session's CSRF token. Reload the page and try again.".to_owned();
+    message(StatusCode::FORBIDDEN, session, "Refused", text)
+}

@@ -1,0 +1,158 @@
+//! Who is logged in to the console: sessions behind an HttpOnly, SameSite=Strict cookie, each with the
+//! reviewer's name, whether the admin token opened it, and the CSRF token its forms carry.
+
+use crate::config::Tokens;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use subtle::ConstantTimeEq;
+
+/// The cookie's name.
+pub const COOKIE: &str = "toolgate_console";
+/// A session ends this long after login.
+const LIFETIME: Duration = Duration::from_secs(12 * 60 * 60);
+/// Sessions kept at most; past it the oldest ends.
+const MAX_SESSIONS: usize = 1_024;
+
+/// One logged-in reviewer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// The name decisions are recorded under.
+    pub name: String,
+    /// Logged in with the admin token (or to a console no token closes): the tools page is open.
+    pub admin: bool,
+    /// Every form of this session carries it; a POST without it is refused.
+    pub csrf: String,
+    started: Instant,
+}
+
+/// What a login gave: the session's id for the cookie, and the session.
+pub struct Login {
+    pub id: String,
+    pub session: Session,
+}
+
+/// The sessions of one console, and the tokens that open it.
+pub struct Sessions {
+    review: Option<String>,
+    admin: Option<String>,
+    live: Mutex<HashMap<String, Session>>,
+}
+
+impl Sessions {
+    pub fn new(tokens: &Tokens) -> Self {
+        Self { review: tokens.review.clone(), admin: tokens.admin.clone(), live: Mutex::new(HashMap::new()) }
+    }
+
+    /// Whether a token is needed to log in (else the console is open, on loopback).
+    pub fn closed(&self) -> bool {
+        self.review.is_some() || self.admin.is_some()
+    }
+
+    /// Logs `name` in with `token`: the review token opens the reviews, the admin token everything. Compared in
+    /// constant time, each candidate, so timing tells nothing of a guess.
+    pub fn login(&self, token: &str, name: &str) -> Option<Login> {
+        let matches = |expected: &Option<String>| {
+            expected.as_deref().is_some_and(|e| bool::from(token.as_bytes().ct_eq(e.as_bytes())))
+        };
+        let (review, admin) = (matches(&self.review), matches(&self.admin));
+        let admin = admin || !self.closed();
+        if !(review || admin) {
+            return None;
+        }
+        let session = Session { name: name.to_owned(), admin, csrf: random_token(), started: Instant::now() };
+        let id = random_token();
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|_, s| s.started.elapsed() < LIFETIME);
+        if live.len() >= MAX_SESSIONS
+            && let Some(oldest) = live.iter().min_by_key(|(_, s)| s.started).map(|(k, _)| k.clone())
+        {
+            live.remove(&oldest);
+        }
+        live.insert(id.clone(), session.clone());
+        Some(Login { id, session })
+    }
+
+    /// The session a cookie header names, if it is live.
+    pub fn find(&self, cookies: &str) -> Option<Session> {
+        let id = cookie_value(cookies, COOKIE)?;
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        match live.get(id) {
+            Some(session) if session.started.elapsed() < LIFETIME => Some(session.clone()),
+            Some(_) => {
+                live.remove(id);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Ends the session a cookie header names.
+    pub fn logout(&self, cookies: &str) {
+        if let Some(id) = cookie_value(cookies, COOKIE) {
+            self.live.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
+        }
+    }
+}
+
+/// The `Set-Cookie` value of a session: HttpOnly (no script reads it), SameSite=Strict (no other site sends it).
+pub fn set_cookie(id: &str) -> String {
+    format!("{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}", LIFETIME.as_secs())
+}
+
+/// The `Set-Cookie` value that ends it.
+pub fn clear_cookie() -> String {
+    format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
+}
+
+/// One cookie's value from a `Cookie` header (`a=1; b=2`).
+fn cookie_value<'a>(header: &'a str, name: &str) -> Option<&'a str> {
+    header.split(';').map(str::trim).find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+}
+
+/// 32 random bytes from the OS, hex-encoded.
+fn random_token() -> String {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).expect("the OS random source is available");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(review: Option<&str>, admin: Option<&str>) -> Tokens {
+        Tokens { review: review.map(Into::into), admin: admin.map(Into::into), data: None }
+    }
+
+    #[test]
+    fn the_review_token_opens_reviews_and_the_admin_token_everything() {
+        let sessions = Sessions::new(&tokens(Some("r"), Some("a")));
+        assert!(sessions.login("wrong", "eve").is_none());
+        assert!(sessions.login("", "eve").is_none());
+        let reviewer = sessions.login("r", "ana").unwrap();
+        assert!(!reviewer.session.admin);
+        let admin = sessions.login("a", "bo").unwrap();
+        assert!(admin.session.admin);
+        assert_ne!(reviewer.id, admin.id);
+        assert_ne!(reviewer.session.csrf, admin.session.csrf);
+        let header = format!("other=1; {COOKIE}={}", reviewer.id);
+        assert_eq!(sessions.find(&header).map(|s| s.name), Some("ana".into()));
+        sessions.logout(&header);
+        assert!(sessions.find(&header).is_none());
+        assert!(sessions.find(&format!("{COOKIE}=forged")).is_none());
+    }
+
+    #[test]
+    fn a_console_no_token_closes_logs_anyone_in_as_admin() {
+        let sessions = Sessions::new(&tokens(None, None));
+        assert!(!sessions.closed());
+        assert!(sessions.login("", "ana").unwrap().session.admin);
+    }
+
+    #[test]
+    fn the_cookie_is_http_only_and_strict() {
+        let cookie = set_cookie("abc");
+        assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    }
+}

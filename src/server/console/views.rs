@@ -1,0 +1,221 @@
+//! The console's pages as askama templates (compiled and checked at build time, HTML-escaped by default), and
+//! the view of a review record they show.
+
+use super::session::Session;
+use crate::pipeline::Violation;
+use crate::registry::{CompiledTool, Source};
+use crate::review::{Decision, ReviewRecord, ReviewState, unix_ms};
+use askama::Template;
+use serde_json::Value;
+
+/// The logged-in reviewer, as the header shows them.
+pub struct User {
+    pub name: String,
+    pub csrf: String,
+}
+
+impl From<&Session> for User {
+    fn from(session: &Session) -> Self {
+        Self { name: session.name.clone(), csrf: session.csrf.clone() }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "console/login.html")]
+pub struct LoginPage {
+    pub user: Option<User>,
+    pub error: Option<String>,
+    /// A token is needed (else the console is open on loopback, and a name is enough).
+    pub closed: bool,
+}
+
+#[derive(Template)]
+#[template(path = "console/reviews.html")]
+pub struct ReviewsPage {
+    pub user: Option<User>,
+    pub rows: Vec<Row>,
+}
+
+/// The rows alone, which the reviews page fetches again every few seconds.
+#[derive(Template)]
+#[template(path = "console/rows.html")]
+pub struct Rows {
+    pub rows: Vec<Row>,
+}
+
+#[derive(Template)]
+#[template(path = "console/review.html")]
+pub struct ReviewPage {
+    pub user: Option<User>,
+    pub review: Detail,
+    /// The edit form's text: the arguments, or what the reviewer wrote when it was refused.
+    pub edit_text: String,
+    /// Why the last verdict was refused, and the edit's violations.
+    pub error: Option<String>,
+    pub violations: Vec<Violation>,
+}
+
+#[derive(Template)]
+#[template(path = "console/message.html")]
+pub struct MessagePage {
+    pub user: Option<User>,
+    pub title: String,
+    pub message: String,
+}
+
+/// One pending call in the list.
+pub struct Row {
+    pub tenant: String,
+    pub call_id: String,
+    pub tool: String,
+    pub user_id: String,
+    pub session_id: String,
+    pub queued: String,
+    pub waited: String,
+    pub arguments: String,
+    pub repairs: usize,
+}
+
+impl From<&ReviewRecord> for Row {
+    fn from(r: &ReviewRecord) -> Self {
+        Self {
+            tenant: r.key.tenant.clone(),
+            call_id: r.key.call_id.clone(),
+            tool: r.tool.clone(),
+            user_id: r.user_id.clone(),
+            session_id: r.session_id.clone(),
+            queued: utc(r.created_ms),
+            waited: waited(unix_ms().saturating_sub(r.created_ms)),
+            arguments: shortened(&r.arguments, 120),
+            repairs: r.repairs.len(),
+        }
+    }
+}
+
+/// An injected parameter as the page shows it: where its value comes from, and the value.
+pub struct InjectedView {
+    pub param: String,
+    pub source: String,
+    pub value: String,
+}
+
+/// One call in full.
+pub struct Detail {
+    pub row: Row,
+    pub written: String,
+    pub repairs: Vec<crate::pipeline::Repair>,
+    pub will_run: String,
+    pub injected: Vec<InjectedView>,
+    /// `None` while pending; else what was decided, by whom, and when.
+    pub decided: Option<String>,
+}
+
+impl Detail {
+    /// The record, with its tool (when it still exists) to show the injected values.
+    pub fn new(record: &ReviewRecord, tool: Option<&CompiledTool>) -> Self {
+        let injected = tool
+            .map(|tool| tool.injections.iter().map(|i| injected(record, &i.param, &i.source)).collect())
+            .unwrap_or_default();
+        Self {
+            row: Row::from(record),
+            written: pretty(&record.original_arguments),
+            repairs: record.repairs.clone(),
+            will_run: pretty(&record.arguments),
+            injected,
+            decided: decided(record),
+        }
+    }
+}
+
+fn injected(record: &ReviewRecord, param: &str, source: &Source) -> InjectedView {
+    let value = match source {
+        Source::UserId => record.user_id.clone(),
+        Source::Tenant => record.key.tenant.clone(),
+        Source::SessionId => record.session_id.clone(),
+        Source::Value(key) => record.values.get(key).cloned().unwrap_or_default(),
+        Source::Literal(value) => value.to_string(),
+    };
+    InjectedView { param: param.to_owned(), source: source.describe(), value }
+}
+
+fn decided(record: &ReviewRecord) -> Option<String> {
+    let what = match &record.state {
+        ReviewState::Pending => return None,
+        ReviewState::Decided(d) | ReviewState::Running(d) => verdict(d),
+        ReviewState::Done(_) => "decided, and ran".to_owned(),
+        ReviewState::Lost => "lost: the gateway stopped while it ran".to_owned(),
+    };
+    let by = record.decided_by.as_deref().unwrap_or("the API");
+    let when = record.decided_ms.map(utc).unwrap_or_default();
+    Some(format!("{what}, by {by}, {when}"))
+}
+
+fn verdict(decision: &Decision) -> String {
+    match decision {
+        Decision::Approve => "approved".into(),
+        Decision::Edit { .. } => "edited and approved".into(),
+        Decision::Reject { .. } => "rejected".into(),
+    }
+}
+
+/// JSON text indented for reading; the text itself when it is not JSON (arguments the model broke).
+pub fn pretty(text: &str) -> String {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| text.to_owned())
+}
+
+fn shortened(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// Unix milliseconds as `2026-11-26 07:01:02 UTC`.
+fn utc(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil(i64::try_from(days).unwrap_or(0));
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rest / 3600, rest % 3600 / 60, rest % 60)
+}
+
+/// Days since 1970-01-01 as a proleptic Gregorian date (Howard Hinnant's `civil_from_days`).
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let m = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+fn waited(ms: u64) -> String {
+    let secs = ms / 1000;
+    match secs {
+        0..60 => format!("{secs} s"),
+        60..3600 => format!("{} min {} s", secs / 60, secs % 60),
+        _ => format!("{} h {} min", secs / 3600, secs % 3600 / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_waits_read_as_people_write_them() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(1_795_000_000_000), "2026-11-18 11:06:40 UTC");
+        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00 UTC");
+        assert_eq!(waited(59_999), "59 s");
+        assert_eq!(waited(125_000), "2 min 5 s");
+        assert_eq!(waited(7_260_000), "2 h 1 min");
+        assert_eq!(shortened("abcdef", 3), "abc…");
+        assert_eq!(pretty("{'broken"), "{'broken");
+    }
+}

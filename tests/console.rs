@@ -1,0 +1,192 @@
+//! The console's handlers over real HTTP against a real gateway: login, the pending reviews, one review, and
+//! each verdict (approve; edit, valid, invalid or setting an injected parameter; reject), with the CSRF token,
+//! the session and the security headers each page must carry.
+
+mod common;
+mod console_support;
+mod review_support;
+
+use console_support::Console;
+use review_support::{TENANT, defer, execute, request};
+use std::time::Duration;
+use toolgate::pb::v1::{ErrorKind, ReviewMode, ToolStatus};
+
+/// The text a page shows: its HTML with the entities askama writes decoded.
+fn text(html: &str) -> String {
+    [("&#34;", "\""), ("&#39;", "'"), ("&#60;", "<"), ("&#62;", ">"), ("&quot;", "\""), ("&lt;", "<"), ("&gt;", ">")]
+        .iter()
+        .fold(html.to_owned(), |acc, (entity, ch)| acc.replace(entity, ch))
+        .replace("&#38;", "&")
+        .replace("&amp;", "&")
+}
+
+fn review_path(call_id: &str) -> String {
+    format!("/review?tenant={TENANT}&call_id={call_id}")
+}
+
+#[tokio::test]
+async fn without_a_session_every_page_sends_to_the_login_and_every_action_is_refused() {
+    let c = Console::start().await;
+    for path in ["/", "/reviews", "/reviews/rows", "/review?call_id=x"] {
+        let response = c.http.get(c.url(path)).send().await.unwrap();
+        assert_eq!(response.status(), 303, "{path}");
+        let to = response.headers()["location"].to_str().unwrap();
+        assert!(to == "/login" || to == "/reviews", "{path} -> {to}");
+    }
+    let post = c.http.post(c.url("/review/decide")).form(&[("call_id", "x"), ("action", "approve")]).send().await;
+    assert_eq!(post.unwrap().status(), 401);
+    let wrong = c.http.post(c.url("/login")).form(&[("name", "eve"), ("token", "guess")]).send().await.unwrap();
+    assert_eq!(wrong.status(), 401);
+    assert!(wrong.headers().get("set-cookie").is_none());
+    assert!(wrong.text().await.unwrap().contains("opens neither"));
+    let forged = c.http.get(c.url("/reviews")).header("cookie", "toolgate_console=forged").send().await.unwrap();
+    assert_eq!(forged.status(), 303);
+}
+
+#[tokio::test]
+async fn pages_carry_a_strict_csp_and_the_session_cookie_is_http_only_and_strict() {
+    let c = Console::start().await;
+    let login = c.http.get(c.url("/login")).send().await.unwrap();
+    let csp = login.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.contains("default-src 'none'") && csp.contains("script-src 'self'"), "{csp}");
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
+    assert_eq!(login.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(login.headers()["x-frame-options"], "DENY");
+    let html = login.text().await.unwrap();
+    assert!(!html.contains("<script>") && !html.contains(" style="), "no inline script or style: {html}");
+    let session = c.login("ana").await;
+    assert!(session.set_cookie.contains("HttpOnly") && session.set_cookie.contains("SameSite=Strict"));
+    let asset = c.http.get(c.url("/assets/htmx.min.js")).send().await.unwrap();
+    assert_eq!(asset.status(), 200);
+    assert!(asset.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
+}
+
+#[tokio::test]
+async fn a_pending_call_is_listed_and_shown_with_its_repairs_and_injected_values() {
+    let c = Console::start().await;
+    // The model wrote Python-style JSON, a string for an integer and an injected parameter it must not set.
+    let written = "{'service': 'api', 'replicas': '2', 'user_id': 'mallory'}";
+    assert_eq!(defer(c.gw.gateway.clone(), "r1", written).await.status(), ToolStatus::PendingReview);
+    let session = c.login("ana").await;
+    let list = c.get_with(&session.cookie, "/reviews").await;
+    assert!(list.contains("deploy") && list.contains("alice") && list.contains(TENANT), "{list}");
+    assert!(list.contains("hx-get=\"/reviews/rows\""), "the list refreshes itself");
+    let rows = c.get_with(&session.cookie, "/reviews/rows").await;
+    assert!(rows.contains("data-call-id=\"r1\""), "{rows}");
+    let page = c.get_with(&session.cookie, &review_path("r1")).await;
+    assert!(page.contains("mallory"), "the arguments as the model wrote them: {page}");
+    for rule in ["json_syntax", "string_to_integer"] {
+        assert!(page.contains(rule), "the repair {rule} is shown");
+    }
+    let will_run = page.split("id=\"will-run\">").nth(1).unwrap().split("</pre>").next().unwrap();
+    assert!(text(will_run).contains("\"replicas\": 2") && !will_run.contains("mallory"), "{will_run}");
+    assert!(page.contains("<code>user_id</code> = <code>alice</code>"), "injected, from the context: {page}");
+}
+
+#[tokio::test]
+async fn arguments_holding_html_are_shown_as_text() {
+    let c = Console::start().await;
+    let written = r#"{"service": "<script>alert('x')</script><img src=x onerror=alert(1)>", "replicas": 1}"#;
+    defer(c.gw.gateway.clone(), "xss", written).await;
+    let session = c.login("ana").await;
+    for path in ["/reviews", "/reviews/rows", &review_path("xss")] {
+        let page = c.get_with(&session.cookie, path).await;
+        assert!(!page.contains("<script>alert") && !page.contains("<img src=x"), "{path}: {page}");
+        assert!(text(&page).contains("<script>alert('x')</script>"), "{path} shows the text escaped");
+    }
+}
+
+#[tokio::test]
+async fn approve_runs_the_call_and_the_record_keeps_who_decided() {
+    let c = Console::start().await;
+    defer(c.gw.gateway.clone(), "a1", r#"{"service": "api", "replicas": 2}"#).await;
+    let session = c.login("Ana Reviewer").await;
+    let (status, _) = c.decide(&session, &session.csrf, &[("call_id", "a1"), ("action", "approve")]).await;
+    assert_eq!(status, 303);
+    let outcome = defer(c.gw.gateway.clone(), "a1", r#"{"service": "api", "replicas": 2}"#).await;
+    assert_eq!(outcome.status(), ToolStatus::Success, "{}", outcome.content);
+    assert_eq!(c.runs(), 1);
+    let page = c.get_with(&session.cookie, &review_path("a1")).await;
+    assert!(page.contains("by Ana Reviewer"), "{page}");
+    assert!(!page.contains("id=\"approve\""), "a decided call offers no verdict");
+    let again = c.decide(&session, &session.csrf, &[("call_id", "a1"), ("action", "approve")]).await;
+    assert_eq!(again.0, 409);
+}
+
+#[tokio::test]
+async fn an_edit_is_checked_against_the_schema_and_may_not_set_an_injected_parameter() {
+    let c = Console::start().await;
+    defer(c.gw.gateway.clone(), "e1", r#"{"service": "api", "replicas": 2}"#).await;
+    let session = c.login("bo").await;
+    let edit = |args: &'static str| [("call_id", "e1"), ("action", "edit"), ("arguments", args)];
+
+    let (status, page) = c.decide(&session, &session.csrf, &edit(r#"{"service": "api", "replicas": 0}"#)).await;
+    assert_eq!(status, 422);
+    assert!(page.contains("<code>/replicas</code>"), "the violation, inline: {page}");
+    assert!(text(&page).contains(r#""replicas": 0"#), "the form keeps what the reviewer wrote");
+    let (status, page) =
+        c.decide(&session, &session.csrf, &edit(r#"{"service": "api", "replicas": 1, "user_id": "root"}"#)).await;
+    assert_eq!(status, 422);
+    assert!(page.contains("set by the gateway"), "{page}");
+    assert_eq!(c.runs(), 0, "nothing ran for a refused edit");
+
+    let (status, _) = c.decide(&session, &session.csrf, &edit(r#"{"service": "web", "replicas": 3}"#)).await;
+    assert_eq!(status, 303);
+    let outcome = defer(c.gw.gateway.clone(), "e1", r#"{"service": "api", "replicas": 2}"#).await;
+    assert_eq!(outcome.status(), ToolStatus::Success);
+    let ran: serde_json::Value = serde_json::from_str(&outcome.content).unwrap();
+    assert_eq!(ran, serde_json::json!({"service": "web", "replicas": 3, "user_id": "alice"}));
+}
+
+#[tokio::test]
+async fn reject_tells_the_waiting_caller_the_reviewers_feedback() {
+    let c = Console::start().await;
+    let waiting = tokio::spawn(execute(
+        c.gw.gateway.clone(),
+        request("j1", r#"{"service": "db", "replicas": 9}"#, ReviewMode::Wait, Duration::from_secs(30)),
+    ));
+    let session = c.login("cy").await;
+    for _ in 0..500 {
+        if c.get_with(&session.cookie, "/reviews/rows").await.contains("data-call-id=\"j1\"") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let feedback = [("call_id", "j1"), ("action", "reject"), ("feedback", "Not the database, <b>please</b>.")];
+    assert_eq!(c.decide(&session, &session.csrf, &feedback).await.0, 303);
+    let answer = tokio::time::timeout(Duration::from_secs(10), waiting).await.unwrap().unwrap();
+    assert_eq!(answer.status(), ToolStatus::Error);
+    assert_eq!(answer.error.unwrap().kind(), ErrorKind::Rejected);
+    assert!(answer.content.contains("Not the database, <b>please</b>."), "{}", answer.content);
+    assert_eq!(c.runs(), 0);
+}
+
+#[tokio::test]
+async fn a_missing_or_wrong_csrf_token_or_another_origin_is_refused() {
+    let c = Console::start().await;
+    defer(c.gw.gateway.clone(), "c1", r#"{"service": "api"}"#).await;
+    let session = c.login("dee").await;
+    let other = c.login("eve").await;
+    for csrf in ["", "0000", other.csrf.as_str()] {
+        let (status, page) = c.decide(&session, csrf, &[("call_id", "c1"), ("action", "approve")]).await;
+        assert_eq!(status, 403, "csrf {csrf:?}");
+        assert!(page.contains("CSRF"), "{page}");
+    }
+    let cross = c
+        .http
+        .post(c.url("/review/decide"))
+        .header("cookie", &session.cookie)
+        .header("origin", "http://evil.example")
+        .form(&[("csrf", session.csrf.as_str()), ("tenant", TENANT), ("call_id", "c1"), ("action", "approve")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cross.status(), 403);
+    assert_eq!(c.runs(), 0);
+    assert!(c.get_with(&session.cookie, "/reviews/rows").await.contains("data-call-id=\"c1\""), "still pending");
+
+    let logout = c.http.post(c.url("/logout")).header("cookie", &session.cookie).form(&[("csrf", &session.csrf)]);
+    assert_eq!(logout.send().await.unwrap().status(), 303);
+    let after = c.http.get(c.url("/reviews")).header("cookie", &session.cookie).send().await.unwrap();
+    assert_eq!(after.status(), 303, "the session ended");
+}

@@ -1,0 +1,87 @@
+//! The console under test: a gateway with the console on a free port and the review token set, the reviewed
+//! `deploy` tool on a real ToolRuntime, and a plain HTTP client that logs in as a browser does.
+#![allow(dead_code)]
+
+use crate::common::backends::{Runtime, start_runtime};
+use crate::common::{Gateway, start_gateway};
+use crate::review_support::spec;
+use reqwest::redirect::Policy;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use tempfile::TempDir;
+
+pub const REVIEW_TOKEN: &str = "review-secret";
+
+pub struct Console {
+    pub dir: TempDir,
+    pub gw: Gateway,
+    pub runtime: Runtime,
+    pub base: String,
+    pub http: reqwest::Client,
+}
+
+impl Console {
+    /// The gateway with its console; ToolReview (and the console) closed by the review token.
+    pub async fn start() -> Self {
+        let (dir, mut config) = crate::common::temp_config();
+        let addr: SocketAddr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        config.console.listen = Some(addr);
+        config.tokens.review = Some(REVIEW_TOKEN.into());
+        let mut gw = start_gateway(config).await;
+        let runtime = Runtime::default();
+        let target = start_runtime(runtime.clone()).await;
+        gw.register(spec(&target)).await.expect("the reviewed tool registers");
+        let http = reqwest::Client::builder().redirect(Policy::none()).build().unwrap();
+        Self { dir, gw, runtime, base: format!("http://{addr}"), http }
+    }
+
+    pub fn runs(&self) -> usize {
+        self.runtime.calls.load(Ordering::SeqCst)
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Logs `name` in with the review token: the session's cookie, and its CSRF token read off a page.
+    pub async fn login(&self, name: &str) -> Session {
+        let form = [("name", name), ("token", REVIEW_TOKEN)];
+        let response = self.http.post(self.url("/login")).form(&form).send().await.unwrap();
+        assert_eq!(response.status(), 303, "a good login redirects to the reviews");
+        let set_cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
+        let cookie = set_cookie.split(';').next().unwrap().to_owned();
+        let page = self.get_with(&cookie, "/reviews").await;
+        let csrf = page.split("name=\"csrf\" value=\"").nth(1).and_then(|rest| rest.split('"').next()).unwrap();
+        Session { cookie, csrf: csrf.to_owned(), set_cookie }
+    }
+
+    /// A page's HTML, as a logged-in reviewer sees it (asserting a 200).
+    pub async fn get_with(&self, cookie: &str, path: &str) -> String {
+        let response = self.http.get(self.url(path)).header("cookie", cookie).send().await.unwrap();
+        assert_eq!(response.status(), 200, "GET {path}");
+        response.text().await.unwrap()
+    }
+
+    /// Posts a verdict: the status and the page (empty on a redirect).
+    pub async fn decide(&self, session: &Session, csrf: &str, fields: &[(&str, &str)]) -> (u16, String) {
+        let mut form = vec![("csrf", csrf), ("tenant", crate::review_support::TENANT)];
+        form.extend_from_slice(fields);
+        let response = self
+            .http
+            .post(self.url("/review/decide"))
+            .header("cookie", &session.cookie)
+            .form(&form)
+            .send()
+            .await
+            .unwrap();
+        (response.status().as_u16(), response.text().await.unwrap())
+    }
+}
+
+pub struct Session {
+    /// `toolgate_console=...`, as the browser sends it back.
+    pub cookie: String,
+    pub csrf: String,
+    /// The whole `Set-Cookie` the login answered.
+    pub set_cookie: String,
+}
