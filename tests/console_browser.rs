@@ -1,8 +1,8 @@
 //! The console in a real headless Chromium, driven over WebDriver (Debian's `chromium` and `chromium-driver`):
 //! an agent's Execute waits on review; the browser logs in, sees the call appear without a reload, edits an
 //! argument and approves, and the Execute returns the edited call's result. A second call is rejected in the
-//! browser and its caller gets the feedback. Arguments holding a script show as text. Screenshots of the pages go
-//! to `target/console-screenshots/`.
+//! browser and its caller gets the feedback. Arguments holding a script show as text. Screenshots of the pending
+//! reviews, a review and the overview go to `target/console-screenshots/`.
 
 mod common;
 mod console_support;
@@ -146,5 +146,11 @@ async fn a_reviewer_edits_and_approves_one_call_and_rejects_another_in_the_brows
     assert!(written.contains("<script>document.title='pwned'</script>"), "shown as text: {written}");
     let title = browser.title().await.unwrap();
     assert!(!title.contains("pwned") && title.contains("deploy"), "no script ran: {title}");
+
+    browser.goto(&c.url("/overview")).await.unwrap();
+    let chart =
+        browser.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css("section[data-tool=deploy] svg"));
+    chart.await.expect("the overview charts the reviewed tool");
+    std::fs::write(screenshots().join("overview.png"), browser.screenshot().await.unwrap()).unwrap();
     browser.close().await.unwrap();
 }

@@ -1,4 +1,4 @@
-//! `[console]`: the web console's listener.
+//! `[console]`: the web console's listener and how many recent calls it keeps to show.
 
 use super::ConfigError;
 use serde::Deserialize;
@@ -10,12 +10,21 @@ use std::net::SocketAddr;
 pub struct RawConsole {
     /// Serves the console at `http://{listen}/`; absent, there is none (unless `--console-listen` sets one).
     pub listen: Option<String>,
+    /// Recent calls kept in memory for the console's calls page.
+    pub recent_calls: Option<usize>,
 }
 
 /// `[console]` as checked.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsoleSettings {
     pub listen: Option<SocketAddr>,
+    pub recent_calls: usize,
+}
+
+impl Default for ConsoleSettings {
+    fn default() -> Self {
+        Self { listen: None, recent_calls: 1_000 }
+    }
 }
 
 impl ConsoleSettings {
@@ -39,7 +48,11 @@ impl ConsoleSettings {
                  set one ([auth] review_token or admin_token), or listen on 127.0.0.1"
             )));
         }
-        Ok(Self { listen })
+        let recent_calls = raw.recent_calls.unwrap_or(Self::default().recent_calls);
+        if !(1..=100_000).contains(&recent_calls) {
+            return Err(invalid(format!("recent_calls is {recent_calls}: keep between 1 and 100000")));
+        }
+        Ok(Self { listen, recent_calls })
     }
 }
 
@@ -48,7 +61,7 @@ mod tests {
     use super::*;
 
     fn raw(listen: &str) -> RawConsole {
-        RawConsole { listen: Some(listen.into()) }
+        RawConsole { listen: Some(listen.into()), recent_calls: None }
     }
 
     #[test]
@@ -66,5 +79,7 @@ mod tests {
         assert!(
             ConsoleSettings::from_raw(raw("nowhere"), None, true).unwrap_err().to_string().contains("console.listen")
         );
+        let none = RawConsole { listen: None, recent_calls: Some(0) };
+        assert!(ConsoleSettings::from_raw(none, None, true).unwrap_err().to_string().contains("recent_calls"));
     }
 }

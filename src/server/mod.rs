@@ -217,7 +217,9 @@ async fn serve(
     let (alive, mut all_gone) = tokio::sync::mpsc::channel::<()>(1);
     let executor = Arc::new(executor(config, &state, alive));
     let front_done = side.mcp_front.map(|listener| mcp_front::spawn(listener, config, Arc::clone(&executor)));
-    let console_done = side.console.map(|listener| console::spawn(listener, config, Arc::clone(&executor)));
+    let console_done = side
+        .console
+        .map(|listener| console::spawn(listener, config, Arc::clone(&executor), Arc::clone(&state.telemetry)));
     let closing = Arc::clone(&state.reviews);
     let workers = Arc::clone(&state.workers);
     let shutdown = async move {
@@ -325,7 +327,11 @@ fn telemetry(
         cluster_degraded: degraded
             .map(|down| Box::new(move || u64::from(*down.borrow())) as Box<dyn Fn() -> u64 + Send + Sync>),
     };
-    Ok(Telemetry::new(&config.telemetry, gauges)?)
+    let mut telemetry = Telemetry::new(&config.telemetry, gauges)?;
+    if config.console.listen.is_some() {
+        telemetry.keep_recent(config.console.recent_calls);
+    }
+    Ok(telemetry)
 }
 
 /// How often idle rate-limit keys, semaphores and sessions are swept.

@@ -5,6 +5,7 @@ mod export;
 mod metrics;
 mod otlp;
 pub mod propagation;
+pub mod recent;
 mod settings;
 mod span;
 
@@ -44,6 +45,8 @@ pub struct Telemetry {
     tracer_provider: Option<SdkTracerProvider>,
     meter_provider: SdkMeterProvider,
     prometheus: Option<prometheus::Registry>,
+    /// The console's memory of calls, when the console is on.
+    recent: Option<Arc<recent::Recent>>,
 }
 
 impl Telemetry {
@@ -73,7 +76,18 @@ impl Telemetry {
             tracer_provider,
             meter_provider,
             prometheus,
+            recent: None,
         })
+    }
+
+    /// Keeps the last `capacity` calls, and an hour of counts per tool, for the console.
+    pub fn keep_recent(&mut self, capacity: usize) {
+        self.recent = Some(Arc::new(recent::Recent::new(capacity)));
+    }
+
+    /// The console's memory of calls, when `keep_recent` turned it on.
+    pub fn recent(&self) -> Option<&Arc<recent::Recent>> {
+        self.recent.as_ref()
     }
 
     /// Whether spans are built at all: only with an OTLP endpoint to send them to.

@@ -108,6 +108,9 @@ impl Telemetry {
                 tracing::debug!(tool = %m.name, call_id = %call.id, status = %status_name(m.status), duration_us = m.duration_us, %trace_id, "call");
             }
         }
+        if let Some(recent) = &self.recent {
+            recent.record(call, &ctx.tenant, &ctx.user_id, m, trace_id.to_string());
+        }
         if self.tracing() {
             self.close_call_span(&span, tool, m, overrides);
         }

@@ -16,6 +16,8 @@ pub struct Console {
     pub dir: TempDir,
     pub gw: Gateway,
     pub runtime: Runtime,
+    /// The ToolRuntime's target, for more tools.
+    pub target: String,
     pub base: String,
     pub http: reqwest::Client,
 }
@@ -32,7 +34,7 @@ impl Console {
         let target = start_runtime(runtime.clone()).await;
         gw.register(spec(&target)).await.expect("the reviewed tool registers");
         let http = reqwest::Client::builder().redirect(Policy::none()).build().unwrap();
-        Self { dir, gw, runtime, base: format!("http://{addr}"), http }
+        Self { dir, gw, runtime, target, base: format!("http://{addr}"), http }
     }
 
     pub fn runs(&self) -> usize {

@@ -3,6 +3,7 @@
 //! verdicts go through `review::decide`, as ToolReview's do, so an edit is checked the same way.
 
 mod assets;
+mod operators;
 mod pages;
 mod session;
 mod views;
@@ -11,6 +12,7 @@ use super::ServeError;
 use crate::config::Config;
 use crate::executor::Executor;
 use crate::pipeline::ParseLimits;
+use crate::telemetry::Telemetry;
 use axum::error_handling::HandleErrorLayer;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -30,6 +32,7 @@ use tower_http::timeout::TimeoutLayer;
 pub struct Console {
     sessions: Sessions,
     executor: Arc<Executor>,
+    telemetry: Arc<Telemetry>,
     limits: ParseLimits,
 }
 
@@ -49,10 +52,16 @@ pub async fn bind(config: &Config) -> Result<Option<TcpListener>, ServeError> {
 }
 
 /// Serves the console on `listener` in a task of its own; dropping the returned sender stops it.
-pub fn spawn(listener: TcpListener, config: &Config, executor: Arc<Executor>) -> tokio::sync::oneshot::Sender<()> {
+pub fn spawn(
+    listener: TcpListener,
+    config: &Config,
+    executor: Arc<Executor>,
+    telemetry: Arc<Telemetry>,
+) -> tokio::sync::oneshot::Sender<()> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
-    let console = Arc::new(Console { sessions: Sessions::new(&config.tokens), executor, limits: config.parse_limits });
+    let sessions = Sessions::new(&config.tokens);
+    let console = Arc::new(Console { sessions, executor, telemetry, limits: config.parse_limits });
     if !console.sessions.closed() {
         tracing::warn!(%addr, "the console has no review or admin token to log in with: any local process may decide reviews");
     }
@@ -78,6 +87,9 @@ pub fn router(console: Arc<Console>, max_body: usize) -> axum::Router {
         .route("/review", get(pages::review))
         .route("/review/decide", post(pages::decide))
         .route("/logout", post(pages::logout))
+        .route("/calls", get(operators::calls))
+        .route("/call", get(operators::call))
+        .route("/overview", get(operators::overview))
         // 5. Every page but these needs a session: without one, a page redirects to the login.
         .layer(axum::middleware::from_fn_with_state(Arc::clone(&console), require_session));
     let open = axum::Router::new()

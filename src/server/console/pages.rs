@@ -16,7 +16,7 @@ use subtle::ConstantTimeEq;
 type Shared = State<Arc<Console>>;
 
 /// A page with its status; a template that fails to render is a 500 that says so.
-fn page(status: StatusCode, template: &impl Template) -> Response {
+pub(super) fn page(status: StatusCode, template: &impl Template) -> Response {
     match template.render() {
         Ok(html) => (status, Html(html)).into_response(),
         Err(err) => {
@@ -26,7 +26,7 @@ fn page(status: StatusCode, template: &impl Template) -> Response {
     }
 }
 
-fn message(status: StatusCode, session: &Session, title: &str, text: String) -> Response {
+pub(super) fn message(status: StatusCode, session: &Session, title: &str, text: String) -> Response {
     let view = MessagePage { user: Some(User::from(session)), title: title.to_owned(), message: text };
     page(status, &view)
 }

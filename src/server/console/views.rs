@@ -174,7 +174,7 @@ fn shortened(text: &str, max: usize) -> String {
 }
 
 /// Unix milliseconds as `2026-11-26 07:01:02 UTC`.
-fn utc(ms: u64) -> String {
+pub(super) fn utc(ms: u64) -> String {
     let secs = ms / 1000;
     let (days, rest) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil(i64::try_from(days).unwrap_or(0));

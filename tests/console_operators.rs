@@ -1,0 +1,84 @@
+//! The console's operator pages over real HTTP against a real gateway: the recent calls (filtered, each in
+//! full, a model's text shown as text) and the last hour per tool (calls, failures by kind, repairs by rule).
+
+mod common;
+mod console_support;
+mod review_support;
+
+use console_support::Console;
+use review_support::context;
+use serde_json::json;
+use toolgate::pb::v1::{self as pb, ToolStatus};
+
+async fn call(c: &Console, id: &str, name: &str, arguments: &str) -> pb::ToolMessage {
+    let call = pb::ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() };
+    let request = pb::ExecuteRequest { call: Some(call), context: Some(context("acme")), review_mode: 0 };
+    c.gw.gateway.clone().execute(request).await.unwrap().into_inner().message.unwrap()
+}
+
+/// A plain tool beside the reviewed one: `echo`, answered by the runtime with its arguments.
+async fn with_echo(c: &mut Console) {
+    let spec = json!({
+        "name": "echo", "tenant": "acme",
+        "input_schema": {"type": "object", "properties": {"n": {"type": "integer"}, "note": {"type": "string"}}},
+        "backend": {"grpc": {"target": c.target}},
+    });
+    c.gw.register(spec).await.unwrap();
+}
+
+#[tokio::test]
+async fn the_calls_page_lists_filters_and_opens_each_call() {
+    let mut c = Console::start().await;
+    with_echo(&mut c).await;
+    assert_eq!(call(&c, "ok-1", "echo", "{'n': '4', 'note': '<b>bold</b>',}").await.status(), ToolStatus::Success);
+    assert_eq!(call(&c, "bad-1", "echo", r#"{"n": "four"}"#).await.status(), ToolStatus::Error);
+    call(&c, "lost-1", "nothing_here", "{}").await;
+    let session = c.login("ops").await;
+
+    let all = c.get_with(&session.cookie, "/calls").await;
+    for id in ["ok-1", "bad-1", "lost-1"] {
+        assert!(all.contains(&format!("data-call-id=\"{id}\"")), "{id} listed");
+    }
+    let failed = c.get_with(&session.cookie, "/calls?status=ERROR").await;
+    assert!(failed.contains("bad-1") && failed.contains("lost-1") && !failed.contains("ok-1"), "{failed}");
+    let invalid = c.get_with(&session.cookie, "/calls?kind=INVALID_ARGUMENTS").await;
+    assert!(invalid.contains("bad-1") && !invalid.contains("lost-1"));
+    let echo = c.get_with(&session.cookie, "/calls?tool=echo").await;
+    assert!(echo.contains("ok-1") && !echo.contains("lost-1"));
+
+    // The newest call is listed first; the first call recorded is seq 1.
+    let page = c.get_with(&session.cookie, "/call?seq=1").await;
+    assert!(page.contains("ok-1"), "{page}");
+    assert!(page.contains("string_to_integer") && page.contains("json_syntax"), "the repairs");
+    let effective = page.split("id=\"effective\">").nth(1).unwrap().split("</pre>").next().unwrap();
+    assert!(effective.contains("\"n\": 4") || effective.contains("&#34;n&#34;: 4"), "{effective}");
+    assert!(!page.contains("<b>bold</b>"), "the model's text is escaped");
+    let missing = c.http.get(c.url("/call?seq=999")).header("cookie", &session.cookie).send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
+async fn the_overview_counts_the_hour_per_tool_as_charts() {
+    let mut c = Console::start().await;
+    with_echo(&mut c).await;
+    for i in 0..3 {
+        call(&c, &format!("e{i}"), "echo", r#"{"n": "1"}"#).await;
+    }
+    call(&c, "f1", "echo", r#"{"n": "x"}"#).await;
+    let session = c.login("ops").await;
+    let page = c.get_with(&session.cookie, "/overview").await;
+    let echo = page.split("data-tool=\"echo\"").nth(1).expect("echo has a section").split("</section>").next().unwrap();
+    assert!(echo.contains("4 calls"), "{echo}");
+    assert!(echo.contains("<code>INVALID_ARGUMENTS</code> 1"), "{echo}");
+    assert!(echo.contains("<code>string_to_integer</code> 3"), "{echo}");
+    assert!(echo.contains("<svg") && echo.contains("fill=\"#b3261e\""), "a chart with the failed part: {echo}");
+}
+
+#[tokio::test]
+async fn without_a_session_the_operator_pages_send_to_the_login() {
+    let c = Console::start().await;
+    for path in ["/calls", "/call?seq=1", "/overview"] {
+        let response = c.http.get(c.url(path)).send().await.unwrap();
+        assert_eq!(response.status(), 303, "{path}");
+    }
+}
