@@ -1,6 +1,7 @@
 //! End-to-end load: one small forecast call (203 bytes of arguments, a schema of six properties) sent three ways,
 //! straight to a ToolRuntime `Invoke` ("direct"), through the gateway's `Execute` with everything on ("gateway"),
-//! and through the gateway with arguments it must repair on every call ("repair").
+//! through the gateway with arguments it must repair on every call ("repair"), and through a second gateway that
+//! is the first with its web console on ("console", whose cost to the call path is console/gateway).
 //!
 //! One process on 127.0.0.1 holds the echo ToolRuntime, the real gateway (`toolgate::run`, a temp data dir, the
 //! tool registered), a minimal OTLP/gRPC sink (`e2e_support/otlp_sink.rs`) and the load client. "Everything on":
@@ -74,7 +75,7 @@ fn plan() -> Result<Plan, String> {
     if let Ok(only) = std::env::var("E2E_ONLY")
         && !Mode::ALL.iter().any(|mode| mode.name() == only)
     {
-        return Err(format!("E2E_ONLY must name a mode (direct, gateway or repair), got {only:?}"));
+        return Err(format!("E2E_ONLY must name a mode (direct, gateway, repair or console), got {only:?}"));
     }
     Ok(Plan {
         rounds: env_count("E2E_ROUNDS", rounds)?,
@@ -105,7 +106,7 @@ fn order(round: usize) -> Vec<Mode> {
 
 /// What the warm-up and rounds measured.
 struct Measured {
-    tallies: [Tally; 3],
+    tallies: [Tally; 4],
     others_share: Option<f64>,
     others_share_rounds: Vec<Option<f64>>,
 }
@@ -113,7 +114,7 @@ struct Measured {
 /// The warm-up, then the rounds: per round every mode at c=1, then every mode at c=64.
 async fn measure(plan: Plan, callers: &[Caller]) -> Measured {
     let (all, cores) = (Snapshot::now(), cpu::cores());
-    let mut tallies: [Tally; 3] = Default::default();
+    let mut tallies: [Tally; 4] = Default::default();
     let mut others_share_rounds = Vec::new();
     for mode in order(0) {
         tallies[mode as usize].count(&mut drive(mode, plan.warmup, callers).await);
@@ -145,14 +146,17 @@ async fn measure(plan: Plan, callers: &[Caller]) -> Measured {
 async fn run(plan: Plan) -> Result<Outcome, String> {
     let sink = Sink::start().await;
     let runtime = start_runtime().await;
-    let gateway = Gateway::start(runtime, &sink.endpoint).await;
+    let gateway = Gateway::start(runtime, &sink.endpoint, false).await;
+    let console = Gateway::start(runtime, &sink.endpoint, true).await;
     let runtime_channel = connect(runtime).await;
-    let callers: Vec<Caller> =
-        (0..CONCURRENCY).map(|w| Caller::new(runtime_channel.clone(), gateway.channel.clone(), w)).collect();
+    let (gateway_channel, console_channel) = (gateway.channel.clone(), console.channel.clone());
+    let callers: Vec<Caller> = (0..CONCURRENCY)
+        .map(|w| Caller::new(runtime_channel.clone(), gateway_channel.clone(), console_channel.clone(), w))
+        .collect();
     preflight(&mut callers[0].clone(), 0).await.map_err(|e| format!("the preflight call failed: {e}"))?;
     let Measured { tallies, others_share, others_share_rounds } = measure(plan, &callers).await;
     drop(callers);
-    let stopped = gateway.stop().await;
+    let stopped = gateway.stop().await.and(console.stop().await);
     let summaries = Mode::ALL.into_iter().zip(tallies).map(|(mode, tally)| tally.summary(mode)).collect();
     Ok(Outcome { summaries, others_share, others_share_rounds, received: sink.received(), stopped })
 }

@@ -51,7 +51,8 @@ fn mode_json(plan: Plan, s: &Summary) -> serde_json::Value {
 
 /// Calls the gateway answered, warm-up and preflight included: each sends two spans (the call, its backend attempt).
 fn gateway_calls(outcome: &Outcome) -> usize {
-    summary(outcome, Mode::Gateway).requests + summary(outcome, Mode::Repair).requests + PREFLIGHT_EXECUTES
+    [Mode::Gateway, Mode::Repair, Mode::Console].into_iter().map(|m| summary(outcome, m).requests).sum::<usize>()
+        + PREFLIGHT_EXECUTES
 }
 
 fn print_table(plan: Plan, concurrency: usize, outcome: &Outcome, machine: &Machine) {
@@ -99,13 +100,18 @@ fn print_ratios(outcome: &Outcome) {
         "{:<16} {:>9} {:>9} {:>9} {:>12}   (latency a/b; throughput a as a fraction of b; CPU a - b)",
         "ratio", "c1 p50", "c1 p99", "c64 tput", "c64 CPU/call"
     );
-    for mode in [Mode::Gateway, Mode::Repair] {
+    for mode in [Mode::Gateway, Mode::Repair, Mode::Console] {
         let s = summary(outcome, mode);
         let name = format!("{}/direct", mode.name());
         let (p50, p99) = (s.c1_p50_us / direct.c1_p50_us, s.c1_p99_us / direct.c1_p99_us);
         let (tput, cpu) = (s.c64_rps / direct.c64_rps, s.c64_cpu_us - direct.c64_cpu_us);
         println!("{name:<16} {p50:>8.2}x {p99:>8.2}x {tput:>9.2} {cpu:>+10.1}µs");
     }
+    // The console's cost to the call path: the same gateway with and without it, measured in the same run.
+    let (on, off) = (summary(outcome, Mode::Console), summary(outcome, Mode::Gateway));
+    let (p50, p99) = (on.c1_p50_us / off.c1_p50_us, on.c1_p99_us / off.c1_p99_us);
+    let (tput, cpu) = (on.c64_rps / off.c64_rps, on.c64_cpu_us - off.c64_cpu_us);
+    println!("{:<16} {p50:>8.2}x {p99:>8.2}x {tput:>9.2} {cpu:>+10.1}µs", "console/gateway");
 }
 
 fn print_sink(outcome: &Outcome) {
@@ -137,6 +143,8 @@ pub fn print(plan: Plan, concurrency: usize, outcome: &Outcome) {
         "bench": "e2e", "ratios": {
             "gateway/direct": ratios(summary(outcome, Mode::Gateway), direct),
             "repair/direct": ratios(summary(outcome, Mode::Repair), direct),
+            "console/direct": ratios(summary(outcome, Mode::Console), direct),
+            "console/gateway": ratios(summary(outcome, Mode::Console), summary(outcome, Mode::Gateway)),
         },
         "smoke": plan.smoke, "rounds": plan.rounds, "c1_requests": plan.c1_requests,
         "c64_requests": plan.c64_requests, "concurrency": concurrency, "warmup": plan.warmup,

@@ -27,7 +27,7 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 /// The gateway's configuration file, but for the sink's endpoint: session budgets set high enough never to refuse,
 /// so every call is checked and counted against them, and OTLP export of spans and metrics. `E2E_OTEL=off` leaves
 /// telemetry out, to tell its share of the gateway's cost.
-fn config_text(otlp_endpoint: &str) -> String {
+fn config_text(otlp_endpoint: &str, console: bool) -> String {
     let mut budgets = format!(
         "[budgets]\nmax_calls = {max}\nmax_tool_calls = {max}\nmax_consecutive_failures = 1000\n\n",
         max = u32::MAX
@@ -35,6 +35,9 @@ fn config_text(otlp_endpoint: &str) -> String {
     // `E2E_IDEMPOTENCY=off`: no call-id record, to tell its share of the gateway's cost.
     if std::env::var("E2E_IDEMPOTENCY").is_ok_and(|v| v == "off") {
         budgets.push_str("[idempotency]\nwindow_ms = 0\n\n");
+    }
+    if console {
+        budgets.push_str("[console]\nlisten = \"127.0.0.1:0\"\n\n");
     }
     if telemetry_off() {
         return budgets;
@@ -93,11 +96,11 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// Starts the gateway exporting to `otlp_endpoint`, registers the forecast tool on `runtime`, and returns once
-    /// it answers.
-    pub async fn start(runtime: SocketAddr, otlp_endpoint: &str) -> Gateway {
+    /// Starts the gateway exporting to `otlp_endpoint` (with its web console on a free port if `console`),
+    /// registers the forecast tool on `runtime`, and returns once it answers.
+    pub async fn start(runtime: SocketAddr, otlp_endpoint: &str, console: bool) -> Gateway {
         let data = tempfile::tempdir().expect("a temp dir");
-        let raw: RawConfig = toml::from_str(&config_text(otlp_endpoint)).expect("the bench's config parses");
+        let raw: RawConfig = toml::from_str(&config_text(otlp_endpoint, console)).expect("the bench's config parses");
         let overrides = Overrides { data_dir: Some(data.path().to_path_buf()), ..Overrides::default() };
         let config = Config::from_raw(raw, overrides, Path::new(".")).expect("the bench's config is valid");
         let (listener, addr) = bind().await;

@@ -100,16 +100,20 @@ pub enum Mode {
     Gateway,
     /// `Execute` through the gateway with arguments it repairs.
     Repair,
+    /// `Execute` with valid arguments through a second gateway, the same but with its web console on (it keeps
+    /// every call for the console's calls and overview pages).
+    Console,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 3] = [Mode::Direct, Mode::Gateway, Mode::Repair];
+    pub const ALL: [Mode; 4] = [Mode::Direct, Mode::Gateway, Mode::Repair, Mode::Console];
 
     pub fn name(self) -> &'static str {
         match self {
             Mode::Direct => "direct",
             Mode::Gateway => "gateway",
             Mode::Repair => "repair",
+            Mode::Console => "console",
         }
     }
 }
@@ -129,6 +133,7 @@ pub fn context(worker: usize) -> pb::CallContext {
 pub struct Caller {
     runtime: ToolRuntimeClient<Channel>,
     gateway: ToolGatewayClient<Channel>,
+    console: ToolGatewayClient<Channel>,
     invoke: pb::InvokeRequest,
     execute: pb::ExecuteRequest,
     repair: pb::ExecuteRequest,
@@ -140,7 +145,7 @@ pub struct Caller {
 static SENT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Caller {
-    pub fn new(runtime: Channel, gateway: Channel, worker: usize) -> Caller {
+    pub fn new(runtime: Channel, gateway: Channel, console: Channel, worker: usize) -> Caller {
         let execute = |arguments: &str| pb::ExecuteRequest {
             call: Some(pb::ToolCall { id: format!("call-{worker}"), name: TOOL.into(), arguments: arguments.into() }),
             context: Some(context(worker)),
@@ -155,6 +160,7 @@ impl Caller {
         Caller {
             runtime: ToolRuntimeClient::new(runtime),
             gateway: ToolGatewayClient::new(gateway),
+            console: ToolGatewayClient::new(console),
             invoke,
             execute: execute(ARGUMENTS),
             repair: execute(BROKEN_ARGUMENTS),
@@ -177,17 +183,29 @@ impl Caller {
             }
             Mode::Gateway => check_pass(self.execute(false).await?),
             Mode::Repair => check_repaired(self.execute(true).await?),
+            Mode::Console => check_pass(self.execute_on_console().await?),
         }
     }
 
     pub async fn execute(&mut self, broken: bool) -> Result<pb::ToolMessage, String> {
-        let mut request = if broken { self.repair.clone() } else { self.execute.clone() };
-        let id = self.next_id();
-        if let Some(call) = request.call.as_mut() {
-            call.id = id;
-        }
+        let request = self.request(if broken { &self.repair } else { &self.execute });
         let answer = self.gateway.execute(request).await.map_err(|s| s.to_string())?;
         answer.into_inner().message.ok_or_else(|| "Execute answered without a message".into())
+    }
+
+    async fn execute_on_console(&mut self) -> Result<pb::ToolMessage, String> {
+        let request = self.request(&self.execute);
+        let answer = self.console.execute(request).await.map_err(|s| s.to_string())?;
+        answer.into_inner().message.ok_or_else(|| "Execute answered without a message".into())
+    }
+
+    /// `template` with an id of its own.
+    fn request(&self, template: &pb::ExecuteRequest) -> pb::ExecuteRequest {
+        let mut request = template.clone();
+        if let Some(call) = request.call.as_mut() {
+            call.id = self.next_id();
+        }
+        request
     }
 }
 
