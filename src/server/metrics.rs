@@ -1,9 +1,13 @@
-//! The Prometheus scrape endpoint: `GET /metrics` on its own HTTP port, closed by the admin token when one is set.
+//! The Prometheus scrape endpoint (`GET /metrics` on its own HTTP port, closed by the admin token when one is set),
+//! and the telemetry as configured: its gauges, and the calls it keeps for the console.
 
 use super::ServeError;
 use super::auth::RequireToken;
+use crate::cluster::Redis;
 use crate::config::Config;
-use crate::telemetry::Telemetry;
+use crate::registry::Registry;
+use crate::review::ReviewQueue;
+use crate::telemetry::{Gauges, Telemetry};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -62,4 +66,26 @@ async fn scrape(State(state): State<Arc<Scrape>>, headers: HeaderMap) -> Respons
         Ok(text) => ([(header::CONTENT_TYPE, prometheus::TEXT_FORMAT)], text).into_response(),
         Err(err) => (StatusCode::INTERNAL_SERVER_ERROR, err.to_string()).into_response(),
     }
+}
+
+/// Telemetry as configured, with gauges reading the registry and the review queue while they live.
+pub(super) fn telemetry(
+    config: &Config,
+    registry: &Arc<Registry>,
+    reviews: &Arc<ReviewQueue>,
+    redis: Option<&Redis>,
+) -> Result<Telemetry, ServeError> {
+    let (registry, reviews) = (Arc::downgrade(registry), Arc::downgrade(reviews));
+    let degraded = redis.map(|redis| redis.watch_down());
+    let gauges = Gauges {
+        registered_tools: Box::new(move || registry.upgrade().map_or(0, |r| r.catalog().len() as u64)),
+        pending_reviews: Box::new(move || reviews.upgrade().map_or(0, |q| q.pending_count() as u64)),
+        cluster_degraded: degraded
+            .map(|down| Box::new(move || u64::from(*down.borrow())) as Box<dyn Fn() -> u64 + Send + Sync>),
+    };
+    let mut telemetry = Telemetry::new(&config.telemetry, gauges)?;
+    if config.console.listen.is_some() {
+        telemetry.keep_recent(config.console.recent_calls);
+    }
+    Ok(telemetry)
 }

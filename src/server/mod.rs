@@ -35,7 +35,7 @@ use crate::registry::shared::follow;
 use crate::registry::{RedbStore, Registry, RegistryError};
 use crate::review::{RedbReviewStore, ReviewQueue, ReviewSettings};
 use crate::store::Database;
-use crate::telemetry::{Gauges, Telemetry};
+use crate::telemetry::Telemetry;
 use auth::RequireToken;
 use execute::FastExecute;
 use listen::Dispatch;
@@ -105,7 +105,7 @@ pub async fn run_with_clock(
     let metrics_listener = metrics::bind(&config).await?;
     let front_listener = mcp_front::bind(&config).await?;
     let console_listener = console::bind(&config).await?;
-    let telemetry = Arc::new(telemetry(&config, &registry, &reviews, redis.as_ref())?);
+    let telemetry = Arc::new(metrics::telemetry(&config, &registry, &reviews, redis.as_ref())?);
     // Last of the steps that may fail, so a failed start leaves no server process behind.
     if let Err(err) = mcp.start(config.mcp_servers.clone()).await {
         telemetry.shutdown(config.telemetry.export_timeout).await;
@@ -311,28 +311,6 @@ fn spawn_cluster_health(mut down: tokio::sync::watch::Receiver<bool>, health: to
 
 /// The health service name that reports cluster mode's Redis.
 pub const CLUSTER_HEALTH: &str = "toolgate.cluster";
-
-/// Telemetry as configured, with gauges reading the registry and the review queue while they live.
-fn telemetry(
-    config: &Config,
-    registry: &Arc<Registry>,
-    reviews: &Arc<ReviewQueue>,
-    redis: Option<&Redis>,
-) -> Result<Telemetry, ServeError> {
-    let (registry, reviews) = (Arc::downgrade(registry), Arc::downgrade(reviews));
-    let degraded = redis.map(|redis| redis.watch_down());
-    let gauges = Gauges {
-        registered_tools: Box::new(move || registry.upgrade().map_or(0, |r| r.catalog().len() as u64)),
-        pending_reviews: Box::new(move || reviews.upgrade().map_or(0, |q| q.pending_count() as u64)),
-        cluster_degraded: degraded
-            .map(|down| Box::new(move || u64::from(*down.borrow())) as Box<dyn Fn() -> u64 + Send + Sync>),
-    };
-    let mut telemetry = Telemetry::new(&config.telemetry, gauges)?;
-    if config.console.listen.is_some() {
-        telemetry.keep_recent(config.console.recent_calls);
-    }
-    Ok(telemetry)
-}
 
 /// How often idle rate-limit keys, semaphores and sessions are swept.
 const EVICT_EVERY: Duration = Duration::from_secs(30);

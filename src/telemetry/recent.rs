@@ -3,7 +3,6 @@
 //! the console is on; recording a call is one short lock on each.
 
 use crate::pipeline::{ErrorKind, Repair, ToolMessage, ToolStatus};
-use crate::review::unix_ms;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Mutex;
 
@@ -134,6 +133,12 @@ impl Recent {
             .filter(|(_, kept)| !kept.is_empty())
             .collect()
     }
+}
+
+/// The wall clock as Unix milliseconds.
+pub fn unix_ms() -> u64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn cut(text: &str) -> String {
