@@ -6,7 +6,7 @@ use crate::pipeline::{ErrorKind, Repair, ToolMessage, ToolStatus};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Mutex;
 
-/// Text kept of each field of a call (arguments, answer); the rest is cut, marked with `…`.
+/// Bytes kept of each field of a call (arguments, answer); the rest is cut, marked with `…`.
 const MAX_TEXT: usize = 4096;
 /// Minutes of counts kept per tool.
 pub const MINUTES: usize = 60;
@@ -51,25 +51,36 @@ pub struct Minute {
 /// The console's memory of calls.
 pub struct Recent {
     capacity: usize,
-    calls: Mutex<(u64, VecDeque<CallRecord>)>,
-    minutes: Mutex<HashMap<String, VecDeque<Minute>>>,
+    /// One lock, taken once per call: the call's record and its minute are kept together.
+    kept: Mutex<Kept>,
+}
+
+#[derive(Default)]
+struct Kept {
+    seq: u64,
+    calls: VecDeque<CallRecord>,
+    minutes: HashMap<String, VecDeque<Minute>>,
 }
 
 impl Recent {
     pub fn new(capacity: usize) -> Self {
-        Self { capacity, calls: Mutex::new((0, VecDeque::new())), minutes: Mutex::new(HashMap::new()) }
+        Self { capacity, kept: Mutex::new(Kept::default()) }
     }
 
-    /// Records one answered call.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records one answered call. The record is built before the lock is taken, and the one it replaces is
+    /// dropped after it is released.
     pub fn record(&self, call: &crate::pipeline::ToolCall, tenant: &str, user: &str, m: &ToolMessage, trace: String) {
         let at_ms = unix_ms();
-        let tool = if m.name.is_empty() { call.name.clone() } else { m.name.clone() };
-        self.count(&tool, at_ms / 60_000, m);
+        let tool = if m.name.is_empty() { &call.name } else { &m.name };
         let mut record = CallRecord {
             seq: 0,
             at_ms,
             call_id: cut(&call.id),
-            tool,
+            tool: tool.clone(),
             tenant: cut(tenant),
             user_id: cut(user),
             status: m.status,
@@ -81,50 +92,33 @@ impl Recent {
             duration_us: m.duration_us,
             trace_id: trace,
         };
-        let mut calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
-        calls.0 += 1;
-        record.seq = calls.0;
-        if calls.1.len() == self.capacity {
-            calls.1.pop_front();
-        }
-        calls.1.push_back(record);
-    }
-
-    fn count(&self, tool: &str, minute: u64, m: &ToolMessage) {
-        let mut minutes = self.minutes.lock().unwrap_or_else(|e| e.into_inner());
-        let key = if minutes.contains_key(tool) || minutes.len() < MAX_TOOLS { tool } else { OTHER };
-        let series = minutes.entry(key.to_owned()).or_default();
-        if series.back().is_none_or(|last| last.minute != minute) {
-            series.push_back(Minute { minute, ..Minute::default() });
-        }
-        while series.front().is_some_and(|first| first.minute + (MINUTES as u64) <= minute) {
-            series.pop_front();
-        }
-        let now = series.back_mut().expect("pushed above");
-        now.calls += 1;
-        if let Some(error) = &m.error {
-            *now.failures.entry(crate::telemetry::kind_name(error.kind)).or_default() += 1;
-        }
-        for repair in &m.repairs {
-            *now.repairs.entry(repair.rule.clone()).or_default() += 1;
-        }
+        let evicted = {
+            let mut kept = self.lock();
+            count(&mut kept.minutes, tool, at_ms / 60_000, m);
+            kept.seq += 1;
+            record.seq = kept.seq;
+            let evicted = if kept.calls.len() == self.capacity { kept.calls.pop_front() } else { None };
+            kept.calls.push_back(record);
+            evicted
+        };
+        drop(evicted);
     }
 
     /// The recorded calls, newest first.
     pub fn calls(&self) -> Vec<CallRecord> {
-        self.calls.lock().unwrap_or_else(|e| e.into_inner()).1.iter().rev().cloned().collect()
+        self.lock().calls.iter().rev().cloned().collect()
     }
 
     /// One call by its `seq`, while it is still kept.
     pub fn call(&self, seq: u64) -> Option<CallRecord> {
-        self.calls.lock().unwrap_or_else(|e| e.into_inner()).1.iter().find(|c| c.seq == seq).cloned()
+        self.lock().calls.iter().find(|c| c.seq == seq).cloned()
     }
 
     /// Each tool's minutes within the hour before `now_ms`, oldest first, tools by name.
     pub fn last_hour(&self, now_ms: u64) -> BTreeMap<String, Vec<Minute>> {
         let now = now_ms / 60_000;
-        let minutes = self.minutes.lock().unwrap_or_else(|e| e.into_inner());
-        minutes
+        self.lock()
+            .minutes
             .iter()
             .map(|(tool, series)| {
                 let kept = series.iter().filter(|m| m.minute + (MINUTES as u64) > now).cloned().collect::<Vec<_>>();
@@ -141,11 +135,43 @@ pub fn unix_ms() -> u64 {
     u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
 }
 
-fn cut(text: &str) -> String {
-    match text.char_indices().nth(MAX_TEXT) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
+/// Counts a call in its tool's minute; a tool already counted costs no allocation.
+fn count(minutes: &mut HashMap<String, VecDeque<Minute>>, tool: &str, minute: u64, m: &ToolMessage) {
+    if !minutes.contains_key(tool) {
+        let key = if minutes.len() < MAX_TOOLS { tool } else { OTHER };
+        minutes.entry(key.to_owned()).or_default();
     }
+    let series = match minutes.get_mut(tool) {
+        Some(series) => series,
+        None => minutes.get_mut(OTHER).expect("inserted above"),
+    };
+    if series.back().is_none_or(|last| last.minute != minute) {
+        series.push_back(Minute { minute, ..Minute::default() });
+    }
+    while series.front().is_some_and(|first| first.minute + (MINUTES as u64) <= minute) {
+        series.pop_front();
+    }
+    let now = series.back_mut().expect("pushed above");
+    now.calls += 1;
+    if let Some(error) = &m.error {
+        *now.failures.entry(crate::telemetry::kind_name(error.kind)).or_default() += 1;
+    }
+    for repair in &m.repairs {
+        match now.repairs.get_mut(&repair.rule) {
+            Some(n) => *n += 1,
+            None => {
+                now.repairs.insert(repair.rule.clone(), 1);
+            }
+        }
+    }
+}
+
+/// At most `MAX_TEXT` bytes of `text` (cut at a character boundary, marked with `…`).
+fn cut(text: &str) -> String {
+    if text.len() <= MAX_TEXT {
+        return text.to_owned();
+    }
+    format!("{}…", &text[..text.floor_char_boundary(MAX_TEXT)])
 }
 
 #[cfg(test)]
@@ -193,7 +219,7 @@ mod tests {
         recent.record(&call, "", "u", &message("s", None, &[]), String::new());
         let calls = recent.calls();
         assert_eq!(calls.iter().map(|c| c.seq).collect::<Vec<_>>(), [3, 2]);
-        assert!(calls[0].original.ends_with('…') && calls[0].original.chars().count() == MAX_TEXT + 1);
+        assert!(calls[0].original.ends_with('…') && calls[0].original.len() == MAX_TEXT + '…'.len_utf8());
         assert!(recent.call(1).is_none() && recent.call(2).is_some());
         let hour = recent.last_hour(unix_ms());
         assert_eq!(hour["t"][0].calls, 2);
