@@ -41,6 +41,10 @@ async fn without_a_session_every_page_sends_to_the_login_and_every_action_is_ref
     assert!(wrong.text().await.unwrap().contains("opens neither"));
     let forged = c.http.get(c.url("/reviews")).header("cookie", "toolgate_console=forged").send().await.unwrap();
     assert_eq!(forged.status(), 303);
+    // The list refreshing itself after the session ended: htmx is told to load the login page whole.
+    let refresh = c.http.get(c.url("/reviews/rows")).header("hx-request", "true").send().await.unwrap();
+    assert_eq!(refresh.status(), 401);
+    assert_eq!(refresh.headers()["hx-redirect"], "/login");
 }
 
 #[tokio::test]

@@ -123,6 +123,11 @@ async fn require_session(State(console): State<Arc<Console>>, mut request: Reque
             request.extensions_mut().insert(session);
             next.run(request).await
         }
+        // The pending list refreshing itself: htmx follows `HX-Redirect` with the whole page, rather than putting
+        // the login form in the table.
+        None if request.headers().contains_key("hx-request") => {
+            (StatusCode::UNAUTHORIZED, [("hx-redirect", "/login")], "log in first").into_response()
+        }
         None if request.method() == Method::GET => Redirect::to("/login").into_response(),
         None => (StatusCode::UNAUTHORIZED, "log in first").into_response(),
     }
