@@ -168,10 +168,10 @@ fn count(minutes: &mut HashMap<String, VecDeque<Minute>>, tool: &str, minute: u6
 
 /// At most `MAX_TEXT` bytes of `text` (cut at a character boundary, marked with `…`).
 fn cut(text: &str) -> String {
-    if text.len() <= MAX_TEXT {
-        return text.to_owned();
+    match super::span::truncate(text, MAX_TEXT) {
+        kept if kept.len() == text.len() => text.to_owned(),
+        kept => format!("{kept}…"),
     }
-    format!("{}…", &text[..text.floor_char_boundary(MAX_TEXT)])
 }
 
 #[cfg(test)]

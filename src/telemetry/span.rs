@@ -241,7 +241,7 @@ impl std::fmt::Display for TraceIdOf<'_> {
 }
 
 /// At most `max` bytes of `text`, cut at a character boundary.
-fn truncate(text: &str, max: usize) -> &str {
+pub(super) fn truncate(text: &str, max: usize) -> &str {
     &text[..text.floor_char_boundary(max)]
 }
 

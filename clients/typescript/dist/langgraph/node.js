@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { AIMessage, ToolMessage as LCToolMessage } from "@langchain/core/messages";
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { contextFromConfig, gatewayTools } from "./binding.js";
-import { drive, Memo, perform, runSteps } from "./review.js";
+import { drive, isObject, Memo, perform, runSteps } from "./review.js";
 import { rewriteAiMessage, toLangChain, withCalls } from "./transcript.js";
 /**
  * Runs the last AIMessage's tool calls through the gateway, in one `ExecuteBatch`. It takes `ToolNode`'s place in
@@ -96,13 +96,7 @@ export class GatewayToolNode extends ToolNode {
 /** The last AIMessage (its calls given ids where they had none) and its calls not answered yet, invalid calls
  * included: the gateway repairs arguments that did not parse. */
 function parseCalls(messages, config) {
-    let position = -1;
-    for (let i = messages.length - 1; i >= 0; i -= 1) {
-        if (AIMessage.isInstance(messages[i])) {
-            position = i;
-            break;
-        }
-    }
+    const position = lastAiIndex(messages);
     if (position < 0)
         throw new TypeError("GatewayToolNode found no AIMessage in its input");
     const written = messages[position];
@@ -159,21 +153,21 @@ export function idOf(call, config) {
     const seed = JSON.stringify([conf.thread_id, conf.checkpoint_ns, call.name, call.args]);
     return `toolgate_${createHash("sha256").update(seed).digest("hex").slice(0, 16)}`;
 }
-/** How many tool calls the last AIMessage among `messages` makes. */
-export function lastCallCount(messages) {
-    if (!Array.isArray(messages))
-        return 0;
+/** Where the last AIMessage among `messages` stands; -1 when there is none. */
+function lastAiIndex(messages) {
     for (let i = messages.length - 1; i >= 0; i -= 1) {
         if (AIMessage.isInstance(messages[i]))
-            return messages[i].tool_calls?.length ?? 0;
+            return i;
     }
-    return 0;
+    return -1;
+}
+/** How many tool calls the last AIMessage among `messages` makes. */
+export function lastCallCount(messages) {
+    const position = Array.isArray(messages) ? lastAiIndex(messages) : -1;
+    return position < 0 ? 0 : (messages[position].tool_calls?.length ?? 0);
 }
 function batchKey(config, calls) {
     const conf = config.configurable ?? {};
     const signature = calls.map((c) => [c.id, c.name, JSON.stringify(c.args ?? null)]);
     return JSON.stringify([String(conf.thread_id ?? ""), String(conf.checkpoint_ns ?? ""), signature]);
-}
-function isObject(value) {
-    return typeof value === "object" && value !== null && !Array.isArray(value);
 }

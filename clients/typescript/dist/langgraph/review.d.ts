@@ -72,4 +72,6 @@ export declare function interruptPayload(undecided: NodeCall[], answers: Map<str
  * (see `drive`), only decisions that name their call count: the others are left out, and the call is asked again.
  */
 export declare function resumeDecisions(value: unknown, undecided: string[], shared?: boolean): Map<string, Decision>;
+/** A plain object (not null, not an array). */
+export declare function isObject(value: unknown): value is Record<string, unknown>;
 export {};

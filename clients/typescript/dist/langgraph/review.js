@@ -264,6 +264,7 @@ function decisionOf(value) {
     }
     return [action, data];
 }
-function isObject(value) {
+/** A plain object (not null, not an array). */
+export function isObject(value) {
     return typeof value === "object" && value !== null && !Array.isArray(value);
 }

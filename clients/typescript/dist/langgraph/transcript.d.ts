@@ -5,7 +5,7 @@
  */
 import { AIMessage, type InvalidToolCall, type ToolCall, ToolMessage as LCToolMessage } from "@langchain/core/messages";
 import type { ToolMessage } from "../types.js";
-import type { NodeCall } from "./review.js";
+import { type NodeCall } from "./review.js";
 /**
  * A typed toolgate `ToolMessage` as a LangChain ToolMessage: `status: "error"` unless it succeeded, the typed
  * error in `additional_kwargs.error`, the repairs in `additional_kwargs.repairs`, the structured result as

@@ -4,6 +4,7 @@
  * @module
  */
 import { AIMessage, ToolMessage as LCToolMessage } from "@langchain/core/messages";
+import { isObject } from "./review.js";
 const TOOL_NAME_RULES = new Set(["tool_name_normalized", "tool_name_prefix", "tool_name_residue"]);
 const PROVIDER_SAFE = /^[A-Za-z0-9_-]{1,64}$/;
 /**
@@ -107,7 +108,4 @@ export function withCalls(ai, toolCalls, invalid, additional = ai.additional_kwa
         response_metadata: ai.response_metadata,
         usage_metadata: ai.usage_metadata,
     });
-}
-function isObject(value) {
-    return typeof value === "object" && value !== null && !Array.isArray(value);
 }

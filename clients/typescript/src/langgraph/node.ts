@@ -12,7 +12,7 @@ import { ToolNode } from "@langchain/langgraph/prebuilt";
 import type { Client } from "../client.js";
 import type { ToolMessage } from "../types.js";
 import { type ContextSource, contextFromConfig, gatewayTools } from "./binding.js";
-import { drive, Memo, type NodeCall, perform, runSteps } from "./review.js";
+import { drive, isObject, Memo, type NodeCall, perform, runSteps } from "./review.js";
 import { rewriteAiMessage, toLangChain, withCalls } from "./transcript.js";
 
 /** Called for each call that answered an error, with the LangChain tool call and the typed toolgate message (its
@@ -136,13 +136,7 @@ export class GatewayToolNode extends ToolNode {
 /** The last AIMessage (its calls given ids where they had none) and its calls not answered yet, invalid calls
  * included: the gateway repairs arguments that did not parse. */
 function parseCalls(messages: unknown[], config: RunnableConfig): Parsed {
-  let position = -1;
-  for (let i = messages.length - 1; i >= 0; i -= 1) {
-    if (AIMessage.isInstance(messages[i])) {
-      position = i;
-      break;
-    }
-  }
+  const position = lastAiIndex(messages);
   if (position < 0) throw new TypeError("GatewayToolNode found no AIMessage in its input");
   const written = messages[position] as AIMessage;
   const ai = withCallIds(written, position, config);
@@ -200,21 +194,22 @@ export function idOf(call: { id?: string; name: string; args?: unknown }, config
   return `toolgate_${createHash("sha256").update(seed).digest("hex").slice(0, 16)}`;
 }
 
+/** Where the last AIMessage among `messages` stands; -1 when there is none. */
+function lastAiIndex(messages: unknown[]): number {
+  for (let i = messages.length - 1; i >= 0; i -= 1) {
+    if (AIMessage.isInstance(messages[i])) return i;
+  }
+  return -1;
+}
+
 /** How many tool calls the last AIMessage among `messages` makes. */
 export function lastCallCount(messages: unknown): number {
-  if (!Array.isArray(messages)) return 0;
-  for (let i = messages.length - 1; i >= 0; i -= 1) {
-    if (AIMessage.isInstance(messages[i])) return (messages[i] as AIMessage).tool_calls?.length ?? 0;
-  }
-  return 0;
+  const position = Array.isArray(messages) ? lastAiIndex(messages) : -1;
+  return position < 0 ? 0 : ((messages as AIMessage[])[position]!.tool_calls?.length ?? 0);
 }
 
 function batchKey(config: RunnableConfig, calls: NodeCall[]): string {
   const conf = config.configurable ?? {};
   const signature = calls.map((c) => [c.id, c.name, JSON.stringify(c.args ?? null)]);
   return JSON.stringify([String(conf.thread_id ?? ""), String(conf.checkpoint_ns ?? ""), signature]);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

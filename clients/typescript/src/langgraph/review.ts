@@ -311,6 +311,7 @@ function decisionOf(value: unknown): Decision {
   return [action, data];
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** A plain object (not null, not an array). */
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -6,7 +6,7 @@
 
 import { AIMessage, type InvalidToolCall, type ToolCall, ToolMessage as LCToolMessage } from "@langchain/core/messages";
 import type { ToolMessage } from "../types.js";
-import type { NodeCall } from "./review.js";
+import { isObject, type NodeCall } from "./review.js";
 
 const TOOL_NAME_RULES = new Set(["tool_name_normalized", "tool_name_prefix", "tool_name_residue"]);
 const PROVIDER_SAFE = /^[A-Za-z0-9_-]{1,64}$/;
@@ -116,8 +116,4 @@ export function withCalls(
     response_metadata: ai.response_metadata,
     usage_metadata: ai.usage_metadata,
   });
-}
-
-function isObject(value: unknown): value is Record<string, any> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
