@@ -19,7 +19,9 @@
 //! Without `--bench` (as under `cargo test --benches`) it runs a short smoke pass instead.
 //!
 //! Run: `cargo bench --bench e2e` (`E2E_ROUNDS=9 E2E_REQUESTS=50000 cargo bench --bench e2e`; `E2E_OTEL=off` runs
-//! the gateway without telemetry, to tell its share; `E2E_IDEMPOTENCY=off` without the call-id record; `E2E_ONLY=gateway` runs one mode alone, to profile it).
+//! the gateway without telemetry, to tell its share; `E2E_IDEMPOTENCY=off` without the call-id record; `E2E_CONSOLE=off` starts the "console" mode's gateway without its
+//! console, an A/A run whose console/gateway ratios are the noise floor; `E2E_ONLY=gateway` runs one mode alone, to
+//! profile it).
 
 /// The shipped binary's allocator (see `src/main.rs`), so the gateway here costs what it costs there.
 #[global_allocator]
@@ -147,7 +149,7 @@ async fn run(plan: Plan) -> Result<Outcome, String> {
     let sink = Sink::start().await;
     let runtime = start_runtime().await;
     let gateway = Gateway::start(runtime, &sink.endpoint, false).await;
-    let console = Gateway::start(runtime, &sink.endpoint, true).await;
+    let console = Gateway::start(runtime, &sink.endpoint, !stack::console_off()).await;
     let runtime_channel = connect(runtime).await;
     let (gateway_channel, console_channel) = (gateway.channel.clone(), console.channel.clone());
     let callers: Vec<Caller> = (0..CONCURRENCY)

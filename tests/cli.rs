@@ -107,9 +107,12 @@ async fn review_list_and_approve_from_the_command_line() {
         );
         assert!(listed["created_ms"].as_u64().unwrap() > 0);
     }
-    let out = toolgate(&["review", "approve", "c-cli", "--tenant", "acme", "--server", &server]).await;
+    let out =
+        toolgate(&["review", "approve", "c-cli", "--tenant", "acme", "--reviewer", "ops-bot", "--server", &server])
+            .await;
     let decided: Value = serde_json::from_str(&out).unwrap();
     assert_eq!((&decided["call_id"], &decided["decision"]), (&json!("c-cli"), &json!("APPROVE")));
+    assert_eq!(decided["decided_by"], json!("ops-bot"), "the record keeps who decided: {decided}");
     assert_eq!(toolgate(&["review", "list", "--all-tenants", "--server", &server]).await, "");
 
     let again = tokio::process::Command::new(BIN)

@@ -6,10 +6,10 @@ mod common;
 mod console_support;
 mod review_support;
 
-use console_support::Console;
+use console_support::{Console, REVIEW_TOKEN};
 use review_support::{TENANT, defer, execute, request};
 use std::time::Duration;
-use toolgate::pb::v1::{ErrorKind, ReviewMode, ToolStatus};
+use toolgate::pb::v1::{self as pb, ErrorKind, ReviewAction, ReviewMode, ToolStatus};
 
 /// The text a page shows: its HTML with the entities askama writes decoded.
 fn text(html: &str) -> String {
@@ -115,6 +115,37 @@ async fn approve_runs_the_call_and_the_record_keeps_who_decided() {
     assert!(!page.contains("id=\"approve\""), "a decided call offers no verdict");
     let again = c.decide(&session, &session.csrf, &[("call_id", "a1"), ("action", "approve")]).await;
     assert_eq!(again.0, 409);
+}
+
+#[tokio::test]
+async fn a_decision_over_the_api_keeps_the_reviewer_it_names_and_the_console_shows_it() {
+    let c = Console::start().await;
+    let mut review = c.gw.review.clone();
+    for id in ["api-named", "api-anonymous"] {
+        defer(c.gw.gateway.clone(), id, r#"{"service": "api", "replicas": 2}"#).await;
+    }
+    let mut named = tonic::Request::new(pb::DecideRequest {
+        call_id: "api-named".into(),
+        tenant: TENANT.into(),
+        action: ReviewAction::Approve.into(),
+        reviewer: "cli-bot".into(),
+        ..Default::default()
+    });
+    named.metadata_mut().insert("authorization", format!("Bearer {REVIEW_TOKEN}").parse().unwrap());
+    let decided = review.decide(named).await.unwrap().into_inner().decided.unwrap();
+    assert_eq!(decided.decided_by, "cli-bot");
+    assert!(decided.decided_ms >= decided.created_ms && decided.created_ms > 0, "{decided:?}");
+    let mut anonymous = tonic::Request::new(pb::DecideRequest {
+        call_id: "api-anonymous".into(),
+        tenant: TENANT.into(),
+        action: ReviewAction::Approve.into(),
+        ..Default::default()
+    });
+    anonymous.metadata_mut().insert("authorization", format!("Bearer {REVIEW_TOKEN}").parse().unwrap());
+    assert_eq!(review.decide(anonymous).await.unwrap().into_inner().decided.unwrap().decided_by, "");
+    let session = c.login("ana").await;
+    assert!(c.get_with(&session.cookie, &review_path("api-named")).await.contains("by cli-bot"));
+    assert!(c.get_with(&session.cookie, &review_path("api-anonymous")).await.contains("by the API"));
 }
 
 #[tokio::test]

@@ -1,14 +1,15 @@
 //! The console in a real headless Chromium, driven over WebDriver (Debian's `chromium` and `chromium-driver`):
 //! an agent's Execute waits on review; the browser logs in, sees the call appear without a reload, edits an
 //! argument and approves, and the Execute returns the edited call's result. A second call is rejected in the
-//! browser and its caller gets the feedback. Arguments holding a script show as text. Screenshots of the pending
-//! reviews, a review and the overview go to `target/console-screenshots/`.
+//! browser and its caller gets the feedback. Arguments holding a script show as text. An operator with the admin
+//! token opens the tools page. Screenshots of the pending reviews, a review, the overview, the tools and one tool
+//! go to `target/console-screenshots/`.
 
 mod common;
 mod console_support;
 mod review_support;
 
-use console_support::{Console, REVIEW_TOKEN};
+use console_support::{ADMIN_TOKEN, Console, REVIEW_TOKEN};
 use fantoccini::{Client, ClientBuilder, Locator};
 use review_support::{defer, execute, request};
 use serde_json::{Value, json};
@@ -79,6 +80,13 @@ async fn until_listed(browser: &Client, call_id: &str) {
     wait.for_element(Locator::Css(&row)).await.unwrap_or_else(|e| panic!("{call_id} never showed up: {e}"));
 }
 
+async fn log_in(browser: &Client, c: &Console, name: &str, token: &str) {
+    browser.goto(&c.url("/login")).await.unwrap();
+    browser.find(Locator::Css("input[name=name]")).await.unwrap().send_keys(name).await.unwrap();
+    browser.find(Locator::Css("input[name=token]")).await.unwrap().send_keys(token).await.unwrap();
+    browser.find(Locator::Css("form.login button")).await.unwrap().click().await.unwrap();
+}
+
 async fn open_review(browser: &Client, call_id: &str) {
     let link = format!("tr[data-call-id=\"{call_id}\"] a");
     browser.find(Locator::Css(&link)).await.unwrap().click().await.unwrap();
@@ -88,14 +96,11 @@ async fn open_review(browser: &Client, call_id: &str) {
 #[tokio::test]
 #[ignore = "needs chromium and chromium-driver; .ci/run installs them and runs it"]
 async fn a_reviewer_edits_and_approves_one_call_and_rejects_another_in_the_browser() {
-    let c = Console::start().await;
+    let c = Console::start_with_admin().await;
     let profile = tempfile::tempdir().unwrap();
     let (_driver, browser) = browser(profile.path()).await;
 
-    browser.goto(&c.url("/login")).await.unwrap();
-    browser.find(Locator::Css("input[name=name]")).await.unwrap().send_keys("Ana").await.unwrap();
-    browser.find(Locator::Css("input[name=token]")).await.unwrap().send_keys(REVIEW_TOKEN).await.unwrap();
-    browser.find(Locator::Css("form.login button")).await.unwrap().click().await.unwrap();
+    log_in(&browser, &c, "Ana", REVIEW_TOKEN).await;
     let table = browser.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css("table.reviews")).await;
     let table = match table {
         Ok(table) => table,
@@ -105,6 +110,8 @@ async fn a_reviewer_edits_and_approves_one_call_and_rejects_another_in_the_brows
             browser.source().await.unwrap()
         ),
     };
+    browser.find(Locator::Css("nav a[href='/overview']")).await.expect("the menu, logged in");
+    assert!(browser.find(Locator::Css("nav a[href='/tools']")).await.is_err(), "a reviewer has no tools page");
 
     // The agent's call waits; the page, loaded before it, shows it without a reload (its table is the same one).
     let agent = c.gw.gateway.clone();
@@ -152,5 +159,21 @@ async fn a_reviewer_edits_and_approves_one_call_and_rejects_another_in_the_brows
         browser.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css("section[data-tool=deploy] svg"));
     chart.await.expect("the overview charts the reviewed tool");
     std::fs::write(screenshots().join("overview.png"), browser.screenshot().await.unwrap()).unwrap();
+
+    // An operator with the admin token: the tools page, the reviewed tool up (its tool server answered), and the
+    // tool in full with the schema the model sees beside the full one.
+    browser.find(Locator::Css("form.logout button")).await.unwrap().click().await.unwrap();
+    log_in(&browser, &c, "Olga", ADMIN_TOKEN).await;
+    let tools = browser.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css("nav a[href='/tools']"));
+    tools.await.expect("an admin's menu has the tools page").click().await.unwrap();
+    let row = browser.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css("tr[data-tool=deploy]")).await;
+    assert_eq!(row.unwrap().attr("data-health").await.unwrap().as_deref(), Some("up"));
+    std::fs::write(screenshots().join("tools.png"), browser.screenshot().await.unwrap()).unwrap();
+    browser.find(Locator::Css("tr[data-tool=deploy] a")).await.unwrap().click().await.unwrap();
+    let model = browser.wait().at_most(Duration::from_secs(10)).for_element(Locator::Id("model-schema")).await;
+    let model = model.unwrap().text().await.unwrap();
+    let full = browser.find(Locator::Id("full-schema")).await.unwrap().text().await.unwrap();
+    assert!(!model.contains("user_id") && full.contains("user_id"), "model: {model}; full: {full}");
+    std::fs::write(screenshots().join("tool.png"), browser.screenshot().await.unwrap()).unwrap();
     browser.close().await.unwrap();
 }

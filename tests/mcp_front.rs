@@ -258,6 +258,7 @@ async fn decide(gw: &mut Gateway, call_id: &str, action: toolgate::pb::v1::Revie
         action: action.into(),
         arguments: String::new(),
         feedback: feedback.into(),
+        reviewer: "mcp-front-test".into(),
     };
     gw.review.decide(request).await.expect("the decision is accepted");
 }

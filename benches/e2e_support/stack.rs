@@ -45,6 +45,12 @@ fn config_text(otlp_endpoint: &str, console: bool) -> String {
     format!("{budgets}[telemetry]\notlp_endpoint = \"{otlp_endpoint}\"\nexport_interval_ms = {EXPORT_INTERVAL_MS}\n")
 }
 
+/// `E2E_CONSOLE=off`: the "console" mode's gateway is started without its console, identical to the first: an A/A
+/// run, whose console/gateway ratios are what two identical gateways differ by in one run (the noise floor).
+pub fn console_off() -> bool {
+    std::env::var("E2E_CONSOLE").is_ok_and(|v| v == "off")
+}
+
 /// `E2E_OTEL=off`: the gateway runs without telemetry.
 pub fn telemetry_off() -> bool {
     std::env::var("E2E_OTEL").is_ok_and(|v| v == "off")

@@ -3,7 +3,7 @@
 use super::{BackendError, Invocation, Output};
 use crate::pb::v1 as pb;
 use crate::pipeline::FailureClass;
-use crate::wire::client::{CallFailure, Target};
+use crate::wire::client::{CallFailure, Link, Target};
 use crate::wire::frame;
 use prost::Message;
 use std::collections::HashMap;
@@ -37,6 +37,11 @@ impl GrpcChannels {
         let made = Arc::new(Target::new(target, INVOKE).map_err(BackendError::Unavailable)?);
         targets.insert(target.to_owned(), Arc::clone(&made));
         Ok(made)
+    }
+
+    /// The connection to `target`, if any call has used it.
+    pub fn link(&self, target: &str) -> Option<Link> {
+        self.targets.read().unwrap_or_else(|p| p.into_inner()).get(target).map(|t| t.link())
     }
 
     pub async fn invoke(&self, target: &str, call: Invocation<'_>) -> Result<Output, BackendError> {

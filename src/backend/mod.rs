@@ -1,9 +1,12 @@
 //! Tool backends: where a prepared call actually runs. The only place, with `registry` stores, that calls out.
 
 mod grpc;
+mod health;
 mod http;
 pub mod mcp;
 pub mod worker;
+
+pub use health::{Health, HealthSnapshot, HealthState};
 
 use crate::pipeline::{CallContext, FailureClass};
 use crate::registry::Backend;

@@ -11,6 +11,9 @@ pub struct ReviewArgs {
     command: ReviewCommand,
     #[command(flatten)]
     server: ServerArg,
+    /// Your name, recorded with a decision (one line, at most 64 characters).
+    #[arg(long, global = true, env = "TOOLGATE_REVIEWER", default_value = "")]
+    reviewer: String,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -65,6 +68,7 @@ pub async fn run(args: ReviewArgs) -> Result<(), String> {
             pb::DecideRequest { feedback, ..decision(call_id, tenant, ReviewAction::Reject) }
         }
     };
+    let request = pb::DecideRequest { reviewer: args.reviewer, ..request };
     let (call_id, tenant) = (request.call_id.clone(), request.tenant.clone());
     let response = client.decide(request.clone()).await.map_err(|s| {
         let whose = if tenant.is_empty() { String::new() } else { format!(" of tenant {tenant:?}") };
@@ -90,6 +94,9 @@ fn review_json(r: &pb::PendingReview) -> Value {
 /// The decided call, with the decision: `decision`, and `edited_arguments` or `feedback` where they apply.
 fn decided_json(r: &pb::PendingReview, request: &pb::DecideRequest) -> Value {
     let mut out = review_json(r);
+    if !r.decided_by.is_empty() {
+        out["decided_by"] = json!(r.decided_by);
+    }
     let action = ReviewAction::try_from(request.action).unwrap_or_default();
     out["decision"] = json!(action.as_str_name().trim_start_matches("REVIEW_ACTION_"));
     match action {

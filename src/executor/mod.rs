@@ -121,6 +121,11 @@ impl Executor {
         &self.reviews
     }
 
+    /// The backends, for a page that shows their health.
+    pub fn backends(&self) -> &Backends {
+        &self.backends
+    }
+
     /// Runs one call; always answers with exactly one message. The call's span is a child of the current
     /// OpenTelemetry context.
     pub async fn execute(self: &Arc<Self>, req: CallRequest<'_>) -> ToolMessage {

@@ -111,6 +111,8 @@ impl From<&ReviewRecord> for pb::PendingReview {
             arguments: record.arguments.clone(),
             repairs: record.repairs.iter().cloned().map(pb::Repair::from).collect(),
             created_ms: record.created_ms,
+            decided_by: record.decided_by.clone().unwrap_or_default(),
+            decided_ms: record.decided_ms.unwrap_or_default(),
         }
     }
 }

@@ -50,18 +50,20 @@ impl ToolReview for ReviewService {
     }
 
     async fn decide(&self, request: Request<pb::DecideRequest>) -> Result<Response<pb::DecideResponse>, Status> {
-        let req = request.into_inner();
+        let mut req = request.into_inner();
         if req.call_id.is_empty() {
             return Err(ServiceError::BadRequest("call_id is required".into()).into());
         }
         let key = ReviewKey { tenant: req.tenant.clone(), call_id: req.call_id.clone() };
+        let reviewer = std::mem::take(&mut req.reviewer);
         let verdict = Self::verdict(req)?;
-        let decided = match review::decide(&self.queue, &self.registry, self.limits, &key, verdict, None).await {
+        let by = Some(reviewer.as_str()).filter(|r| !r.is_empty());
+        let decided = match review::decide(&self.queue, &self.registry, self.limits, &key, verdict, by).await {
             Ok(decided) => decided,
             Err(VerdictError::Review(err)) => return Err(ServiceError::Review(err).into()),
             Err(refused) => return Err(ServiceError::BadRequest(refused.to_string()).into()),
         };
-        tracing::info!(call_id = %key.call_id, tenant = %key.tenant, tool = %decided.tool, "review decided");
+        tracing::info!(call_id = %key.call_id, tenant = %key.tenant, tool = %decided.tool, reviewer = decided.decided_by.as_deref().unwrap_or(""), "review decided");
         Ok(Response::new(pb::DecideResponse { decided: Some((&decided).into()) }))
     }
 

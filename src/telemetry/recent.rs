@@ -1,13 +1,17 @@
 //! What the console shows of the calls: the most recent ones, each in full (bounded in number and in size), and
 //! per tool and minute over the last hour the calls, the failures by kind and the repairs by rule. Kept only when
-//! the console is on; recording a call is one short lock on each.
+//! the console is on. Recording a call is one short lock and no allocation: the calls are a ring of records whose
+//! strings are overwritten in place, so a call neither allocates its record nor frees the one it replaces.
 
 use crate::pipeline::{ErrorKind, Repair, ToolMessage, ToolStatus};
+use opentelemetry::trace::TraceId;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Mutex;
 
 /// Bytes kept of each field of a call (arguments, answer); the rest is cut, marked with `…`.
 const MAX_TEXT: usize = 4096;
+/// Repairs kept of one call.
+const MAX_REPAIRS: usize = 64;
 /// Minutes of counts kept per tool.
 pub const MINUTES: usize = 60;
 /// Tools counted apart; the calls of any more are counted under `(other tools)`.
@@ -35,7 +39,61 @@ pub struct CallRecord {
     /// The answer's text: for a failure, the error as the model saw it.
     pub content: String,
     pub duration_us: u64,
-    pub trace_id: String,
+    /// `TraceId::INVALID` when the call had no trace context.
+    pub trace_id: TraceId,
+}
+
+impl CallRecord {
+    fn empty() -> Self {
+        Self {
+            seq: 0,
+            at_ms: 0,
+            call_id: String::new(),
+            tool: String::new(),
+            tenant: String::new(),
+            user_id: String::new(),
+            status: ToolStatus::Success,
+            kind: None,
+            original: String::new(),
+            repairs: Vec::new(),
+            effective: String::new(),
+            content: String::new(),
+            duration_us: 0,
+            trace_id: TraceId::INVALID,
+        }
+    }
+
+    /// Overwrites this record with `call`, reusing its strings' room.
+    fn fill(&mut self, seq: u64, at_ms: u64, call: &Answered<'_>) {
+        let m = call.message;
+        (self.seq, self.at_ms, self.status, self.duration_us) = (seq, at_ms, m.status, m.duration_us);
+        self.kind = m.error.as_ref().map(|e| e.kind);
+        self.trace_id = call.trace_id;
+        copy_cut(&mut self.call_id, &call.call.id);
+        copy_cut(&mut self.tool, call.tool());
+        copy_cut(&mut self.tenant, call.tenant);
+        copy_cut(&mut self.user_id, call.user_id);
+        copy_cut(&mut self.original, &call.call.arguments);
+        copy_cut(&mut self.effective, &m.effective_arguments);
+        copy_cut(&mut self.content, &m.content);
+        self.repairs.clear();
+        self.repairs.extend(m.repairs.iter().take(MAX_REPAIRS).cloned());
+    }
+}
+
+/// One answered call, as the telemetry hands it over.
+pub struct Answered<'a> {
+    pub call: &'a crate::pipeline::ToolCall,
+    pub tenant: &'a str,
+    pub user_id: &'a str,
+    pub message: &'a ToolMessage,
+    pub trace_id: TraceId,
+}
+
+impl Answered<'_> {
+    fn tool(&self) -> &str {
+        if self.message.name.is_empty() { &self.call.name } else { &self.message.name }
+    }
 }
 
 /// One tool's counts in one minute.
@@ -57,61 +115,56 @@ pub struct Recent {
 
 #[derive(Default)]
 struct Kept {
+    /// The last call's `seq`; calls are numbered from 1.
     seq: u64,
-    calls: VecDeque<CallRecord>,
+    /// Call `seq` is at `(seq - 1) % capacity`: the ring grows to `capacity`, then each call overwrites the oldest.
+    ring: Vec<CallRecord>,
     minutes: HashMap<String, VecDeque<Minute>>,
 }
 
+impl Kept {
+    /// The slot of call `seq`, if it is still kept.
+    fn slot(&self, seq: u64, capacity: usize) -> Option<&CallRecord> {
+        let oldest = self.seq.saturating_sub(self.ring.len() as u64) + 1;
+        let at = usize::try_from((seq.checked_sub(1)?) % capacity as u64).ok()?;
+        (oldest..=self.seq).contains(&seq).then(|| &self.ring[at])
+    }
+}
+
 impl Recent {
+    /// Keeps the last `capacity` calls (at least one).
     pub fn new(capacity: usize) -> Self {
-        Self { capacity, kept: Mutex::new(Kept::default()) }
+        Self { capacity: capacity.max(1), kept: Mutex::new(Kept::default()) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records one answered call. The record is built before the lock is taken, and the one it replaces is
-    /// dropped after it is released.
-    pub fn record(&self, call: &crate::pipeline::ToolCall, tenant: &str, user: &str, m: &ToolMessage, trace: String) {
+    /// Records one answered call.
+    pub fn record(&self, call: &Answered<'_>) {
         let at_ms = unix_ms();
-        let tool = if m.name.is_empty() { &call.name } else { &m.name };
-        let mut record = CallRecord {
-            seq: 0,
-            at_ms,
-            call_id: cut(&call.id),
-            tool: tool.clone(),
-            tenant: cut(tenant),
-            user_id: cut(user),
-            status: m.status,
-            kind: m.error.as_ref().map(|e| e.kind),
-            original: cut(&call.arguments),
-            repairs: m.repairs.iter().take(64).cloned().collect(),
-            effective: cut(&m.effective_arguments),
-            content: cut(&m.content),
-            duration_us: m.duration_us,
-            trace_id: trace,
-        };
-        let evicted = {
-            let mut kept = self.lock();
-            count(&mut kept.minutes, tool, at_ms / 60_000, m);
-            kept.seq += 1;
-            record.seq = kept.seq;
-            let evicted = if kept.calls.len() == self.capacity { kept.calls.pop_front() } else { None };
-            kept.calls.push_back(record);
-            evicted
-        };
-        drop(evicted);
+        let mut kept = self.lock();
+        count(&mut kept.minutes, call.tool(), at_ms / 60_000, call.message);
+        kept.seq += 1;
+        let seq = kept.seq;
+        let at = usize::try_from((seq - 1) % self.capacity as u64).unwrap_or(0);
+        if at == kept.ring.len() {
+            kept.ring.push(CallRecord::empty());
+        }
+        kept.ring[at].fill(seq, at_ms, call);
     }
 
     /// The recorded calls, newest first.
     pub fn calls(&self) -> Vec<CallRecord> {
-        self.lock().calls.iter().rev().cloned().collect()
+        let kept = self.lock();
+        let oldest = kept.seq.saturating_sub(kept.ring.len() as u64) + 1;
+        (oldest..=kept.seq).rev().filter_map(|seq| kept.slot(seq, self.capacity)).cloned().collect()
     }
 
     /// One call by its `seq`, while it is still kept.
     pub fn call(&self, seq: u64) -> Option<CallRecord> {
-        self.lock().calls.iter().find(|c| c.seq == seq).cloned()
+        self.lock().slot(seq, self.capacity).cloned()
     }
 
     /// Each tool's minutes within the hour before `now_ms`, oldest first, tools by name.
@@ -166,11 +219,14 @@ fn count(minutes: &mut HashMap<String, VecDeque<Minute>>, tool: &str, minute: u6
     }
 }
 
-/// At most `MAX_TEXT` bytes of `text` (cut at a character boundary, marked with `…`).
-fn cut(text: &str) -> String {
-    match super::span::truncate(text, MAX_TEXT) {
-        kept if kept.len() == text.len() => text.to_owned(),
-        kept => format!("{kept}…"),
+/// `to` becomes at most `MAX_TEXT` bytes of `text` (cut at a character boundary, marked with `…`), in the room
+/// `to` already has.
+fn copy_cut(to: &mut String, text: &str) {
+    let kept = super::span::truncate(text, MAX_TEXT);
+    to.clear();
+    to.push_str(kept);
+    if kept.len() < text.len() {
+        to.push('…');
     }
 }
 
@@ -210,21 +266,44 @@ mod tests {
         }
     }
 
+    fn answered<'a>(call: &'a ToolCall, m: &'a ToolMessage) -> Answered<'a> {
+        Answered { call, tenant: "", user_id: "u", message: m, trace_id: TraceId::INVALID }
+    }
+
     #[test]
     fn keeps_the_newest_calls_and_counts_the_hour_per_tool() {
         let recent = Recent::new(2);
         let call = ToolCall { id: "c".into(), name: "t".into(), arguments: "x".repeat(MAX_TEXT + 10) };
-        recent.record(&call, "", "u", &message("t", None, &["json_syntax"]), String::new());
-        recent.record(&call, "", "u", &message("t", Some(ErrorKind::InvalidArguments), &[]), String::new());
-        recent.record(&call, "", "u", &message("s", None, &[]), String::new());
+        recent.record(&answered(&call, &message("t", None, &["json_syntax"])));
+        recent.record(&answered(&call, &message("t", Some(ErrorKind::InvalidArguments), &[])));
+        recent.record(&answered(&call, &message("s", None, &[])));
         let calls = recent.calls();
         assert_eq!(calls.iter().map(|c| c.seq).collect::<Vec<_>>(), [3, 2]);
         assert!(calls[0].original.ends_with('…') && calls[0].original.len() == MAX_TEXT + '…'.len_utf8());
-        assert!(recent.call(1).is_none() && recent.call(2).is_some());
+        assert!(recent.call(1).is_none() && recent.call(2).is_some() && recent.call(4).is_none());
         let hour = recent.last_hour(unix_ms());
         assert_eq!(hour["t"][0].calls, 2);
         assert_eq!(hour["t"][0].failures["INVALID_ARGUMENTS"], 1);
         assert_eq!(hour["t"][0].repairs["json_syntax"], 1);
         assert!(recent.last_hour(unix_ms() + 61 * 60_000).is_empty(), "an hour later, nothing is left");
+    }
+
+    #[test]
+    fn a_slot_written_again_keeps_nothing_of_the_call_before() {
+        let recent = Recent::new(3);
+        let long = ToolCall { id: "long-id".into(), name: "t".into(), arguments: "{\"a\": 123456789}".into() };
+        let short = ToolCall { id: "s".into(), name: "u".into(), arguments: "{}".into() };
+        recent.record(&answered(&long, &message("t", Some(ErrorKind::Timeout), &["json_syntax", "alias"])));
+        for _ in 0..9 {
+            recent.record(&answered(&short, &message("", None, &[])));
+        }
+        let calls = recent.calls();
+        assert_eq!(calls.iter().map(|c| c.seq).collect::<Vec<_>>(), [10, 9, 8], "newest first, 3 kept");
+        let first_slot_again = recent.call(10).unwrap();
+        assert_eq!(first_slot_again.call_id, "s");
+        assert_eq!(first_slot_again.tool, "u", "the name as called, the message naming no tool");
+        assert_eq!((first_slot_again.original.as_str(), first_slot_again.kind), ("{}", None));
+        assert!(first_slot_again.repairs.is_empty());
+        assert!(recent.call(7).is_none() && recent.call(0).is_none());
     }
 }

@@ -109,7 +109,14 @@ impl Telemetry {
             }
         }
         if let Some(recent) = &self.recent {
-            recent.record(call, &ctx.tenant, &ctx.user_id, m, trace_id.to_string());
+            let trace_id = trace_id.0.trace_id();
+            recent.record(&super::recent::Answered {
+                call,
+                tenant: &ctx.tenant,
+                user_id: &ctx.user_id,
+                message: m,
+                trace_id,
+            });
         }
         if self.tracing() {
             self.close_call_span(&span, tool, m, overrides);

@@ -34,6 +34,19 @@ impl From<Status> for CallFailure {
     }
 }
 
+/// A target's connection as a status page shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Link {
+    /// No call has connected yet: the first call connects.
+    Never,
+    /// A connection is open.
+    Open,
+    /// The connection closed; the next call opens another.
+    Closed,
+    /// The last connect failed, this long ago, for this reason.
+    Failed { ago: Duration, reason: String },
+}
+
 /// A live connection: the handle calls open streams on, and whether the connection task has ended.
 #[derive(Clone)]
 struct Live {
@@ -74,6 +87,21 @@ impl Target {
         Ok(Self { uri, host, port, live, connecting, failed })
     }
 
+    /// The connection now: open, closed, never opened, or why the last connect failed.
+    pub fn link(&self) -> Link {
+        if self.current().is_some() {
+            return Link::Open;
+        }
+        let failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, status)) = failed.as_ref() {
+            return Link::Failed { ago: at.elapsed(), reason: status.message().to_owned() };
+        }
+        match *self.live.read().unwrap_or_else(|p| p.into_inner()) {
+            Some(_) => Link::Closed,
+            None => Link::Never,
+        }
+    }
+
     fn current(&self) -> Option<Live> {
         let live = self.live.read().unwrap_or_else(|p| p.into_inner());
         live.as_ref().filter(|l| !l.closed.load(Ordering::Acquire)).cloned()
@@ -95,6 +123,8 @@ impl Target {
         match self.connect(connect_timeout).await {
             Ok(live) => {
                 *self.live.write().unwrap_or_else(|p| p.into_inner()) = Some(live.clone());
+                // A failure before this connect is history: what a status page shows is this connection.
+                *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 Ok(live)
             }
             Err(status) => {

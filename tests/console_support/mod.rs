@@ -9,8 +9,11 @@ use reqwest::redirect::Policy;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use tempfile::TempDir;
+use toolgate::pb::v1 as pb;
 
 pub const REVIEW_TOKEN: &str = "review-secret";
+/// Set by `start_with_admin`: it opens the tools page, and the admin plane.
+pub const ADMIN_TOKEN: &str = "admin-secret";
 
 pub struct Console {
     pub dir: TempDir,
@@ -20,21 +23,58 @@ pub struct Console {
     pub target: String,
     pub base: String,
     pub http: reqwest::Client,
+    /// The admin token, when the admin plane is closed.
+    pub admin: Option<String>,
 }
 
 impl Console {
     /// The gateway with its console; ToolReview (and the console) closed by the review token.
     pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    /// The same, with the admin plane (and the console's tools page) closed by `ADMIN_TOKEN`, and `[budgets]`
+    /// defaults a tool's page shows.
+    pub async fn start_with_admin() -> Self {
+        Self::start_with(|config| {
+            config.tokens.admin = Some(ADMIN_TOKEN.into());
+            config.budgets.max_tool_calls = Some(40);
+            config.budgets.max_calls = Some(200);
+        })
+        .await
+    }
+
+    async fn start_with(adjust: impl FnOnce(&mut toolgate::Config)) -> Self {
         let (dir, mut config) = crate::common::temp_config();
         let addr: SocketAddr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
         config.console.listen = Some(addr);
         config.tokens.review = Some(REVIEW_TOKEN.into());
-        let mut gw = start_gateway(config).await;
+        adjust(&mut config);
+        let admin = config.tokens.admin.clone();
+        let gw = start_gateway(config).await;
         let runtime = Runtime::default();
         let target = start_runtime(runtime.clone()).await;
-        gw.register(spec(&target)).await.expect("the reviewed tool registers");
         let http = reqwest::Client::builder().redirect(Policy::none()).build().unwrap();
-        Self { dir, gw, runtime, target, base: format!("http://{addr}"), http }
+        let mut c = Self { dir, gw, runtime, target, base: format!("http://{addr}"), http, admin };
+        let deploy = spec(&c.target);
+        c.register(deploy).await.expect("the reviewed tool registers");
+        c
+    }
+
+    /// Registers a spec written as JSON in the spec-file form, with the admin token when one is set.
+    pub async fn register(&mut self, spec: serde_json::Value) -> Result<pb::ToolSpec, tonic::Status> {
+        let spec: toolgate::registry::ToolSpec = serde_json::from_value(spec).expect("a test spec parses");
+        let request = self.authed(pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) });
+        Ok(self.gw.registry.register_tool(request).await?.into_inner().tool.expect("a registered tool"))
+    }
+
+    /// A request carrying the admin token, when one is set.
+    pub fn authed<T>(&self, message: T) -> tonic::Request<T> {
+        let mut request = tonic::Request::new(message);
+        if let Some(token) = &self.admin {
+            request.metadata_mut().insert("authorization", format!("Bearer {token}").parse().unwrap());
+        }
+        request
     }
 
     pub fn runs(&self) -> usize {
@@ -47,7 +87,12 @@ impl Console {
 
     /// Logs `name` in with the review token: the session's cookie, and its CSRF token read off a page.
     pub async fn login(&self, name: &str) -> Session {
-        let form = [("name", name), ("token", REVIEW_TOKEN)];
+        self.login_with(name, REVIEW_TOKEN).await
+    }
+
+    /// Logs `name` in with `token`.
+    pub async fn login_with(&self, name: &str, token: &str) -> Session {
+        let form = [("name", name), ("token", token)];
         let response = self.http.post(self.url("/login")).form(&form).send().await.unwrap();
         assert_eq!(response.status(), 303, "a good login redirects to the reviews");
         let set_cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();

@@ -158,6 +158,7 @@ pub async fn decide(
         action: action.into(),
         arguments,
         feedback,
+        reviewer: String::new(),
     };
     Ok(reviewer.decide(request).await?.into_inner().decided.expect("the decided call"))
 }

@@ -181,8 +181,11 @@ def test_review_through_the_client(client, grpc_tools):
         "review-session",
     )
 
-    decided = client.decide("rv1", "edit", arguments={"city": "Bergen", "days": 2})
+    assert (waiting.decided_by, waiting.decided_ms) == ("", 0), "pending: nobody decided yet"
+    decided = client.decide("rv1", "edit", arguments={"city": "Bergen", "days": 2}, reviewer="Ana\nReviewer")
     assert decided.call_id == "rv1"
+    assert decided.decided_by == "AnaReviewer", "kept as one line, under the reviewer's name"
+    assert decided.decided_ms >= decided.created_ms > 0
     outcome = client.execute(name, {"city": "Oslo"}, id="rv1", context=ctx, review_mode="defer")
     assert (outcome.status, outcome.structured) == (ToolStatus.SUCCESS, {"city": "Bergen", "days": 2})
     with pytest.raises(toolgate.GatewayError) as twice:

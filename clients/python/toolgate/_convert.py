@@ -82,6 +82,8 @@ def pending_from_pb(p: review_pb2.PendingReview) -> PendingReview:
         arguments=p.arguments,
         repairs=tuple(repair_from_pb(r) for r in p.repairs),
         created_ms=p.created_ms,
+        decided_by=p.decided_by,
+        decided_ms=p.decided_ms,
     )
 
 
@@ -171,7 +173,7 @@ _ACTIONS = {
 
 
 def decide_request(
-    call_id: str, action: str, *, arguments: Any, feedback: str | None, tenant: str
+    call_id: str, action: str, *, arguments: Any, feedback: str | None, tenant: str, reviewer: str | None = None
 ) -> review_pb2.DecideRequest:
     key = action.lower() if isinstance(action, str) else action
     if key not in _ACTIONS:
@@ -184,6 +186,7 @@ def decide_request(
         action=_ACTIONS[key],
         arguments=arguments_text(arguments) if key == "edit" else "",
         feedback=feedback or "",
+        reviewer=reviewer or "",
     )
 
 

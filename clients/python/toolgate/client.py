@@ -207,11 +207,15 @@ class Client(_Base):
         arguments: Mapping[str, Any] | str | None = None,
         feedback: str | None = None,
         tenant: str = "",
+        reviewer: str | None = None,
         timeout: float | None = None,
     ) -> PendingReview:
         """Approves, edits (`arguments`: the new arguments) or rejects (`feedback`: what the model is told) one
-        pending call. A call is decided once: deciding it again raises GatewayError(FAILED_PRECONDITION)."""
-        request = convert.decide_request(call_id, action, arguments=arguments, feedback=feedback, tenant=tenant)
+        pending call, recorded under `reviewer`'s name. A call is decided once: deciding it again raises
+        GatewayError(FAILED_PRECONDITION)."""
+        request = convert.decide_request(
+            call_id, action, arguments=arguments, feedback=feedback, tenant=tenant, reviewer=reviewer
+        )
         response = self._call("Decide", self._review.Decide, request, self._review_metadata, timeout)
         return convert.pending_from_pb(response.decided)
 
@@ -308,8 +312,11 @@ class AsyncClient(_Base):
         arguments: Mapping[str, Any] | str | None = None,
         feedback: str | None = None,
         tenant: str = "",
+        reviewer: str | None = None,
         timeout: float | None = None,
     ) -> PendingReview:
-        request = convert.decide_request(call_id, action, arguments=arguments, feedback=feedback, tenant=tenant)
+        request = convert.decide_request(
+            call_id, action, arguments=arguments, feedback=feedback, tenant=tenant, reviewer=reviewer
+        )
         response = await self._call("Decide", self._review.Decide, request, self._review_metadata, timeout)
         return convert.pending_from_pb(response.decided)

@@ -179,6 +179,9 @@ class PendingReview:
     repairs: tuple[Repair, ...] = ()
     #: Unix time in milliseconds.
     created_ms: int = 0
+    #: Once decided: who decided (empty for a decision that named no reviewer) and when, in Unix milliseconds.
+    decided_by: str = ""
+    decided_ms: int = 0
 
     @property
     def args(self) -> Any:

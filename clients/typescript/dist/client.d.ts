@@ -58,6 +58,8 @@ export interface DecideOptions extends CallOptions {
     /** For `reject`: what the model is told. */
     feedback?: string;
     tenant?: string;
+    /** Who decides, kept in the review record (one line, at most 64 characters). */
+    reviewer?: string;
 }
 /**
  * The gateway's API. Close it with `close()` (or `await using`) to end its HTTP/2 connection.
@@ -105,7 +107,8 @@ export declare class Client {
     /** Calls waiting for a decision, oldest first. */
     listPending(options?: ScopeOptions): Promise<PendingReview[]>;
     /** Approves, edits (`arguments`: the new arguments) or rejects (`feedback`: what the model is told) one pending
-     * call. A call is decided once: deciding it again throws GatewayError(FAILED_PRECONDITION). */
+     * call, recorded under `reviewer`'s name. A call is decided once: deciding it again throws
+     * GatewayError(FAILED_PRECONDITION). */
     decide(callId: string, action: ReviewAction, options?: DecideOptions): Promise<PendingReview>;
     /** Every pending call now, then each change as it happens, until `signal` aborts (or the deadline passes: by
      * default a watch has none, whatever the client's `timeoutMs`). */

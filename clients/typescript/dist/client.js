@@ -146,7 +146,8 @@ export class Client {
         return response.pending.map(pendingFromPb);
     }
     /** Approves, edits (`arguments`: the new arguments) or rejects (`feedback`: what the model is told) one pending
-     * call. A call is decided once: deciding it again throws GatewayError(FAILED_PRECONDITION). */
+     * call, recorded under `reviewer`'s name. A call is decided once: deciding it again throws
+     * GatewayError(FAILED_PRECONDITION). */
     async decide(callId, action, options = {}) {
         const request = decideRequest(callId, action, options);
         const response = await this.call("Decide", () => this.review.decide(request, this.options(this.reviewHeaders, options)));

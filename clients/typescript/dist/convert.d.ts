@@ -26,6 +26,7 @@ export declare function decideRequest(callId: string, action: ReviewAction, opti
     arguments?: unknown;
     feedback?: string;
     tenant?: string;
+    reviewer?: string;
 }): Init<typeof DecideRequestSchema>;
 /** A spec in the spec-file form. Unknown fields are refused, as the gateway's own spec reader does. */
 export declare function specToPb(spec: ToolSpec): PbToolSpec;

@@ -63,6 +63,8 @@ export function pendingFromPb(p) {
         args: parseJson(p.arguments),
         repairs: p.repairs.map(repairFromPb),
         createdMs: Number(p.createdMs),
+        decidedBy: p.decidedBy,
+        decidedMs: Number(p.decidedMs),
     };
 }
 export function eventFromPb(e) {
@@ -142,6 +144,7 @@ export function decideRequest(callId, action, options) {
         action: pb,
         arguments: pb === PbReviewAction.EDIT ? argumentsText(options.arguments) : "",
         feedback: options.feedback ?? "",
+        reviewer: options.reviewer ?? "",
     };
 }
 // ---- tool specs ---------------------------------------------------------------------------------------------

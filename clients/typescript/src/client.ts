@@ -112,6 +112,8 @@ export interface DecideOptions extends CallOptions {
   /** For `reject`: what the model is told. */
   feedback?: string;
   tenant?: string;
+  /** Who decides, kept in the review record (one line, at most 64 characters). */
+  reviewer?: string;
 }
 
 /** `host:port` (plaintext), or an `http://` or `https://` URL, as a base URL. */
@@ -254,7 +256,8 @@ export class Client {
   }
 
   /** Approves, edits (`arguments`: the new arguments) or rejects (`feedback`: what the model is told) one pending
-   * call. A call is decided once: deciding it again throws GatewayError(FAILED_PRECONDITION). */
+   * call, recorded under `reviewer`'s name. A call is decided once: deciding it again throws
+   * GatewayError(FAILED_PRECONDITION). */
   async decide(callId: string, action: ReviewAction, options: DecideOptions = {}): Promise<PendingReview> {
     const request = decideRequest(callId, action, options);
     const response = await this.call("Decide", () => this.review.decide(request, this.options(this.reviewHeaders, options)));

@@ -113,6 +113,8 @@ export function pendingFromPb(p: PbPendingReview | undefined): PendingReview {
     args: parseJson(p.arguments),
     repairs: p.repairs.map(repairFromPb),
     createdMs: Number(p.createdMs),
+    decidedBy: p.decidedBy,
+    decidedMs: Number(p.decidedMs),
   };
 }
 
@@ -200,7 +202,7 @@ const ACTIONS: Record<ReviewAction, PbReviewAction> = {
 export function decideRequest(
   callId: string,
   action: ReviewAction,
-  options: { arguments?: unknown; feedback?: string; tenant?: string },
+  options: { arguments?: unknown; feedback?: string; tenant?: string; reviewer?: string },
 ): Init<typeof DecideRequestSchema> {
   const pb = ACTIONS[String(action).toLowerCase() as ReviewAction];
   if (pb === undefined) throw new TypeError(`action is "approve", "edit" or "reject", not ${JSON.stringify(action)}`);
@@ -211,6 +213,7 @@ export function decideRequest(
     action: pb,
     arguments: pb === PbReviewAction.EDIT ? argumentsText(options.arguments) : "",
     feedback: options.feedback ?? "",
+    reviewer: options.reviewer ?? "",
   };
 }
 

@@ -109,6 +109,9 @@ export interface PendingReview {
   readonly repairs: readonly Repair[];
   /** Unix time in milliseconds. */
   readonly createdMs: number;
+  /** Once decided: who decided (empty for a decision that named no reviewer) and when, in Unix milliseconds. */
+  readonly decidedBy: string;
+  readonly decidedMs: number;
 }
 
 /** One change in the review queue, from `Client.watchPending`. */

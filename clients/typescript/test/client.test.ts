@@ -182,8 +182,11 @@ describe("review", () => {
     const pending = (await h.admin.listPending()).find((p) => p.callId === "r1");
     assert.deepEqual(pending?.args, { n: 7 });
     assert.equal(pending?.userId, "u-r");
-    const decided = await h.admin.decide("r1", "edit", { arguments: { n: 8 } });
+    assert.deepEqual([pending?.decidedBy, pending?.decidedMs], ["", 0], "pending: nobody decided yet");
+    const decided = await h.admin.decide("r1", "edit", { arguments: { n: 8 }, reviewer: "Ana Reviewer" });
     assert.equal(decided.callId, "r1");
+    assert.equal(decided.decidedBy, "Ana Reviewer");
+    assert.ok(decided.decidedMs >= decided.createdMs && decided.createdMs > 0);
     await assert.rejects(h.admin.decide("r1", "approve"), (err: GatewayError) => err.code === "FAILED_PRECONDITION");
     const outcome = await h.admin.execute(name, { n: 7 }, { id: "r1", context, reviewMode: "defer" });
     assert.equal(outcome.status, "SUCCESS", outcome.content);

@@ -165,6 +165,16 @@ impl WorkerPool {
         }
     }
 
+    /// Every worker connected now, each once, by id.
+    pub fn connected(&self) -> Vec<Arc<Link>> {
+        let routes = self.routes.read().unwrap_or_else(|p| p.into_inner());
+        let mut links: Vec<Arc<Link>> =
+            routes.values().flat_map(HashMap::values).flat_map(|r| r.links.iter().cloned()).collect();
+        links.sort_by(|a, b| a.id.cmp(&b.id));
+        links.dedup_by(|a, b| a.id == b.id);
+        links
+    }
+
     /// How many workers serve the tool now.
     pub fn workers_of(&self, tenant: &str, tool: &str) -> usize {
         let routes = self.routes.read().unwrap_or_else(|p| p.into_inner());

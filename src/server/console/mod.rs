@@ -6,6 +6,7 @@ mod assets;
 mod operators;
 mod pages;
 mod session;
+mod tools;
 mod views;
 
 use super::ServeError;
@@ -34,6 +35,8 @@ pub struct Console {
     executor: Arc<Executor>,
     telemetry: Arc<Telemetry>,
     limits: ParseLimits,
+    /// What the tools page shows where a tool's spec leaves a setting to the gateway.
+    defaults: tools::Defaults,
 }
 
 /// Nothing but this page's own assets runs or loads: no inline script or style, no other origin, no framing.
@@ -61,7 +64,13 @@ pub fn spawn(
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
     let sessions = Sessions::new(&config.tokens);
-    let console = Arc::new(Console { sessions, executor, telemetry, limits: config.parse_limits });
+    let defaults = tools::Defaults {
+        timeout: config.default_timeout,
+        max_tool_calls: config.budgets.max_tool_calls,
+        max_consecutive_failures: config.budgets.max_consecutive_failures,
+        max_session_calls: config.budgets.max_calls,
+    };
+    let console = Arc::new(Console { sessions, executor, telemetry, limits: config.parse_limits, defaults });
     if !console.sessions.closed() {
         tracing::warn!(%addr, "the console has no review or admin token to log in with: any local process may decide reviews");
     }
@@ -90,6 +99,8 @@ pub fn router(console: Arc<Console>, max_body: usize) -> axum::Router {
         .route("/calls", get(operators::calls))
         .route("/call", get(operators::call))
         .route("/overview", get(operators::overview))
+        .route("/tools", get(tools::tools))
+        .route("/tool", get(tools::tool))
         // 5. Every page but these needs a session: without one, a page redirects to the login.
         .layer(axum::middleware::from_fn_with_state(Arc::clone(&console), require_session));
     let open = axum::Router::new()

@@ -12,6 +12,7 @@ use askama::Template;
 use axum::extract::{Extension, Query, State};
 use axum::response::Response;
 use http::StatusCode;
+use opentelemetry::trace::TraceId;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -190,7 +191,7 @@ pub async fn call(
         repairs: c.repairs.clone(),
         effective: pretty(&c.effective),
         content: c.content.clone(),
-        trace_id: c.trace_id.clone(),
+        trace_id: if c.trace_id == TraceId::INVALID { String::new() } else { c.trace_id.to_string() },
     };
     super::pages::page(StatusCode::OK, &view)
 }

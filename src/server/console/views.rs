@@ -12,11 +12,13 @@ use serde_json::Value;
 pub struct User {
     pub name: String,
     pub csrf: String,
+    /// The admin token opened the session: the tools page is in the menu.
+    pub admin: bool,
 }
 
 impl From<&Session> for User {
     fn from(session: &Session) -> Self {
-        Self { name: session.name.clone(), csrf: session.csrf.clone() }
+        Self { name: session.name.clone(), csrf: session.csrf.clone(), admin: session.admin }
     }
 }
 

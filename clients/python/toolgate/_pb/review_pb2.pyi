@@ -20,7 +20,7 @@ REVIEW_ACTION_EDIT: ReviewAction
 REVIEW_ACTION_REJECT: ReviewAction
 
 class PendingReview(_message.Message):
-    __slots__ = ("call_id", "tenant", "session_id", "user_id", "tool", "arguments", "repairs", "created_ms")
+    __slots__ = ("call_id", "tenant", "session_id", "user_id", "tool", "arguments", "repairs", "created_ms", "decided_by", "decided_ms")
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -29,6 +29,8 @@ class PendingReview(_message.Message):
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     REPAIRS_FIELD_NUMBER: _ClassVar[int]
     CREATED_MS_FIELD_NUMBER: _ClassVar[int]
+    DECIDED_BY_FIELD_NUMBER: _ClassVar[int]
+    DECIDED_MS_FIELD_NUMBER: _ClassVar[int]
     call_id: str
     tenant: str
     session_id: str
@@ -37,7 +39,9 @@ class PendingReview(_message.Message):
     arguments: str
     repairs: _containers.RepeatedCompositeFieldContainer[_types_pb2.Repair]
     created_ms: int
-    def __init__(self, call_id: _Optional[str] = ..., tenant: _Optional[str] = ..., session_id: _Optional[str] = ..., user_id: _Optional[str] = ..., tool: _Optional[str] = ..., arguments: _Optional[str] = ..., repairs: _Optional[_Iterable[_Union[_types_pb2.Repair, _Mapping]]] = ..., created_ms: _Optional[int] = ...) -> None: ...
+    decided_by: str
+    decided_ms: int
+    def __init__(self, call_id: _Optional[str] = ..., tenant: _Optional[str] = ..., session_id: _Optional[str] = ..., user_id: _Optional[str] = ..., tool: _Optional[str] = ..., arguments: _Optional[str] = ..., repairs: _Optional[_Iterable[_Union[_types_pb2.Repair, _Mapping]]] = ..., created_ms: _Optional[int] = ..., decided_by: _Optional[str] = ..., decided_ms: _Optional[int] = ...) -> None: ...
 
 class ListPendingRequest(_message.Message):
     __slots__ = ("tenant", "all_tenants")
@@ -54,18 +58,20 @@ class ListPendingResponse(_message.Message):
     def __init__(self, pending: _Optional[_Iterable[_Union[PendingReview, _Mapping]]] = ...) -> None: ...
 
 class DecideRequest(_message.Message):
-    __slots__ = ("call_id", "tenant", "action", "arguments", "feedback")
+    __slots__ = ("call_id", "tenant", "action", "arguments", "feedback", "reviewer")
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     FEEDBACK_FIELD_NUMBER: _ClassVar[int]
+    REVIEWER_FIELD_NUMBER: _ClassVar[int]
     call_id: str
     tenant: str
     action: ReviewAction
     arguments: str
     feedback: str
-    def __init__(self, call_id: _Optional[str] = ..., tenant: _Optional[str] = ..., action: _Optional[_Union[ReviewAction, str]] = ..., arguments: _Optional[str] = ..., feedback: _Optional[str] = ...) -> None: ...
+    reviewer: str
+    def __init__(self, call_id: _Optional[str] = ..., tenant: _Optional[str] = ..., action: _Optional[_Union[ReviewAction, str]] = ..., arguments: _Optional[str] = ..., feedback: _Optional[str] = ..., reviewer: _Optional[str] = ...) -> None: ...
 
 class DecideResponse(_message.Message):
     __slots__ = ("decided",)

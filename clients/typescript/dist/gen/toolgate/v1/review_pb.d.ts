@@ -47,6 +47,17 @@ export type PendingReview = Message<"toolgate.v1.PendingReview"> & {
      * @generated from field: uint64 created_ms = 8;
      */
     createdMs: bigint;
+    /**
+     * Once decided: who decided (the reviewer's name as given to the console or in DecideRequest.reviewer; empty for a
+     * decision over the API that named no one) and when, in Unix milliseconds (0 while pending).
+     *
+     * @generated from field: string decided_by = 9;
+     */
+    decidedBy: string;
+    /**
+     * @generated from field: uint64 decided_ms = 10;
+     */
+    decidedMs: bigint;
 };
 /**
  * Describes the message toolgate.v1.PendingReview.
@@ -115,6 +126,13 @@ export type DecideRequest = Message<"toolgate.v1.DecideRequest"> & {
      * @generated from field: string feedback = 5;
      */
     feedback: string;
+    /**
+     * Who decides, kept in the review record: one line of at most 64 characters (control characters dropped). Empty
+     * records the decision as the API's.
+     *
+     * @generated from field: string reviewer = 6;
+     */
+    reviewer: string;
 };
 /**
  * Describes the message toolgate.v1.DecideRequest.

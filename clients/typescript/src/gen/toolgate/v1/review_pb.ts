@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolgate/v1/review.proto.
  */
 export const file_toolgate_v1_review: GenFile = /*@__PURE__*/
-  fileDesc("Chh0b29sZ2F0ZS92MS9yZXZpZXcucHJvdG8SC3Rvb2xnYXRlLnYxIrABCg1QZW5kaW5nUmV2aWV3Eg8KB2NhbGxfaWQYASABKAkSDgoGdGVuYW50GAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRIMCgR0b29sGAUgASgJEhEKCWFyZ3VtZW50cxgGIAEoCRIkCgdyZXBhaXJzGAcgAygLMhMudG9vbGdhdGUudjEuUmVwYWlyEhIKCmNyZWF0ZWRfbXMYCCABKAQiOQoSTGlzdFBlbmRpbmdSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCRITCgthbGxfdGVuYW50cxgCIAEoCCJCChNMaXN0UGVuZGluZ1Jlc3BvbnNlEisKB3BlbmRpbmcYASADKAsyGi50b29sZ2F0ZS52MS5QZW5kaW5nUmV2aWV3IoABCg1EZWNpZGVSZXF1ZXN0Eg8KB2NhbGxfaWQYASABKAkSDgoGdGVuYW50GAIgASgJEikKBmFjdGlvbhgDIAEoDjIZLnRvb2xnYXRlLnYxLlJldmlld0FjdGlvbhIRCglhcmd1bWVudHMYBCABKAkSEAoIZmVlZGJhY2sYBSABKAkiPQoORGVjaWRlUmVzcG9uc2USKwoHZGVjaWRlZBgBIAEoCzIaLnRvb2xnYXRlLnYxLlBlbmRpbmdSZXZpZXciOgoTV2F0Y2hQZW5kaW5nUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSEwoLYWxsX3RlbmFudHMYAiABKAgiqAEKC1Jldmlld0V2ZW50EisKBGtpbmQYASABKA4yHS50b29sZ2F0ZS52MS5SZXZpZXdFdmVudC5LaW5kEioKBnJldmlldxgCIAEoCzIaLnRvb2xnYXRlLnYxLlBlbmRpbmdSZXZpZXciQAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASEAoMS0lORF9QRU5ESU5HEAESEAoMS0lORF9ERUNJREVEEAIqegoMUmV2aWV3QWN0aW9uEh0KGVJFVklFV19BQ1RJT05fVU5TUEVDSUZJRUQQABIZChVSRVZJRVdfQUNUSU9OX0FQUFJPVkUQARIWChJSRVZJRVdfQUNUSU9OX0VESVQQAhIYChRSRVZJRVdfQUNUSU9OX1JFSkVDVBADMu8BCgpUb29sUmV2aWV3ElAKC0xpc3RQZW5kaW5nEh8udG9vbGdhdGUudjEuTGlzdFBlbmRpbmdSZXF1ZXN0GiAudG9vbGdhdGUudjEuTGlzdFBlbmRpbmdSZXNwb25zZRJBCgZEZWNpZGUSGi50b29sZ2F0ZS52MS5EZWNpZGVSZXF1ZXN0GhsudG9vbGdhdGUudjEuRGVjaWRlUmVzcG9uc2USTAoMV2F0Y2hQZW5kaW5nEiAudG9vbGdhdGUudjEuV2F0Y2hQZW5kaW5nUmVxdWVzdBoYLnRvb2xnYXRlLnYxLlJldmlld0V2ZW50MAFiBnByb3RvMw", [file_toolgate_v1_types]);
+  fileDesc("Chh0b29sZ2F0ZS92MS9yZXZpZXcucHJvdG8SC3Rvb2xnYXRlLnYxItgBCg1QZW5kaW5nUmV2aWV3Eg8KB2NhbGxfaWQYASABKAkSDgoGdGVuYW50GAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRIMCgR0b29sGAUgASgJEhEKCWFyZ3VtZW50cxgGIAEoCRIkCgdyZXBhaXJzGAcgAygLMhMudG9vbGdhdGUudjEuUmVwYWlyEhIKCmNyZWF0ZWRfbXMYCCABKAQSEgoKZGVjaWRlZF9ieRgJIAEoCRISCgpkZWNpZGVkX21zGAogASgEIjkKEkxpc3RQZW5kaW5nUmVxdWVzdBIOCgZ0ZW5hbnQYASABKAkSEwoLYWxsX3RlbmFudHMYAiABKAgiQgoTTGlzdFBlbmRpbmdSZXNwb25zZRIrCgdwZW5kaW5nGAEgAygLMhoudG9vbGdhdGUudjEuUGVuZGluZ1JldmlldyKSAQoNRGVjaWRlUmVxdWVzdBIPCgdjYWxsX2lkGAEgASgJEg4KBnRlbmFudBgCIAEoCRIpCgZhY3Rpb24YAyABKA4yGS50b29sZ2F0ZS52MS5SZXZpZXdBY3Rpb24SEQoJYXJndW1lbnRzGAQgASgJEhAKCGZlZWRiYWNrGAUgASgJEhAKCHJldmlld2VyGAYgASgJIj0KDkRlY2lkZVJlc3BvbnNlEisKB2RlY2lkZWQYASABKAsyGi50b29sZ2F0ZS52MS5QZW5kaW5nUmV2aWV3IjoKE1dhdGNoUGVuZGluZ1JlcXVlc3QSDgoGdGVuYW50GAEgASgJEhMKC2FsbF90ZW5hbnRzGAIgASgIIqgBCgtSZXZpZXdFdmVudBIrCgRraW5kGAEgASgOMh0udG9vbGdhdGUudjEuUmV2aWV3RXZlbnQuS2luZBIqCgZyZXZpZXcYAiABKAsyGi50b29sZ2F0ZS52MS5QZW5kaW5nUmV2aWV3IkAKBEtpbmQSFAoQS0lORF9VTlNQRUNJRklFRBAAEhAKDEtJTkRfUEVORElORxABEhAKDEtJTkRfREVDSURFRBACKnoKDFJldmlld0FjdGlvbhIdChlSRVZJRVdfQUNUSU9OX1VOU1BFQ0lGSUVEEAASGQoVUkVWSUVXX0FDVElPTl9BUFBST1ZFEAESFgoSUkVWSUVXX0FDVElPTl9FRElUEAISGAoUUkVWSUVXX0FDVElPTl9SRUpFQ1QQAzLvAQoKVG9vbFJldmlldxJQCgtMaXN0UGVuZGluZxIfLnRvb2xnYXRlLnYxLkxpc3RQZW5kaW5nUmVxdWVzdBogLnRvb2xnYXRlLnYxLkxpc3RQZW5kaW5nUmVzcG9uc2USQQoGRGVjaWRlEhoudG9vbGdhdGUudjEuRGVjaWRlUmVxdWVzdBobLnRvb2xnYXRlLnYxLkRlY2lkZVJlc3BvbnNlEkwKDFdhdGNoUGVuZGluZxIgLnRvb2xnYXRlLnYxLldhdGNoUGVuZGluZ1JlcXVlc3QaGC50b29sZ2F0ZS52MS5SZXZpZXdFdmVudDABYgZwcm90bzM", [file_toolgate_v1_types]);
 
 /**
  * A call waiting for a person. `arguments` is what the model wrote (after repair), without injected values.
@@ -63,6 +63,19 @@ export type PendingReview = Message<"toolgate.v1.PendingReview"> & {
    * @generated from field: uint64 created_ms = 8;
    */
   createdMs: bigint;
+
+  /**
+   * Once decided: who decided (the reviewer's name as given to the console or in DecideRequest.reviewer; empty for a
+   * decision over the API that named no one) and when, in Unix milliseconds (0 while pending).
+   *
+   * @generated from field: string decided_by = 9;
+   */
+  decidedBy: string;
+
+  /**
+   * @generated from field: uint64 decided_ms = 10;
+   */
+  decidedMs: bigint;
 };
 
 /**
@@ -145,6 +158,14 @@ export type DecideRequest = Message<"toolgate.v1.DecideRequest"> & {
    * @generated from field: string feedback = 5;
    */
   feedback: string;
+
+  /**
+   * Who decides, kept in the review record: one line of at most 64 characters (control characters dropped). Empty
+   * records the decision as the API's.
+   *
+   * @generated from field: string reviewer = 6;
+   */
+  reviewer: string;
 };
 
 /**
