@@ -45,6 +45,7 @@ fn call(call_id: &str, arguments: &str) -> ReviewRecord {
         created_ms: toolgate::review::unix_ms(),
         decided_ms: None,
         decided_by: None,
+        rule: None,
         state: ReviewState::Pending,
     }
 }

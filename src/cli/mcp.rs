@@ -114,7 +114,7 @@ async fn add_server(client: &mut McpRegistryClient<Authed>, add: AddArgs) -> Res
 }
 
 fn status_json(status: pb::McpServerStatus) -> Value {
-    let server = McpServerSpec::from(status.server.unwrap_or_default());
+    let server = McpServerSpec::try_from(status.server.unwrap_or_default()).unwrap_or_default();
     json!({
         "server": server,
         "connected": status.connected,

@@ -13,11 +13,13 @@ use crate::backend::mcp::McpServerSpec;
 use crate::cluster::ClusterSettings;
 use crate::executor::idempotency::IdempotencySettings;
 use crate::pipeline::{Messages, ParseLimits, RepairSettings};
+use crate::policy::rules::GatewayRules;
 use crate::registry::{DEFAULT_COMPILED_VALIDATORS, DEFAULT_MAX_SCHEMA_BYTES, SchemaDocuments, ToolSpec};
 use crate::telemetry::TelemetrySettings;
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:50051";
@@ -100,6 +102,8 @@ pub struct Config {
     pub cluster: Option<ClusterSettings>,
     pub mcp_front: McpFrontSettings,
     pub console: ConsoleSettings,
+    /// `[[policy]]`: the rules that apply before each tool's own.
+    pub policy: Arc<GatewayRules>,
 }
 
 impl Default for Config {
@@ -185,6 +189,9 @@ impl Config {
                 std::env::var(name).ok()
             })?,
             console: ConsoleSettings::from_raw(raw.console, overrides.console_listen, closed)?,
+            policy: Arc::new(
+                GatewayRules::compile(raw.policy).map_err(|e| ConfigError::Invalid(format!("[[policy]] {e}")))?,
+            ),
         };
         config.check()?;
         Ok(config)

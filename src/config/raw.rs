@@ -6,6 +6,7 @@ use super::mcp_front::RawMcpFront;
 use crate::backend::mcp::McpServerSpec;
 use crate::cluster::RawCluster;
 use crate::pipeline::Messages;
+use crate::policy::rules::RawScopedRule;
 use crate::registry::ToolSpec;
 use crate::telemetry::RawTelemetry;
 use serde::Deserialize;
@@ -54,6 +55,9 @@ pub struct RawConfig {
     /// The web console for reviewers and operators.
     #[serde(default)]
     pub console: RawConsole,
+    /// Policy rules for every tool, or the tools they name or label; they run before a tool's own.
+    #[serde(default)]
+    pub policy: Vec<RawScopedRule>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -15,7 +15,7 @@ mod shared;
 
 use super::{CallRequest, Executor};
 use crate::cluster::Redis;
-use crate::pipeline::{CallContext, CallError, Checked, ErrorKind, ToolCall, ToolMessage};
+use crate::pipeline::{CallContext, CallError, ErrorKind, Prepared, ToolCall, ToolMessage};
 use crate::registry::CompiledTool;
 use futures::FutureExt as _;
 use local::LocalStore;
@@ -199,23 +199,23 @@ const LOST: &str = "the gateway running this call stopped; whether it completed 
 
 impl Executor {
     /// `admit`, at most once per call id: also answers whether the message is an earlier call's outcome.
-    pub(super) async fn admit_once(self: &Arc<Self>, req: CallRequest<'_>, checked: Checked) -> (ToolMessage, bool) {
-        if !self.once.enabled() || req.call.id.is_empty() || checked.tool.spec.review.required {
-            return (self.admit(req, checked).await, false);
+    pub(super) async fn admit_once(self: &Arc<Self>, req: CallRequest<'_>, prepared: Prepared) -> (ToolMessage, bool) {
+        if !self.once.enabled() || req.call.id.is_empty() {
+            return (self.admit(req, prepared).await, false);
         }
-        Box::pin(self.once(req, checked)).await
+        Box::pin(self.once(req, prepared)).await
     }
 
-    async fn once(self: &Arc<Self>, req: CallRequest<'_>, checked: Checked) -> (ToolMessage, bool) {
+    async fn once(self: &Arc<Self>, req: CallRequest<'_>, prepared: Prepared) -> (ToolMessage, bool) {
         let CallRequest { call, ctx, deadline, .. } = req;
         let key = CallKey { tenant: ctx.tenant.clone(), call_id: call.id.clone() };
-        let fingerprint = fingerprint(call, ctx, &checked.tool);
-        let lease = self.lease(&checked.tool);
-        let name = checked.tool.spec.name.clone();
+        let fingerprint = fingerprint(call, ctx, &prepared.tool);
+        let lease = self.lease(&prepared.tool);
+        let name = prepared.tool.spec.name.clone();
         loop {
             let claimed = self.once.claim(&key, &fingerprint, lease).await;
             return match claimed {
-                Claimed::Run(claim) => (self.run_claimed(req, checked, claim).await, false),
+                Claimed::Run(claim) => (self.run_claimed(req, prepared, claim).await, false),
                 Claimed::Done(message) => (ToolMessage { tool_call_id: call.id.clone(), ..*message }, true),
                 Claimed::Running(mut waiter) => match deadline {
                     None => {
@@ -229,12 +229,12 @@ impl Executor {
                 Claimed::Lost => (self.error(call, &name, CallError::Internal(LOST.into()), Vec::new()), false),
                 Claimed::Full => {
                     tracing::debug!(call_id = %call.id, "every recorded call is running: this one runs unrecorded");
-                    (self.admit(req, checked).await, false)
+                    (self.admit(req, prepared).await, false)
                 }
                 Claimed::Unreachable(reason) => {
                     tracing::debug!(call_id = %call.id, %reason, "Redis down: the call runs unrecorded");
                     self.telemetry.fail_open(&name, "idempotency");
-                    (self.admit(req, checked).await, false)
+                    (self.admit(req, prepared).await, false)
                 }
             };
         }
@@ -242,9 +242,9 @@ impl Executor {
 
     /// Runs a claimed call in a task of its own, which settles the claim however the call ends; the caller
     /// waits for it until its deadline.
-    async fn run_claimed(self: &Arc<Self>, req: CallRequest<'_>, checked: Checked, claim: Claim) -> ToolMessage {
+    async fn run_claimed(self: &Arc<Self>, req: CallRequest<'_>, prepared: Prepared, claim: Claim) -> ToolMessage {
         let CallRequest { call, ctx, deadline, mode, door, .. } = req;
-        let name = checked.tool.spec.name.clone();
+        let name = prepared.tool.spec.name.clone();
         let shown = name.clone();
         let (this, owned_call, owned_ctx) = (Arc::clone(self), call.clone(), ctx.clone());
         // The tool may run on past the caller's deadline, but starts before it, a little early so that a call
@@ -253,7 +253,7 @@ impl Executor {
             deadline.map(|until| until - (until.saturating_duration_since(Instant::now()) / 10).min(START_MARGIN));
         let task = async move {
             let req = CallRequest { call: &owned_call, ctx: &owned_ctx, deadline: None, start_by, mode, door };
-            let run = AssertUnwindSafe(this.admit(req, checked));
+            let run = AssertUnwindSafe(this.admit(req, prepared));
             let (ran, message) = match run.catch_unwind().await {
                 // A call that never reached its tool did not happen: it may be sent again.
                 Ok(message) => (kept(&message), message),

@@ -6,10 +6,13 @@ mod dispatch;
 pub mod idempotency;
 mod offload;
 mod review;
+mod rules;
 
 use crate::backend::Backends;
-use crate::pipeline::{self, CallContext, CallError, Checked, ErrorKind, Messages, PrepareOptions, Rejected, Repair};
+use crate::pipeline::Repair;
+use crate::pipeline::{self, CallContext, CallError, Checked, ErrorKind, Messages, PrepareOptions, Prepared, Rejected};
 use crate::pipeline::{ToolCall, ToolMessage, ToolStatus};
+use crate::policy::rules::{GatewayRules, Rule, Verdict};
 use crate::policy::{BudgetLimits, Policy};
 use crate::registry::{CompiledTool, Registry};
 use crate::review::ReviewQueue;
@@ -35,6 +38,8 @@ pub struct ExecSettings {
     pub review_wait: Duration,
     /// A session unseen this long loses its budgets (in cluster mode, its Redis key expires).
     pub session_idle_ttl: Duration,
+    /// `[[policy]]`: the rules that run before each tool's own.
+    pub rules: Arc<GatewayRules>,
 }
 
 /// What `Execute` does with a call that needs human review.
@@ -158,14 +163,14 @@ impl Executor {
             Ok(checked) => {
                 let tool = Arc::clone(&checked.tool);
                 span.resolved(&tool);
-                // Review paths are boxed, and made only for tools that require review: inline, they would make
-                // every call's future larger.
-                if tool.spec.review.required
-                    && let Some(message) = Box::pin(self.resume_review(req, &checked)).await
-                {
+                let rules = self.rules_for(&tool);
+                let may_review = tool.spec.review.required || rules.iter().any(|rule| rule.may_review());
+                // Review paths are boxed, and made only for tools whose calls may go to review: inline, they would
+                // make every call's future larger.
+                if may_review && let Some(message) = Box::pin(self.resume_review(req, &checked)).await {
                     return (message, true);
                 }
-                self.admit_once(req, checked).await
+                self.judged(req, checked, &rules, may_review, span).await
             }
         }
     }
@@ -208,30 +213,61 @@ impl Executor {
         messages
     }
 
-    /// The policy after the pipeline: injection, then budgets and the rate limit (`counted`), then review or
-    /// dispatch (under the concurrency cap).
-    async fn admit(self: &Arc<Self>, req: CallRequest<'_>, checked: Checked) -> ToolMessage {
+    /// The policy after the pipeline: injection, then the policy rules on the arguments that would run, then
+    /// budgets and the rate limit (`counted`), then review or dispatch (under the concurrency cap). Also answers
+    /// whether the call was an earlier call's outcome (the call-id record).
+    async fn judged(
+        self: &Arc<Self>,
+        req: CallRequest<'_>,
+        checked: Checked,
+        rules: &[Arc<Rule>],
+        may_review: bool,
+        span: &CallSpan<'_>,
+    ) -> (ToolMessage, bool) {
         let (call, ctx) = (req.call, req.ctx);
         let tool = Arc::clone(&checked.tool);
         let name = tool.spec.name.as_str();
         // A reviewed call is injected again once decided; injecting it now too means a call that cannot run
         // is refused before a person spends time on it.
-        let for_review = tool.spec.review.required.then(|| checked.clone());
+        let for_review = may_review.then(|| checked.clone());
+        let refused = |error: CallError, repairs: Vec<Repair>| {
+            self.counted(req, &tool, false, Vec::new(), move || async move { self.error(call, name, error, repairs) })
+        };
         let prepared = match pipeline::complete(checked, ctx) {
             Ok(prepared) => prepared,
-            Err(rejected) => {
-                let refused = move || async move { self.error(call, name, rejected.error, rejected.repairs) };
-                return self.counted(req, &tool, false, Vec::new(), refused).await;
-            }
+            Err(rejected) => return (refused(rejected.error, rejected.repairs).await, false),
         };
+        let verdict = match rules {
+            [] => Verdict::Pass,
+            rules => match self.judge(rules, &prepared, req).await {
+                Ok(verdict) => verdict,
+                Err(error) => return (refused(error, prepared.repairs).await, false),
+            },
+        };
+        let reviewed = |rule: Option<Arc<Rule>>| {
+            let checked = for_review.expect("a call that may go to review keeps its checked arguments");
+            let repairs = prepared.repairs.clone();
+            self.counted(req, &tool, true, repairs, move || Box::pin(self.submit_review(req, checked, rule)))
+        };
+        match verdict {
+            Verdict::Deny { rule, error } => {
+                span.ruled(&rule.name);
+                (refused(denial(&rule, error), prepared.repairs).await, false)
+            }
+            Verdict::Review { rule, .. } => {
+                span.ruled(&rule.name);
+                (reviewed(Some(rule)).await, false)
+            }
+            Verdict::Pass if tool.spec.review.required => (reviewed(None).await, false),
+            Verdict::Pass => self.admit_once(req, prepared).await,
+        }
+    }
+
+    /// Budgets and the rate limit, then dispatch.
+    async fn admit(self: &Arc<Self>, req: CallRequest<'_>, prepared: Prepared) -> ToolMessage {
+        let tool = Arc::clone(&prepared.tool);
         let repairs = prepared.repairs.clone();
-        let run = move || async move {
-            match for_review {
-                Some(checked) => Box::pin(self.submit_review(req, checked)).await,
-                None => self.dispatch(req, prepared).await,
-            }
-        };
-        self.counted(req, &tool, true, repairs, run).await
+        self.counted(req, &tool, true, repairs, move || self.dispatch(req, prepared)).await
     }
 
     /// Admits the call against the session's budgets (and, `with_rate`, the rate limit) before `run`, then
@@ -265,8 +301,21 @@ impl Executor {
 
 /// A failure of the tool or of the model's call. Refusals by policy or by a reviewer are not the tool failing.
 fn counts_as_failure(message: &ToolMessage) -> bool {
-    message
-        .error
-        .as_ref()
-        .is_some_and(|e| !matches!(e.kind, ErrorKind::RateLimited | ErrorKind::BudgetExceeded | ErrorKind::Rejected))
+    message.error.as_ref().is_some_and(|e| {
+        !matches!(
+            e.kind,
+            ErrorKind::RateLimited | ErrorKind::BudgetExceeded | ErrorKind::Rejected | ErrorKind::PolicyDenied
+        )
+    })
+}
+
+/// The error of a call a rule denied: the rule's message for the model; the rule, and why it could not be
+/// evaluated if it could not, for the operator.
+fn denial(rule: &Rule, error: Option<String>) -> CallError {
+    CallError::PolicyDenied {
+        rule: rule.name.to_string(),
+        message: rule.message.to_string(),
+        model_fixable: rule.model_fixable,
+        error,
+    }
 }

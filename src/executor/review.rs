@@ -1,9 +1,11 @@
-//! Review in the executor: a call to a tool with `review.required` is queued for a person, waited on or
-//! deferred, and run exactly once when approved or edited; a rejection answers with the reviewer's feedback.
+//! Review in the executor: a call to a tool with `review.required`, or one a policy rule sends to review, is
+//! queued for a person, waited on or deferred, and run exactly once when approved or edited; a rejection answers
+//! with the reviewer's feedback.
 
 use super::{CallRequest, Executor, ReviewMode};
 use crate::pipeline::{self, CallContext, CallError, Checked, ToolCall, ToolMessage, ToolStatus};
-use crate::review::{Decision, ReviewError, ReviewKey, ReviewRecord, ReviewState, Step, unix_ms};
+use crate::policy::rules::Rule;
+use crate::review::{Decision, ReviewError, ReviewKey, ReviewRecord, ReviewRule, ReviewState, Step, unix_ms};
 use opentelemetry::context::FutureExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,10 +34,17 @@ impl Executor {
         Some(self.drive(req, existing).await)
     }
 
-    /// Queues a new call for review, then waits for or defers the decision.
-    pub(super) async fn submit_review(self: &Arc<Self>, req: CallRequest<'_>, checked: Checked) -> ToolMessage {
+    /// Queues a new call for review (sent there by `rule`, or by the tool's `review.required`), then waits for or
+    /// defers the decision.
+    pub(super) async fn submit_review(
+        self: &Arc<Self>,
+        req: CallRequest<'_>,
+        checked: Checked,
+        rule: Option<Arc<Rule>>,
+    ) -> ToolMessage {
         let call = req.call;
-        let record = review_record(call, req.ctx, &checked);
+        let mut record = review_record(call, req.ctx, &checked);
+        record.rule = rule.map(|rule| ReviewRule { name: rule.name.to_string(), message: rule.message.to_string() });
         let name = checked.tool.spec.name.as_str();
         match self.reviews.submit(record.clone()).await {
             Ok(_) => self.drive(req, record).await,
@@ -167,17 +176,19 @@ fn review_record(call: &ToolCall, ctx: &CallContext, checked: &Checked) -> Revie
         created_ms: unix_ms(),
         decided_ms: None,
         decided_by: None,
+        rule: None,
         state: ReviewState::Pending,
     }
 }
 
 fn pending_message(call: &ToolCall, record: &ReviewRecord) -> ToolMessage {
     let shown_id = if call.id.is_empty() { format!(" (review id {})", record.key.call_id) } else { String::new() };
+    let why = record.rule.as_ref().map(|rule| format!(" {}", rule.message)).unwrap_or_default();
     ToolMessage {
         tool_call_id: call.id.clone(),
         name: record.tool.clone(),
         status: ToolStatus::PendingReview,
-        content: format!("The call to {} is waiting for a person to approve it{shown_id}.", record.tool),
+        content: format!("The call to {} is waiting for a person to approve it{shown_id}.{why}", record.tool),
         structured: None,
         error: None,
         repairs: record.repairs.clone(),

@@ -144,6 +144,7 @@ fn model_text(name: &str, error: &CallError, m: &Messages) -> String {
         }
         CallError::Rejected { feedback } => feedback.clone(),
         CallError::Internal(_) => format!("Error: {name} could not be run because of an internal error."),
+        CallError::PolicyDenied { message, .. } => message.clone(),
     }
 }
 

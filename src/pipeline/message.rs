@@ -43,6 +43,7 @@ pub enum ErrorKind {
     PermissionDenied,
     BudgetExceeded,
     Internal,
+    PolicyDenied,
 }
 
 /// One schema violation; paths are JSON pointers.

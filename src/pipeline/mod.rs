@@ -52,6 +52,10 @@ pub enum CallError {
     Rejected { feedback: String },
     #[error("internal error: {0}")]
     Internal(String),
+    /// A policy rule denied the call: `message` is the rule's, for the model; `error` says why the rule could
+    /// not be evaluated, when its `on_error` denied it.
+    #[error("denied by policy rule {rule}{}", error.as_ref().map(|e| format!(" (its condition could not be evaluated: {e})")).unwrap_or_default())]
+    PolicyDenied { rule: String, message: String, model_fixable: bool, error: Option<String> },
 }
 
 impl CallError {
@@ -60,6 +64,8 @@ impl CallError {
         match self {
             CallError::NotFound { .. } | CallError::Malformed(_) | CallError::Invalid(_) => FailureClass::ModelFixable,
             CallError::Tool { class, .. } => *class,
+            CallError::PolicyDenied { model_fixable: true, .. } => FailureClass::ModelFixable,
+            CallError::PolicyDenied { model_fixable: false, .. } => FailureClass::Fatal,
             CallError::Timeout { .. }
             | CallError::Unavailable(_)
             | CallError::RateLimited { .. }
@@ -85,6 +91,7 @@ impl CallError {
             CallError::Busy { .. } => ErrorKind::Unavailable,
             CallError::Rejected { .. } => ErrorKind::Rejected,
             CallError::Internal(_) => ErrorKind::Internal,
+            CallError::PolicyDenied { .. } => ErrorKind::PolicyDenied,
         }
     }
 }

@@ -9,6 +9,7 @@ mod budget;
 mod clock;
 mod concurrency;
 mod rate;
+pub mod rules;
 pub mod shared;
 
 pub use budget::{BudgetExceeded, BudgetLimits, Budgets};

@@ -90,6 +90,7 @@ impl From<ErrorKind> for pb::ErrorKind {
             ErrorKind::PermissionDenied => pb::ErrorKind::PermissionDenied,
             ErrorKind::BudgetExceeded => pb::ErrorKind::BudgetExceeded,
             ErrorKind::Internal => pb::ErrorKind::Internal,
+            ErrorKind::PolicyDenied => pb::ErrorKind::PolicyDenied,
         }
     }
 }
@@ -113,6 +114,8 @@ impl From<&ReviewRecord> for pb::PendingReview {
             created_ms: record.created_ms,
             decided_by: record.decided_by.clone().unwrap_or_default(),
             decided_ms: record.decided_ms.unwrap_or_default(),
+            rule: record.rule.as_ref().map(|r| r.name.clone()).unwrap_or_default(),
+            rule_message: record.rule.as_ref().map(|r| r.message.clone()).unwrap_or_default(),
         }
     }
 }

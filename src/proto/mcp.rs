@@ -2,10 +2,17 @@
 
 use crate::backend::mcp::{McpServerSpec, McpStatus, ToolOverlay};
 use crate::pb::v1 as pb;
-use crate::registry::{Budget, Review};
+use crate::registry::{Budget, PolicyRule, Review};
 
-impl From<pb::McpServer> for McpServerSpec {
-    fn from(server: pb::McpServer) -> Self {
+impl TryFrom<pb::McpServer> for McpServerSpec {
+    type Error = String;
+
+    fn try_from(server: pb::McpServer) -> Result<Self, String> {
+        let overlays = server
+            .overlays
+            .into_iter()
+            .map(|(name, o)| ToolOverlay::try_from(o).map(|o| (name, o)))
+            .collect::<Result<_, String>>()?;
         let mut spec = McpServerSpec {
             name: server.name,
             prefix: server.prefix,
@@ -13,7 +20,7 @@ impl From<pb::McpServer> for McpServerSpec {
             tenant: server.tenant,
             refresh_interval_ms: server.refresh_interval_ms,
             pass_invalid_output: server.pass_invalid_output,
-            overlays: server.overlays.into_iter().map(|(name, o)| (name, o.into())).collect(),
+            overlays,
             ..McpServerSpec::default()
         };
         match server.transport {
@@ -29,7 +36,7 @@ impl From<pb::McpServer> for McpServerSpec {
             }
             None => {}
         }
-        spec
+        Ok(spec)
     }
 }
 
@@ -60,16 +67,19 @@ impl From<McpServerSpec> for pb::McpServer {
     }
 }
 
-impl From<pb::ToolOverlay> for ToolOverlay {
-    fn from(o: pb::ToolOverlay) -> Self {
-        ToolOverlay {
+impl TryFrom<pb::ToolOverlay> for ToolOverlay {
+    type Error = String;
+
+    fn try_from(o: pb::ToolOverlay) -> Result<Self, String> {
+        Ok(ToolOverlay {
             inject: o.inject.into_iter().map(Into::into).collect(),
             repair: o.repair.unwrap_or_default().into(),
             limits: o.limits.unwrap_or_default().into(),
             review: o.review.map(Review::from).unwrap_or_default(),
             budget: o.budget.map(Budget::from).unwrap_or_default(),
             labels: o.labels.into_iter().collect(),
-        }
+            policy: o.policy.into_iter().map(PolicyRule::try_from).collect::<Result<_, _>>()?,
+        })
     }
 }
 
@@ -82,6 +92,7 @@ impl From<ToolOverlay> for pb::ToolOverlay {
             review: Some((&o.review).into()),
             budget: Some(o.budget.into()),
             labels: o.labels.into_iter().collect(),
+            policy: o.policy.iter().map(pb::PolicyRule::from).collect(),
         }
     }
 }

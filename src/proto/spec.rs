@@ -3,7 +3,8 @@
 
 use crate::pb::v1 as pb;
 use crate::registry::{
-    Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RateScope, RedisDown, RepairPolicy, Review, ToolSpec,
+    Backend, Budget, HttpBackend, Injection, LimitKey, Limits, OnError, PolicyRule, RateScope, RedisDown, RepairPolicy,
+    Review, RuleAction, ToolSpec,
 };
 use serde_json::Value;
 
@@ -24,6 +25,7 @@ impl TryFrom<pb::ToolSpec> for ToolSpec {
             limits: spec.limits.unwrap_or_default().into(),
             review: spec.review.map(Review::from).unwrap_or_default(),
             budget: spec.budget.map(Budget::from).unwrap_or_default(),
+            policy: spec.policy.into_iter().map(PolicyRule::try_from).collect::<Result<_, _>>()?,
             tenant: spec.tenant,
             labels: spec.labels.into_iter().collect(),
             // Output only: the registry sets it on registration.
@@ -45,9 +47,63 @@ impl From<&ToolSpec> for pb::ToolSpec {
             limits: Some((&spec.limits).into()),
             review: Some((&spec.review).into()),
             budget: Some(spec.budget.into()),
+            policy: spec.policy.iter().map(pb::PolicyRule::from).collect(),
             tenant: spec.tenant.clone(),
             labels: spec.labels.clone().into_iter().collect(),
             version: spec.version,
+        }
+    }
+}
+
+impl TryFrom<pb::PolicyRule> for PolicyRule {
+    type Error = String;
+
+    fn try_from(rule: pb::PolicyRule) -> Result<Self, String> {
+        let action = match pb::PolicyAction::try_from(rule.action).unwrap_or_default() {
+            pb::PolicyAction::Deny => RuleAction::Deny,
+            pb::PolicyAction::Review => RuleAction::Review,
+            other => {
+                return Err(format!(
+                    "policy rule {:?}: action must be DENY or REVIEW, not {}",
+                    rule.name,
+                    other.as_str_name()
+                ));
+            }
+        };
+        let on_error = match pb::PolicyAction::try_from(rule.on_error).unwrap_or_default() {
+            pb::PolicyAction::Unspecified | pb::PolicyAction::Deny => OnError::Deny,
+            pb::PolicyAction::Review => OnError::Review,
+            pb::PolicyAction::Allow => OnError::Allow,
+        };
+        Ok(PolicyRule {
+            name: rule.name,
+            when: rule.when,
+            action,
+            message: rule.message,
+            on_error,
+            model_fixable: rule.model_fixable,
+        })
+    }
+}
+
+impl From<&PolicyRule> for pb::PolicyRule {
+    fn from(rule: &PolicyRule) -> Self {
+        let action = match rule.action {
+            RuleAction::Deny => pb::PolicyAction::Deny,
+            RuleAction::Review => pb::PolicyAction::Review,
+        };
+        let on_error = match rule.on_error {
+            OnError::Deny => pb::PolicyAction::Deny,
+            OnError::Review => pb::PolicyAction::Review,
+            OnError::Allow => pb::PolicyAction::Allow,
+        };
+        pb::PolicyRule {
+            name: rule.name.clone(),
+            when: rule.when.clone(),
+            action: action.into(),
+            message: rule.message.clone(),
+            on_error: on_error.into(),
+            model_fixable: rule.model_fixable,
         }
     }
 }

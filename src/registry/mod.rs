@@ -12,6 +12,7 @@ mod suggest;
 mod tool;
 mod validators;
 
+pub use crate::policy::rules::{OnError, RuleAction, RuleError, compile_all as compile_rules};
 pub use bounds::{DEFAULT_MAX_SCHEMA_BYTES, MAX_NAME_LEN};
 pub use catalog::{Catalog, normalize_name, normalized_longer_than, provider_safe_name, same_name};
 pub use inject::{Injected, Source, json_pointer};
@@ -19,7 +20,8 @@ pub use schema::{
     BoundedPattern, LazyValidator, MAX_BACKTRACKING_SUBJECT, SchemaDocuments, SchemaError, compile_schema,
 };
 pub use spec::{
-    Backend, Budget, HttpBackend, Injection, LimitKey, Limits, RateScope, RedisDown, RepairPolicy, Review, ToolSpec,
+    Backend, Budget, HttpBackend, Injection, LimitKey, Limits, PolicyRule, RateScope, RedisDown, RepairPolicy, Review,
+    ToolSpec,
 };
 pub use store::{RedbStore, ToolStore};
 pub use tool::{CompiledTool, SpecError};

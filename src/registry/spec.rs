@@ -1,5 +1,6 @@
 //! The domain `ToolSpec`: what an operator registers, in the snake_case form of spec files and the store.
 
+pub use crate::policy::rules::PolicyRule;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -29,6 +30,9 @@ pub struct ToolSpec {
     pub review: Review,
     #[serde(default, skip_serializing_if = "Budget::is_default")]
     pub budget: Budget,
+    /// Rules on what a call says, run in order after the config's rules that match the tool; never shown to models.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policy: Vec<PolicyRule>,
     /// Empty means shared by every tenant.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub tenant: String,
@@ -52,6 +56,7 @@ impl ToolSpec {
             limits: Limits::default(),
             review: Review::default(),
             budget: Budget::default(),
+            policy: Vec::new(),
             tenant: String::new(),
             labels: BTreeMap::new(),
             version: 0,

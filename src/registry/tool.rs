@@ -4,6 +4,7 @@ use super::bounds::{self, MAX_NAME_LEN};
 use super::inject::{self, Injected};
 use super::schema::{LazyValidator, SchemaDocuments, SchemaError, compacted, compile_schema};
 use super::spec::{Backend, ToolSpec};
+use crate::policy::rules::{self, Rule, RuleError};
 use crate::policy::{RateRule, parse_rate};
 use jsonschema::Validator;
 use serde_json::Value;
@@ -24,6 +25,8 @@ pub struct CompiledTool {
     model: Option<(Value, LazyValidator)>,
     /// `limits.rate` and `limits.burst`, parsed; `None` is unlimited.
     pub rate: Option<RateRule>,
+    /// `policy`, compiled, in order.
+    pub rules: Vec<Arc<Rule>>,
 }
 
 /// Why a spec was refused. Each names the field and the reason.
@@ -49,6 +52,8 @@ pub enum SpecError {
     Inject(String),
     #[error("limits.{0}")]
     Limits(String),
+    #[error("policy: {0}")]
+    Policy(#[from] RuleError),
 }
 
 impl CompiledTool {
@@ -71,6 +76,7 @@ impl CompiledTool {
         let injections = inject::plan(&spec.inject, &spec.input_schema).map_err(SpecError::Inject)?;
         check_aliases(&spec, &injections)?;
         let rate = rate_rule(&spec)?;
+        let rules = rules::compile_all(&spec.policy)?;
         let model = if injections.is_empty() {
             None
         } else {
@@ -80,7 +86,7 @@ impl CompiledTool {
             Some((schema, validator))
         };
         let safe_name = super::catalog::provider_safe_name(&spec.name);
-        Ok(Self { spec, validator, safe_name, injections, model, rate })
+        Ok(Self { spec, validator, safe_name, injections, model, rate, rules })
     }
 
     /// Whether this is the tool registered as `name` for `tenant`.

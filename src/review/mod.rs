@@ -15,7 +15,7 @@ mod store;
 mod verdict;
 
 pub use api::{EventKind, KeyChanges, Queue, ReviewEvent, ReviewQueue, Step, Submitted};
-pub use record::{Decision, ReviewKey, ReviewRecord, ReviewState, reviewer_name, unix_ms};
+pub use record::{Decision, ReviewKey, ReviewRecord, ReviewRule, ReviewState, reviewer_name, unix_ms};
 pub use store::{RedbReviewStore, ReviewStore};
 pub use verdict::{Verdict, VerdictError, decide};
 

@@ -55,7 +55,18 @@ pub struct ReviewRecord {
     /// Who decided: the reviewer's name as the console took it; `None` for a decision over the API.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_by: Option<String>,
+    /// The policy rule that sent the call to review; `None` when the tool's `review.required` did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<ReviewRule>,
     pub state: ReviewState,
+}
+
+/// A policy rule, as a review record names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewRule {
+    pub name: String,
+    /// What the rule says to the reviewer.
+    pub message: String,
 }
 
 impl ReviewRecord {

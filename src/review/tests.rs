@@ -38,6 +38,7 @@ fn call(tenant: &str, call_id: &str, arguments: &str) -> ReviewRecord {
         created_ms: 1_000,
         decided_ms: None,
         decided_by: None,
+        rule: None,
         state: ReviewState::Pending,
     }
 }
@@ -314,6 +315,7 @@ async fn open_prunes_old_settled_records() {
     let old = ReviewRecord {
         decided_ms: Some(1),
         decided_by: None,
+        rule: None,
         state: ReviewState::Done(message("old", "ok")),
         ..call("acme", "old", "{}")
     };

@@ -1,7 +1,7 @@
 //! `toolgate.v1.McpRegistry`: the admin plane over the `McpHub`.
 
 use super::status::ServiceError;
-use crate::backend::mcp::McpHub;
+use crate::backend::mcp::{McpHub, McpServerSpec};
 use crate::pb::v1::{self as pb, mcp_registry_server::McpRegistry};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
@@ -25,8 +25,9 @@ impl McpRegistry for McpService {
         let server =
             request.into_inner().server.ok_or_else(|| ServiceError::BadRequest("server is required".into()))?;
         // In a task of its own: a caller that goes away mid-change must not leave a server stopped and not restarted.
+        let server = McpServerSpec::try_from(server).map_err(ServiceError::BadRequest)?;
         let hub = Arc::clone(&self.hub);
-        let added = tokio::spawn(async move { hub.add(server.into()).await });
+        let added = tokio::spawn(async move { hub.add(server).await });
         let (status, created) = added.await.expect("adding an MCP server panicked").map_err(ServiceError::from)?;
         tracing::info!(server = %status.spec.name, created, connected = status.connected, tools = status.tools.len(), "MCP server added");
         Ok(Response::new(pb::AddMcpServerResponse { status: Some(status.into()), created }))

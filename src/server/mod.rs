@@ -333,6 +333,7 @@ fn executor(config: &Config, state: &State, alive: tokio::sync::mpsc::Sender<()>
         },
         review_wait: config.review.max_wait,
         session_idle_ttl: config.budgets.session_idle_ttl,
+        rules: Arc::clone(&config.policy),
     };
     let backends = Backends::new(
         config.connect_timeout,

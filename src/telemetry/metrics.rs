@@ -3,6 +3,7 @@
 use crate::pipeline::{ErrorKind, OVERRIDE_REMOVED, ToolMessage, ToolStatus};
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Histogram, Meter};
+use std::sync::Arc;
 
 /// The `tool` label of a call whose name did not resolve: the model's text never becomes a label.
 pub const UNRESOLVED: &str = "<unresolved>";
@@ -53,20 +54,32 @@ impl Metrics {
 
     /// Records one answered call. `tool` is the registered name, or `UNRESOLVED`. Repairs and overrides are
     /// counted only with `with_repairs`: an answer given again for the same call does not repeat them.
-    pub fn record(&self, tool: opentelemetry::Value, message: &ToolMessage, with_repairs: bool) {
+    pub fn record(
+        &self,
+        tool: opentelemetry::Value,
+        message: &ToolMessage,
+        with_repairs: bool,
+        rule: Option<&Arc<str>>,
+    ) {
         let tool = KeyValue::new("tool", tool);
         let status = KeyValue::new("status", status_name(message.status));
         let seconds = message.duration_us as f64 / 1e6;
         self.duration.record(seconds, &[tool.clone(), status.clone()]);
-        match &message.error {
-            Some(error) => {
+        // The policy rule that denied the call or sent it to review: a name from the registry or the config.
+        let rule = rule.map(|rule| KeyValue::new("policy.rule", rule.to_string()));
+        match (&message.error, rule) {
+            (Some(error), rule) => {
                 let kind = KeyValue::new("error.type", kind_name(error.kind));
-                self.calls.add(1, &[tool.clone(), status, kind]);
+                match rule {
+                    Some(rule) => self.calls.add(1, &[tool.clone(), status, kind, rule]),
+                    None => self.calls.add(1, &[tool.clone(), status, kind]),
+                }
                 if error.kind == ErrorKind::RateLimited {
                     self.rate_limited.add(1, std::slice::from_ref(&tool));
                 }
             }
-            None => self.calls.add(1, &[tool.clone(), status]),
+            (None, Some(rule)) => self.calls.add(1, &[tool.clone(), status, rule]),
+            (None, None) => self.calls.add(1, &[tool.clone(), status]),
         }
         for repair in message.repairs.iter().filter(|_| with_repairs) {
             if repair.rule == OVERRIDE_REMOVED {
@@ -117,6 +130,7 @@ pub fn kind_name(kind: ErrorKind) -> &'static str {
         ErrorKind::PermissionDenied => "PERMISSION_DENIED",
         ErrorKind::BudgetExceeded => "BUDGET_EXCEEDED",
         ErrorKind::Internal => "INTERNAL",
+        ErrorKind::PolicyDenied => "POLICY_DENIED",
     }
 }
 

@@ -24,6 +24,8 @@ pub struct CallSpan<'a> {
     tool: OnceLock<Arc<CompiledTool>>,
     /// Microseconds spent resolving, parsing, validating and repairing, once done.
     checked_us: AtomicU64,
+    /// The policy rule that denied the call or sent it to review.
+    rule: OnceLock<Arc<str>>,
     finished: bool,
 }
 
@@ -36,6 +38,11 @@ impl CallSpan<'_> {
     /// Names the tool the call resolved to, for the span and the metrics.
     pub fn resolved(&self, tool: &Arc<CompiledTool>) {
         let _ = self.tool.set(Arc::clone(tool));
+    }
+
+    /// Names the policy rule that denied the call or sent it to review, for the span and the metrics.
+    pub fn ruled(&self, rule: &Arc<str>) {
+        let _ = self.rule.set(Arc::clone(rule));
     }
 
     /// Records how long the pure pipeline took (resolve, parse, validate, repair): an attribute of the call's
@@ -79,7 +86,8 @@ impl Telemetry {
             ];
             ("execute_tool".into(), SpanKind::Internal, attributes)
         });
-        CallSpan { telemetry: self, call, cx, tool: OnceLock::new(), checked_us: AtomicU64::new(0), finished: false }
+        let (tool, rule, checked_us) = (OnceLock::new(), OnceLock::new(), AtomicU64::new(0));
+        CallSpan { telemetry: self, call, cx, tool, checked_us, rule, finished: false }
     }
 
     /// Closes the call's span with its outcome, records the call's metrics and logs a failure. A `resumed` call
@@ -92,7 +100,8 @@ impl Telemetry {
             Some(tool) => tool.spec.name.clone().into(),
             None => UNRESOLVED.into(),
         };
-        self.metrics.record(label, m, !resumed);
+        let rule = span.rule.get();
+        self.metrics.record(label, m, !resumed, rule);
         let span_ref = span.cx.span();
         let trace_id = TraceIdOf(span_ref.span_context());
         let overrides = m.repairs.iter().filter(|r| r.rule == OVERRIDE_REMOVED).count();
@@ -157,6 +166,9 @@ impl Telemetry {
             KeyValue::new("toolgate.attempts", i64::from(m.attempts)),
             KeyValue::new("toolgate.pipeline.duration_us", i64::try_from(checked_us).unwrap_or(i64::MAX)),
         ]);
+        if let Some(rule) = call_span.rule.get() {
+            span.set_attribute(KeyValue::new("toolgate.policy.rule", rule.to_string()));
+        }
         if let Some(max) = self.payloads {
             let arguments = recorded_arguments(call, tool, m);
             span.set_attribute(KeyValue::new("gen_ai.tool.call.arguments", truncate(&arguments, max).to_owned()));

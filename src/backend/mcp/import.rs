@@ -44,6 +44,7 @@ fn spec_of(server: &McpServerSpec, tool: &Tool) -> ToolSpec {
         spec.review = overlay.review.clone();
         spec.budget = overlay.budget;
         spec.labels = overlay.labels.clone();
+        spec.policy = overlay.policy.clone();
     }
     spec.labels.insert(SERVER_LABEL.to_owned(), server.name.clone());
     spec

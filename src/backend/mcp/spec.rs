@@ -1,7 +1,7 @@
 //! `McpServerSpec`: an MCP server as an operator declares it, in the config file, over the admin API and in
 //! the store, and the checks it must pass.
 
-use crate::registry::{Budget, Injection, Limits, RepairPolicy, Review, ToolSpec};
+use crate::registry::{Budget, Injection, Limits, PolicyRule, RepairPolicy, Review, ToolSpec, compile_rules};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -69,6 +69,9 @@ pub struct ToolOverlay {
     pub budget: Budget,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// Rules for the tool, as a spec's `policy`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policy: Vec<PolicyRule>,
 }
 
 /// How the gateway reaches a server.
@@ -105,6 +108,9 @@ impl McpServerSpec {
         }
         if let Some(key) = self.env.iter().chain(&self.headers).find(|(_, v)| *v == REDACTED).map(|(k, _)| k) {
             return Err(format!("{key} is {REDACTED:?}, as ListMcpServers shows secrets: send the real value"));
+        }
+        for (tool, overlay) in &self.overlays {
+            compile_rules(&overlay.policy).map_err(|e| format!("overlays.{tool}.policy: {e}"))?;
         }
         Ok(())
     }
