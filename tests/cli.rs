@@ -215,3 +215,37 @@ async fn serve_logs_one_info_line_per_failed_call_with_its_trace_id_and_none_for
     assert!(failed[0].contains(&format!("trace_id={trace}")), "the agent's trace id: {}", failed[0]);
     assert!(!stderr.contains("call-ok"), "nothing above DEBUG for a success: {stderr}");
 }
+
+/// `toolgate tools register` takes a spec's policy rules (`examples/tools/transfer.json`), `tools get` shows them,
+/// a call they deny answers POLICY_DENIED through `toolgate call`, and a bad rule is refused with its position.
+#[tokio::test]
+async fn policy_rules_in_a_spec_file_from_the_command_line() {
+    let (dir, config) = temp_config();
+    let gw = start_gateway(config).await;
+    let server = format!("http://{}", gw.addr);
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/tools/transfer.json");
+    assert_eq!(
+        toolgate(&["tools", "register", example, "--server", &server]).await,
+        "registered transfer (version 1)\n"
+    );
+    let got: Value = serde_json::from_str(&toolgate(&["tools", "get", "transfer", "--server", &server]).await).unwrap();
+    let names: Vec<&str> = got["policy"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["large-transfer", "sanctioned-country", "free-plan-limit"]);
+    let call = r#"{"amount": 50, "currency": "EUR", "to": "KP01 2345"}"#;
+    let out = toolgate(&["call", "transfer", call, "--user", "u1", "--server", &server]).await;
+    let message: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(message["error"]["kind"], "POLICY_DENIED", "{message}");
+    assert!(message["content"].as_str().unwrap().starts_with("Transfers to this country are not allowed."));
+
+    let bad = dir.path().join("bad.json");
+    let spec = json!({"name": "t", "input_schema": {"type": "object"}, "backend": {"worker": {}},
+        "policy": [{"name": "r", "when": "args.amount >> 3", "action": "deny"}]});
+    std::fs::write(&bad, spec.to_string()).unwrap();
+    let out = tokio::process::Command::new(BIN)
+        .args(["tools", "register", bad.to_str().unwrap(), "--server", &server])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("rule \"r\"") && stderr.contains("line 1, column"), "{stderr}");
+}

@@ -225,3 +225,43 @@ async fn a_missing_or_wrong_csrf_token_or_another_origin_is_refused() {
     let after = c.http.get(c.url("/reviews")).header("cookie", &session.cookie).send().await.unwrap();
     assert_eq!(after.status(), 303, "the session ended");
 }
+
+#[tokio::test]
+async fn a_call_a_policy_rule_sent_to_review_names_the_rule() {
+    let mut c = Console::start().await;
+    let spec = serde_json::json!({
+        "name": "scale", "tenant": TENANT,
+        "input_schema": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
+        "policy": [{"name": "big-scale", "when": "args.replicas > 10", "action": "review",
+                    "message": "Scaling past 10 replicas <costs> money."}],
+        "backend": {"grpc": {"target": c.target}},
+    });
+    c.gw.register(spec).await.unwrap();
+    let call = |id: &str, replicas: u32| {
+        let call =
+            pb::ToolCall { id: id.into(), name: "scale".into(), arguments: format!(r#"{{"replicas": {replicas}}}"#) };
+        let request = pb::ExecuteRequest {
+            call: Some(call),
+            context: Some(review_support::context(TENANT)),
+            review_mode: ReviewMode::Defer.into(),
+        };
+        review_support::execute(c.gw.gateway.clone(), tonic::Request::new(request))
+    };
+    assert_eq!(call("small", 2).await.status(), ToolStatus::Success);
+    assert_eq!(call("big", 40).await.status(), ToolStatus::PendingReview);
+    defer(c.gw.gateway.clone(), "by-tool", r#"{"service": "api", "replicas": 2}"#).await;
+    let session = c.login("ana").await;
+    let rows = c.get_with(&session.cookie, "/reviews/rows").await;
+    let row = |id: &str| {
+        rows.split(&format!("data-call-id=\"{id}\"")).nth(1).unwrap().split("</tr>").next().unwrap().to_owned()
+    };
+    assert!(row("big").contains("rule <code>big-scale</code>"), "{rows}");
+    assert!(row("by-tool").contains("the tool"), "{rows}");
+    assert!(!rows.contains("data-call-id=\"small\""), "below the threshold nothing waits");
+    let page = c.get_with(&session.cookie, &review_path("big")).await;
+    assert!(page.contains("Sent to review by policy rule <code>big-scale</code>"), "{page}");
+    assert!(
+        text(&page).contains("Scaling past 10 replicas <costs> money.") && !page.contains("<costs>"),
+        "escaped: {page}"
+    );
+}

@@ -83,12 +83,18 @@ fn decision(call_id: String, tenant: String, action: ReviewAction) -> pb::Decide
     pb::DecideRequest { call_id, tenant, action: action.into(), ..Default::default() }
 }
 
-/// One pending call as JSON; `arguments` as JSON where it parses (it always should), else as text.
+/// One pending call as JSON, with the policy rule that sent it to review if one did; `arguments` as JSON where it
+/// parses (it always should), else as text.
 fn review_json(r: &pb::PendingReview) -> Value {
-    json!({
+    let mut out = json!({
         "call_id": r.call_id, "tenant": r.tenant, "session_id": r.session_id, "user_id": r.user_id,
         "tool": r.tool, "arguments": json_or_text(&r.arguments), "created_ms": r.created_ms,
-    })
+    });
+    if !r.rule.is_empty() {
+        out["rule"] = json!(r.rule);
+        out["rule_message"] = json!(r.rule_message);
+    }
+    out
 }
 
 /// The decided call, with the decision: `decision`, and `edited_arguments` or `feedback` where they apply.

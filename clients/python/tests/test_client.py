@@ -195,6 +195,34 @@ def test_review_through_the_client(client, grpc_tools):
         client.decide("rv1", "maybe")
 
 
+def test_policy_rules_deny_or_send_to_review_by_what_a_call_says(client, grpc_tools):
+    policy = [
+        {"name": "long-range", "when": "has(args.days) && args.days > 7", "action": "review",
+         "message": "Forecasts past a week need a person's approval."},
+        {"name": "no-atlantis", "when": "args.city == 'Atlantis'", "action": "deny",
+         "message": "Atlantis is not a city: ask the user for a real one.", "model_fixable": True},
+    ]
+    name = weather_tool(client, grpc_tools, policy=policy)
+    got = client.get_tool(name)["policy"]
+    assert [r["name"] for r in got] == ["long-range", "no-atlantis"]
+    assert (got[0]["action"], got[0]["on_error"], got[1]["model_fixable"]) == ("review", "deny", True)
+    ctx = {"user_id": "u1", "session_id": "rules"}
+    assert client.execute(name, {"city": "Oslo", "days": 3}, context=ctx).status is ToolStatus.SUCCESS
+    denied = client.execute(name, {"city": "Atlantis"}, context=ctx)
+    assert (denied.error.kind, denied.content) == (ErrorKind.POLICY_DENIED, policy[1]["message"])
+    assert denied.error.model_fixable
+    waiting = client.execute(name, {"city": "Oslo", "days": 10}, id="rules-1", context=ctx, review_mode="defer")
+    assert waiting.status is ToolStatus.PENDING_REVIEW
+    (pending,) = [p for p in client.list_pending() if p.call_id == "rules-1"]
+    assert (pending.rule, pending.rule_message) == ("long-range", policy[0]["message"])
+    with pytest.raises(ValueError, match="action"):
+        client.register_tool({"name": unique("x"), "input_schema": SCHEMA, "backend": {"worker": {}},
+                              "policy": [{"name": "r", "when": "true", "action": "maybe"}]})
+    with pytest.raises(toolgate.GatewayError) as refused:
+        weather_tool(client, grpc_tools, policy=[{"name": "r", "when": "args.days >", "action": "deny"}])
+    assert refused.value.code is grpc.StatusCode.INVALID_ARGUMENT and "line 1" in refused.value.details
+
+
 def test_tokens_close_each_plane(gateway, grpc_tools, client):
     name = weather_tool(client, grpc_tools)
     with toolgate.Client(gateway.target, timeout=10) as anonymous:

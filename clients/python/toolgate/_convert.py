@@ -84,6 +84,8 @@ def pending_from_pb(p: review_pb2.PendingReview) -> PendingReview:
         created_ms=p.created_ms,
         decided_by=p.decided_by,
         decided_ms=p.decided_ms,
+        rule=p.rule,
+        rule_message=p.rule_message,
     )
 
 
@@ -205,8 +207,10 @@ _SPEC_KEYS = {
     "budget",
     "tenant",
     "labels",
+    "policy",
     "version",
 }
+_RULE_KEYS = ("name", "when", "action", "message", "on_error", "model_fixable")
 _LIMIT_KEYS = ("TOOL", "TENANT", "USER", "SESSION")
 
 
@@ -252,6 +256,39 @@ def _limit_key(key: str | None) -> int:
     if name not in _LIMIT_KEYS:
         raise ValueError(f"limits.key is one of {', '.join(_LIMIT_KEYS)}, not {key!r}")
     return registry_pb2.LimitKey.Value(f"LIMIT_KEY_{name}")
+
+
+def _policy_action(field: str, value: Any, allowed: tuple[str, ...]) -> int:
+    name = str(value or "").upper().removeprefix("POLICY_ACTION_")
+    if name not in allowed:
+        raise ValueError(f"policy rule {field} is one of {', '.join(a.lower() for a in allowed)}, not {value!r}")
+    return registry_pb2.PolicyAction.Value(f"POLICY_ACTION_{name}")
+
+
+def _rule_to_pb(rule: Mapping[str, Any]) -> registry_pb2.PolicyRule:
+    _only("policy rule", rule, _RULE_KEYS)
+    if not rule.get("name") or not rule.get("when") or not rule.get("action"):
+        raise ValueError(f"a policy rule needs name, when and action: {dict(rule)!r}")
+    return registry_pb2.PolicyRule(
+        name=rule["name"],
+        when=rule["when"],
+        action=_policy_action("action", rule["action"], ("DENY", "REVIEW")),
+        message=rule.get("message", ""),
+        on_error=_policy_action("on_error", rule.get("on_error") or "deny", ("DENY", "REVIEW", "ALLOW")),
+        model_fixable=bool(rule.get("model_fixable", False)),
+    )
+
+
+def _rule_from_pb(rule: registry_pb2.PolicyRule) -> dict[str, Any]:
+    on_error = _enum_name(registry_pb2.PolicyAction, "POLICY_ACTION_", rule.on_error)
+    return {
+        "name": rule.name,
+        "when": rule.when,
+        "action": _enum_name(registry_pb2.PolicyAction, "POLICY_ACTION_", rule.action).lower(),
+        "message": rule.message,
+        "on_error": "deny" if on_error == "UNSPECIFIED" else on_error.lower(),
+        "model_fixable": rule.model_fixable,
+    }
 
 
 def spec_to_pb(spec: Mapping[str, Any]) -> registry_pb2.ToolSpec:
@@ -304,6 +341,8 @@ def spec_to_pb(spec: Mapping[str, Any]) -> registry_pb2.ToolSpec:
                 max_consecutive_failures=budget.get("max_consecutive_failures", 0),
             )
         )
+    for rule in spec.get("policy") or ():
+        out.policy.append(_rule_to_pb(rule))
     return out
 
 
@@ -347,6 +386,7 @@ def spec_from_pb(spec: registry_pb2.ToolSpec) -> dict[str, Any]:
         "max_calls": spec.budget.max_calls,
         "max_consecutive_failures": spec.budget.max_consecutive_failures,
     }
+    out["policy"] = [_rule_from_pb(rule) for rule in spec.policy]
     out["tenant"] = spec.tenant
     out["labels"] = dict(spec.labels)
     out["version"] = spec.version

@@ -36,6 +36,8 @@ class ErrorKind(str, enum.Enum):
     PERMISSION_DENIED = "PERMISSION_DENIED"
     BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
     INTERNAL = "INTERNAL"
+    #: A policy rule denied the call; `content` is the rule's message.
+    POLICY_DENIED = "POLICY_DENIED"
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,9 @@ class PendingReview:
     #: Once decided: who decided (empty for a decision that named no reviewer) and when, in Unix milliseconds.
     decided_by: str = ""
     decided_ms: int = 0
+    #: The policy rule that sent the call to review, and its message; empty when the tool requires review.
+    rule: str = ""
+    rule_message: str = ""
 
     @property
     def args(self) -> Any:

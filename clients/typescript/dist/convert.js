@@ -5,7 +5,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { DefinitionFormat as PbFormat, ReviewMode as PbReviewMode, } from "./gen/toolgate/v1/gateway_pb.js";
-import { BackendSchema, LimitKey, RateScope, RedisDown, ToolSpecSchema, } from "./gen/toolgate/v1/registry_pb.js";
+import { BackendSchema, LimitKey, PolicyAction, RateScope, RedisDown, ToolSpecSchema, } from "./gen/toolgate/v1/registry_pb.js";
 import { ReviewAction as PbReviewAction, ReviewEvent_Kind, } from "./gen/toolgate/v1/review_pb.js";
 import { ErrorKind as PbErrorKind, ToolStatus as PbToolStatus, } from "./gen/toolgate/v1/types_pb.js";
 import { parseJson, } from "./types.js";
@@ -65,6 +65,8 @@ export function pendingFromPb(p) {
         createdMs: Number(p.createdMs),
         decidedBy: p.decidedBy,
         decidedMs: Number(p.decidedMs),
+        rule: p.rule,
+        ruleMessage: p.ruleMessage,
     };
 }
 export function eventFromPb(e) {
@@ -158,8 +160,9 @@ function refuseUnknown(section, given, allowed) {
 }
 const SPEC_KEYS = new Set([
     "name", "description", "input_schema", "output_schema", "backend", "inject", "repair", "limits", "review",
-    "budget", "tenant", "labels", "version",
+    "budget", "tenant", "labels", "policy", "version",
 ]);
+const RULE_KEYS = new Set(["name", "when", "action", "message", "on_error", "model_fixable"]);
 const LIMIT_KEYS = new Set([
     "rate", "burst", "key", "scope", "when_redis_down", "max_concurrency", "timeout_ms", "retries", "idempotent",
 ]);
@@ -274,7 +277,36 @@ export function specToPb(spec) {
             maxConsecutiveFailures: Number(spec.budget.max_consecutive_failures ?? 0),
         };
     }
+    out.policy = (spec.policy ?? []).map(ruleToPb);
     return out;
+}
+function ruleToPb(rule) {
+    refuseUnknown("policy rule", rule, RULE_KEYS);
+    if (!rule.name || !rule.when || !rule.action)
+        throw new TypeError(`a policy rule needs name, when and action: ${JSON.stringify(rule)}`);
+    const action = enumValue("policy rule action", PolicyAction, "POLICY_ACTION_", rule.action);
+    if (action === PolicyAction.ALLOW)
+        throw new TypeError(`policy rule action is deny or review, not ${JSON.stringify(rule.action)}`);
+    return {
+        $typeName: "toolgate.v1.PolicyRule",
+        name: rule.name,
+        when: rule.when,
+        action,
+        message: rule.message ?? "",
+        onError: enumValue("policy rule on_error", PolicyAction, "POLICY_ACTION_", rule.on_error ?? "deny"),
+        modelFixable: Boolean(rule.model_fixable ?? false),
+    };
+}
+function ruleFromPb(rule) {
+    const name = (value) => (PolicyAction[value] ?? "DENY").toLowerCase();
+    return {
+        name: rule.name,
+        when: rule.when,
+        action: name(rule.action),
+        message: rule.message,
+        on_error: (rule.onError === PolicyAction.UNSPECIFIED ? "deny" : name(rule.onError)),
+        model_fixable: rule.modelFixable,
+    };
 }
 function backendFromPb(b) {
     switch (b?.kind.case) {
@@ -322,6 +354,7 @@ export function specFromPb(spec) {
             max_calls: spec.budget?.maxCalls ?? 0,
             max_consecutive_failures: spec.budget?.maxConsecutiveFailures ?? 0,
         },
+        policy: spec.policy.map(ruleFromPb),
         tenant: spec.tenant,
         labels: { ...spec.labels },
         version: Number(spec.version),

@@ -16,6 +16,8 @@ import {
   type Backend as PbBackend,
   BackendSchema,
   LimitKey,
+  PolicyAction,
+  type PolicyRule as PbPolicyRule,
   RateScope,
   RedisDown,
   type ToolSpec as PbToolSpec,
@@ -43,6 +45,7 @@ import {
   type ErrorKind,
   parseJson,
   type PendingReview,
+  type PolicyRule,
   type RegisteredTool,
   type Repair,
   type ReviewAction,
@@ -115,6 +118,8 @@ export function pendingFromPb(p: PbPendingReview | undefined): PendingReview {
     createdMs: Number(p.createdMs),
     decidedBy: p.decidedBy,
     decidedMs: Number(p.decidedMs),
+    rule: p.rule,
+    ruleMessage: p.ruleMessage,
   };
 }
 
@@ -229,8 +234,9 @@ function refuseUnknown(section: string, given: unknown, allowed: ReadonlySet<str
 
 const SPEC_KEYS = new Set([
   "name", "description", "input_schema", "output_schema", "backend", "inject", "repair", "limits", "review",
-  "budget", "tenant", "labels", "version",
+  "budget", "tenant", "labels", "policy", "version",
 ]);
+const RULE_KEYS = new Set(["name", "when", "action", "message", "on_error", "model_fixable"]);
 const LIMIT_KEYS = new Set([
   "rate", "burst", "key", "scope", "when_redis_down", "max_concurrency", "timeout_ms", "retries", "idempotent",
 ]);
@@ -345,7 +351,36 @@ export function specToPb(spec: ToolSpec): PbToolSpec {
       maxConsecutiveFailures: Number(spec.budget.max_consecutive_failures ?? 0),
     };
   }
+  out.policy = (spec.policy ?? []).map(ruleToPb);
   return out;
+}
+
+function ruleToPb(rule: PolicyRule) {
+  refuseUnknown("policy rule", rule, RULE_KEYS);
+  if (!rule.name || !rule.when || !rule.action) throw new TypeError(`a policy rule needs name, when and action: ${JSON.stringify(rule)}`);
+  const action = enumValue("policy rule action", PolicyAction, "POLICY_ACTION_", rule.action);
+  if (action === PolicyAction.ALLOW) throw new TypeError(`policy rule action is deny or review, not ${JSON.stringify(rule.action)}`);
+  return {
+    $typeName: "toolgate.v1.PolicyRule" as const,
+    name: rule.name,
+    when: rule.when,
+    action,
+    message: rule.message ?? "",
+    onError: enumValue("policy rule on_error", PolicyAction, "POLICY_ACTION_", rule.on_error ?? "deny"),
+    modelFixable: Boolean(rule.model_fixable ?? false),
+  };
+}
+
+function ruleFromPb(rule: PbPolicyRule): PolicyRule {
+  const name = (value: number) => (PolicyAction[value] ?? "DENY").toLowerCase();
+  return {
+    name: rule.name,
+    when: rule.when,
+    action: name(rule.action) as PolicyRule["action"],
+    message: rule.message,
+    on_error: (rule.onError === PolicyAction.UNSPECIFIED ? "deny" : name(rule.onError)) as NonNullable<PolicyRule["on_error"]>,
+    model_fixable: rule.modelFixable,
+  };
 }
 
 function backendFromPb(b: PbBackend | undefined): ToolSpec["backend"] {
@@ -391,6 +426,7 @@ export function specFromPb(spec: PbToolSpec | undefined): RegisteredTool {
       max_calls: spec.budget?.maxCalls ?? 0,
       max_consecutive_failures: spec.budget?.maxConsecutiveFailures ?? 0,
     },
+    policy: spec.policy.map(ruleFromPb),
     tenant: spec.tenant,
     labels: { ...spec.labels },
     version: Number(spec.version),

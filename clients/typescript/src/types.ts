@@ -20,7 +20,8 @@ export type ErrorKind =
   | "REJECTED"
   | "PERMISSION_DENIED"
   | "BUDGET_EXCEEDED"
-  | "INTERNAL";
+  | "INTERNAL"
+  | "POLICY_DENIED";
 
 /** One schema violation. Paths are JSON pointers: `instancePath` into the arguments, `schemaPath` into the schema. */
 export interface Violation {
@@ -112,6 +113,9 @@ export interface PendingReview {
   /** Once decided: who decided (empty for a decision that named no reviewer) and when, in Unix milliseconds. */
   readonly decidedBy: string;
   readonly decidedMs: number;
+  /** The policy rule that sent the call to review, and its message; empty when the tool requires review. */
+  readonly rule: string;
+  readonly ruleMessage: string;
 }
 
 /** One change in the review queue, from `Client.watchPending`. */
@@ -157,8 +161,22 @@ export interface ToolSpec {
   budget?: { max_calls?: number; max_consecutive_failures?: number };
   tenant?: string;
   labels?: Record<string, string>;
+  /** Rules on what a call says, in order: CEL conditions that deny the call or send it to review. */
+  policy?: PolicyRule[];
   /** Owned by the registry: ignored on input. */
   version?: number;
+}
+
+/** A policy rule: when `when` (CEL, over `args`, `context`, `tool` and `now`) holds, the call is denied
+ * (POLICY_DENIED, with `message` for the model) or sent to review. */
+export interface PolicyRule {
+  name: string;
+  when: string;
+  action: "deny" | "review";
+  message?: string;
+  /** When the condition cannot be evaluated on a call; `deny` by default. */
+  on_error?: "deny" | "review" | "allow";
+  model_fixable?: boolean;
 }
 
 /** Where a tool runs: exactly one key. */

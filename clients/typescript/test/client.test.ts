@@ -163,6 +163,37 @@ describe("tokens", () => {
   });
 });
 
+describe("policy rules", () => {
+  it("deny or send to review by what the call says, and read back as written", async () => {
+    const name = unique("ruled");
+    const policy = [
+      { name: "big", when: "args.n > 100", action: "review", message: "Counting past 100 needs a person." },
+      { name: "no-13", when: "args.n == 13", action: "deny", message: "Not 13: pick another number.", model_fixable: true },
+    ] as const;
+    const created = await h.admin.registerTool(countSpec(name, { policy: [...policy] }));
+    assert.deepEqual(created.policy?.map((r) => [r.name, r.action, r.on_error, r.model_fixable]), [
+      ["big", "review", "deny", false],
+      ["no-13", "deny", "deny", true],
+    ]);
+    const context = { userId: "u-p", tenant: "" };
+    assert.equal((await h.admin.execute(name, { n: 3 }, { context })).status, "SUCCESS");
+    const denied = await h.admin.execute(name, { n: 13 }, { context });
+    assert.deepEqual([denied.error?.kind, denied.content, denied.error?.modelFixable], ["POLICY_DENIED", policy[1].message, true]);
+    const waiting = await h.admin.execute(name, { n: 500 }, { id: "p-500", context, reviewMode: "defer" });
+    assert.equal(waiting.status, "PENDING_REVIEW");
+    const pending = (await h.admin.listPending()).find((p) => p.callId === "p-500");
+    assert.deepEqual([pending?.rule, pending?.ruleMessage], ["big", policy[0].message]);
+    await assert.rejects(
+      h.admin.registerTool(countSpec(unique("bad"), { policy: [{ name: "r", when: "args.n >", action: "deny" }] })),
+      (err: GatewayError) => err.code === "INVALID_ARGUMENT" && /line 1/.test(err.message),
+    );
+    await assert.rejects(
+      h.admin.registerTool(countSpec(unique("bad"), { policy: [{ name: "r", when: "true", action: "allow" as "deny" }] })),
+      /action is deny or review/,
+    );
+  });
+});
+
 describe("review", () => {
   it("lists, watches and decides a pending call; the tool runs once", async () => {
     const name = unique("guarded");

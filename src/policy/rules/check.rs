@@ -58,6 +58,9 @@ pub const FUNCTIONS: &[&str] = &[
 /// by the call's size.
 pub const MAX_NESTED_MACROS: usize = 3;
 
+/// How deep a condition's expression may nest: a rule is evaluated recursively, on the caller's stack.
+pub const MAX_DEPTH: usize = 32;
+
 /// What is wrong, and where (1-based).
 #[derive(Debug)]
 pub struct Misnamed {
@@ -68,7 +71,7 @@ pub struct Misnamed {
 
 /// Checks every name in `program`.
 pub fn names(program: &cel::Program) -> Result<(), Misnamed> {
-    let mut walk = Walk { program, bound: Vec::new(), nested: 0 };
+    let mut walk = Walk { program, bound: Vec::new(), nested: 0, depth: 0 };
     walk.expr(program.expression())
 }
 
@@ -78,10 +81,22 @@ struct Walk<'p> {
     bound: Vec<&'p str>,
     /// Comprehensions around the node being checked.
     nested: usize,
+    /// Nodes above the one being checked.
+    depth: usize,
 }
 
 impl<'p> Walk<'p> {
     fn expr(&mut self, node: &'p IdedExpr) -> Result<(), Misnamed> {
+        if self.depth == MAX_DEPTH {
+            return Err(self.at(node, format!("the condition nests deeper than {MAX_DEPTH} levels")));
+        }
+        self.depth += 1;
+        let checked = self.node(node);
+        self.depth -= 1;
+        checked
+    }
+
+    fn node(&mut self, node: &'p IdedExpr) -> Result<(), Misnamed> {
         match &node.expr {
             Expr::Ident(name) => self.variable(node, name),
             Expr::Select(select) => {

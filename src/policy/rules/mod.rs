@@ -113,6 +113,10 @@ impl std::fmt::Debug for Rule {
 impl Rule {
     /// Checks and compiles a rule.
     pub fn compile(rule: &PolicyRule) -> Result<Self, RuleError> {
+        on_large_stack(&rule.name, || Rule::compile_here(rule))?
+    }
+
+    fn compile_here(rule: &PolicyRule) -> Result<Self, RuleError> {
         let invalid = |reason: String| RuleError::Invalid { name: rule.name.clone(), reason };
         check_name(&rule.name).map_err(invalid)?;
         if rule.when.trim().is_empty() {
@@ -154,8 +158,12 @@ impl Rule {
         })
     }
 
-    /// Whether the condition holds for `input`; `Err` says why it could not be told.
+    /// Whether the condition holds for the call; `Err` says why it could not be told.
     pub fn holds(&self, bindings: &input::Bindings<'_>) -> Result<bool, String> {
+        self.holds_in(bindings, &bindings.context())
+    }
+
+    fn holds_in(&self, bindings: &input::Bindings<'_>, context: &cel::Context<'_, '_>) -> Result<bool, String> {
         let (n, m) = (bindings.size(), bindings.elements());
         let (work, built) = (self.cost.work(n, m), self.cost.size(n, m));
         if work > MAX_WORK || built > MAX_BUILT_BYTES {
@@ -163,7 +171,7 @@ impl Rule {
                 "the rule could cost {work} steps and build {built} bytes on a call this large, over its budget"
             ));
         }
-        match self.program.execute(bindings.context()) {
+        match self.program.execute(context) {
             Ok(cel::Value::Bool(b)) => Ok(b),
             Ok(other) => Err(format!("the condition gave {:?}, not a bool", other.type_of())),
             Err(err) => Err(err.to_string()),
@@ -197,17 +205,38 @@ pub fn compile_all(rules: &[PolicyRule]) -> Result<Vec<Arc<Rule>>, RuleError> {
             reason: format!("{} rules, over the limit of {MAX_RULES}", rules.len()),
         });
     }
+    if rules.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut seen = std::collections::HashSet::with_capacity(rules.len());
-    rules
-        .iter()
-        .map(|rule| {
-            if !seen.insert(rule.name.as_str()) {
-                let reason = "another rule has the same name".to_owned();
-                return Err(RuleError::Invalid { name: rule.name.clone(), reason });
-            }
-            Rule::compile(rule).map(Arc::new)
-        })
-        .collect()
+    on_large_stack("", || {
+        rules
+            .iter()
+            .map(|rule| {
+                if !seen.insert(rule.name.as_str()) {
+                    let reason = "another rule has the same name".to_owned();
+                    return Err(RuleError::Invalid { name: rule.name.clone(), reason });
+                }
+                Rule::compile_here(rule).map(Arc::new)
+            })
+            .collect()
+    })?
+}
+
+/// The stack rules are parsed on. CEL's ANTLR parser recurses several frames deep per level of brackets (its
+/// own limit is 96 levels), far past the 2 MiB of an async worker's stack in an unoptimised build: a condition
+/// of nested brackets would overflow it and end the process.
+const PARSE_STACK: usize = 64 * 1024 * 1024;
+
+/// Runs `f` on a thread of its own with `PARSE_STACK` of stack. A panic in it (the parser is not ours) is a
+/// refusal of the rule, not of the process.
+fn on_large_stack<T: Send>(name: &str, f: impl FnOnce() -> T + Send) -> Result<T, RuleError> {
+    let refused = |reason: String| RuleError::Invalid { name: name.to_owned(), reason };
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new().name("toolgate-rules".into()).stack_size(PARSE_STACK);
+        let spawned = thread.spawn_scoped(scope, f).map_err(|e| refused(format!("no thread to compile it on: {e}")))?;
+        spawned.join().map_err(|_| refused("the condition could not be parsed".into()))
+    })
 }
 
 /// What the rules decided about one call.
@@ -230,8 +259,9 @@ pub enum Verdict {
 /// review does; otherwise it passes. A rule that cannot be evaluated acts as its `on_error` says.
 pub fn judge<'r>(rules: impl IntoIterator<Item = &'r Arc<Rule>>, bindings: &input::Bindings<'_>) -> Verdict {
     let mut review: Option<(Arc<Rule>, Option<String>)> = None;
+    let context = bindings.context();
     for rule in rules {
-        let (action, error) = match rule.holds(bindings) {
+        let (action, error) = match rule.holds_in(bindings, &context) {
             Ok(false) => continue,
             Ok(true) => (rule.action, None),
             Err(error) => match rule.on_error {

@@ -96,6 +96,7 @@ fn conditions_read_the_call() {
         // time
         ("now.getDayOfWeek() == 6", true),
         ("now.getHours() >= 9 && now.getHours() < 18", true),
+        ("now.getHours('Europe/Paris') == 11 && now.getDayOfWeek('America/New_York') == 6", true),
         ("now > timestamp('2026-01-01T00:00:00Z')", true),
         ("now - timestamp('2026-11-28T09:00:00Z') == duration('1h')", true),
     ];
@@ -144,6 +145,16 @@ fn a_bad_rule_is_refused_with_its_position() {
     }
     let long = PolicyRule { when: format!("args.s == '{}'", "x".repeat(MAX_CONDITION_BYTES)), ..rule("true") };
     assert!(Rule::compile(&long).unwrap_err().to_string().contains("over 4096 bytes"));
+    // Nesting: brackets the parser recurses through (its own limit is 96), and nodes the evaluation recurses through.
+    let parens = format!("{}1{} == 1", "(".repeat(90), ")".repeat(90));
+    assert!(Rule::compile(&rule(&parens)).is_ok(), "parentheses add no node: the parser, on its own stack, copes");
+    let too_many = format!("{}1{} == 1", "(".repeat(200), ")".repeat(200));
+    assert!(Rule::compile(&rule(&too_many)).is_err(), "past the parser's limit: refused, not a crash");
+    let lists = format!("{}{} == []", "[".repeat(40), "]".repeat(40));
+    let deep = Rule::compile(&rule(&lists)).unwrap_err().to_string();
+    assert!(deep.contains("nests deeper than 32"), "{deep}");
+    let chain = format!("{} > 0", vec!["args.n"; 40].join(" + "));
+    assert!(Rule::compile(&rule(&chain)).unwrap_err().to_string().contains("nests deeper"));
     let twice = compile_all(&[rule("true"), rule("false")]).unwrap_err();
     assert!(twice.to_string().contains("same name"), "{twice}");
 }

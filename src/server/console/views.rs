@@ -76,6 +76,8 @@ pub struct Row {
     pub waited: String,
     pub arguments: String,
     pub repairs: usize,
+    /// The policy rule that sent the call to review; empty when the tool requires review.
+    pub rule: String,
 }
 
 impl From<&ReviewRecord> for Row {
@@ -90,6 +92,7 @@ impl From<&ReviewRecord> for Row {
             waited: waited(unix_ms().saturating_sub(r.created_ms)),
             arguments: shortened(&r.arguments, 120),
             repairs: r.repairs.len(),
+            rule: r.rule.as_ref().map(|rule| rule.name.clone()).unwrap_or_default(),
         }
     }
 }
@@ -110,6 +113,8 @@ pub struct Detail {
     pub injected: Vec<InjectedView>,
     /// `None` while pending; else what was decided, by whom, and when.
     pub decided: Option<String>,
+    /// The policy rule that sent the call to review, and what it says.
+    pub rule: Option<(String, String)>,
 }
 
 impl Detail {
@@ -125,6 +130,7 @@ impl Detail {
             will_run: pretty(&record.arguments),
             injected,
             decided: decided(record),
+            rule: record.rule.as_ref().map(|rule| (rule.name.clone(), rule.message.clone())),
         }
     }
 }

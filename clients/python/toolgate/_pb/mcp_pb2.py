@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from . import registry_pb2 as toolgate_dot_v1_dot_registry__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15toolgate/v1/mcp.proto\x12\x0btoolgate.v1\x1a\x1atoolgate/v1/registry.proto\"\xf4\x02\n\tMcpServer\x12\x0c\n\x04name\x18\x01 \x01(\t\x12&\n\x05stdio\x18\x02 \x01(\x0b\x32\x15.toolgate.v1.McpStdioH\x00\x12$\n\x04http\x18\x03 \x01(\x0b\x32\x14.toolgate.v1.McpHttpH\x00\x12\x13\n\x06prefix\x18\x04 \x01(\tH\x01\x88\x01\x01\x12\x11\n\tseparator\x18\x05 \x01(\t\x12\x0e\n\x06tenant\x18\x06 \x01(\t\x12\x1b\n\x13refresh_interval_ms\x18\x07 \x01(\x04\x12\x36\n\x08overlays\x18\x08 \x03(\x0b\x32$.toolgate.v1.McpServer.OverlaysEntry\x12\x1b\n\x13pass_invalid_output\x18\t \x01(\x08\x1aI\n\rOverlaysEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\'\n\x05value\x18\x02 \x01(\x0b\x32\x18.toolgate.v1.ToolOverlay:\x02\x38\x01\x42\x0b\n\ttransportB\t\n\x07_prefix\"\x8f\x01\n\x08McpStdio\x12\x0f\n\x07\x63ommand\x18\x01 \x01(\t\x12\x0c\n\x04\x61rgs\x18\x02 \x03(\t\x12+\n\x03\x65nv\x18\x03 \x03(\x0b\x32\x1e.toolgate.v1.McpStdio.EnvEntry\x12\x0b\n\x03\x63wd\x18\x04 \x01(\t\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"z\n\x07McpHttp\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x32\n\x07headers\x18\x02 \x03(\x0b\x32!.toolgate.v1.McpHttp.HeadersEntry\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xb4\x02\n\x0bToolOverlay\x12&\n\x06inject\x18\x01 \x03(\x0b\x32\x16.toolgate.v1.Injection\x12)\n\x06repair\x18\x02 \x01(\x0b\x32\x19.toolgate.v1.RepairPolicy\x12#\n\x06limits\x18\x03 \x01(\x0b\x32\x13.toolgate.v1.Limits\x12#\n\x06review\x18\x04 \x01(\x0b\x32\x13.toolgate.v1.Review\x12#\n\x06\x62udget\x18\x05 \x01(\x0b\x32\x13.toolgate.v1.Budget\x12\x34\n\x06labels\x18\x06 \x03(\x0b\x32$.toolgate.v1.ToolOverlay.LabelsEntry\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xae\x01\n\x0fMcpServerStatus\x12&\n\x06server\x18\x01 \x01(\x0b\x32\x16.toolgate.v1.McpServer\x12\x11\n\tconnected\x18\x02 \x01(\x08\x12\r\n\x05tools\x18\x03 \x03(\t\x12\x10\n\x08problems\x18\x04 \x03(\t\x12\x12\n\nlast_error\x18\x05 \x01(\t\x12\x10\n\x08\x63onnects\x18\x06 \x01(\r\x12\x19\n\x11output_violations\x18\x07 \x01(\x04\"=\n\x13\x41\x64\x64McpServerRequest\x12&\n\x06server\x18\x01 \x01(\x0b\x32\x16.toolgate.v1.McpServer\"U\n\x14\x41\x64\x64McpServerResponse\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1c.toolgate.v1.McpServerStatus\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"&\n\x16RemoveMcpServerRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x19\n\x17RemoveMcpServerResponse\"\x17\n\x15ListMcpServersRequest\"G\n\x16ListMcpServersResponse\x12-\n\x07servers\x18\x01 \x03(\x0b\x32\x1c.toolgate.v1.McpServerStatus2\x9b\x02\n\x0bMcpRegistry\x12S\n\x0c\x41\x64\x64McpServer\x12 .toolgate.v1.AddMcpServerRequest\x1a!.toolgate.v1.AddMcpServerResponse\x12\\\n\x0fRemoveMcpServer\x12#.toolgate.v1.RemoveMcpServerRequest\x1a$.toolgate.v1.RemoveMcpServerResponse\x12Y\n\x0eListMcpServers\x12\".toolgate.v1.ListMcpServersRequest\x1a#.toolgate.v1.ListMcpServersResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15toolgate/v1/mcp.proto\x12\x0btoolgate.v1\x1a\x1atoolgate/v1/registry.proto\"\xf4\x02\n\tMcpServer\x12\x0c\n\x04name\x18\x01 \x01(\t\x12&\n\x05stdio\x18\x02 \x01(\x0b\x32\x15.toolgate.v1.McpStdioH\x00\x12$\n\x04http\x18\x03 \x01(\x0b\x32\x14.toolgate.v1.McpHttpH\x00\x12\x13\n\x06prefix\x18\x04 \x01(\tH\x01\x88\x01\x01\x12\x11\n\tseparator\x18\x05 \x01(\t\x12\x0e\n\x06tenant\x18\x06 \x01(\t\x12\x1b\n\x13refresh_interval_ms\x18\x07 \x01(\x04\x12\x36\n\x08overlays\x18\x08 \x03(\x0b\x32$.toolgate.v1.McpServer.OverlaysEntry\x12\x1b\n\x13pass_invalid_output\x18\t \x01(\x08\x1aI\n\rOverlaysEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\'\n\x05value\x18\x02 \x01(\x0b\x32\x18.toolgate.v1.ToolOverlay:\x02\x38\x01\x42\x0b\n\ttransportB\t\n\x07_prefix\"\x8f\x01\n\x08McpStdio\x12\x0f\n\x07\x63ommand\x18\x01 \x01(\t\x12\x0c\n\x04\x61rgs\x18\x02 \x03(\t\x12+\n\x03\x65nv\x18\x03 \x03(\x0b\x32\x1e.toolgate.v1.McpStdio.EnvEntry\x12\x0b\n\x03\x63wd\x18\x04 \x01(\t\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"z\n\x07McpHttp\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x32\n\x07headers\x18\x02 \x03(\x0b\x32!.toolgate.v1.McpHttp.HeadersEntry\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xdd\x02\n\x0bToolOverlay\x12&\n\x06inject\x18\x01 \x03(\x0b\x32\x16.toolgate.v1.Injection\x12)\n\x06repair\x18\x02 \x01(\x0b\x32\x19.toolgate.v1.RepairPolicy\x12#\n\x06limits\x18\x03 \x01(\x0b\x32\x13.toolgate.v1.Limits\x12#\n\x06review\x18\x04 \x01(\x0b\x32\x13.toolgate.v1.Review\x12#\n\x06\x62udget\x18\x05 \x01(\x0b\x32\x13.toolgate.v1.Budget\x12\x34\n\x06labels\x18\x06 \x03(\x0b\x32$.toolgate.v1.ToolOverlay.LabelsEntry\x12\'\n\x06policy\x18\x07 \x03(\x0b\x32\x17.toolgate.v1.PolicyRule\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xae\x01\n\x0fMcpServerStatus\x12&\n\x06server\x18\x01 \x01(\x0b\x32\x16.toolgate.v1.McpServer\x12\x11\n\tconnected\x18\x02 \x01(\x08\x12\r\n\x05tools\x18\x03 \x03(\t\x12\x10\n\x08problems\x18\x04 \x03(\t\x12\x12\n\nlast_error\x18\x05 \x01(\t\x12\x10\n\x08\x63onnects\x18\x06 \x01(\r\x12\x19\n\x11output_violations\x18\x07 \x01(\x04\"=\n\x13\x41\x64\x64McpServerRequest\x12&\n\x06server\x18\x01 \x01(\x0b\x32\x16.toolgate.v1.McpServer\"U\n\x14\x41\x64\x64McpServerResponse\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1c.toolgate.v1.McpServerStatus\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"&\n\x16RemoveMcpServerRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x19\n\x17RemoveMcpServerResponse\"\x17\n\x15ListMcpServersRequest\"G\n\x16ListMcpServersResponse\x12-\n\x07servers\x18\x01 \x03(\x0b\x32\x1c.toolgate.v1.McpServerStatus2\x9b\x02\n\x0bMcpRegistry\x12S\n\x0c\x41\x64\x64McpServer\x12 .toolgate.v1.AddMcpServerRequest\x1a!.toolgate.v1.AddMcpServerResponse\x12\\\n\x0fRemoveMcpServer\x12#.toolgate.v1.RemoveMcpServerRequest\x1a$.toolgate.v1.RemoveMcpServerResponse\x12Y\n\x0eListMcpServers\x12\".toolgate.v1.ListMcpServersRequest\x1a#.toolgate.v1.ListMcpServersResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -53,23 +53,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_MCPHTTP_HEADERSENTRY']._serialized_start=663
   _globals['_MCPHTTP_HEADERSENTRY']._serialized_end=709
   _globals['_TOOLOVERLAY']._serialized_start=712
-  _globals['_TOOLOVERLAY']._serialized_end=1020
-  _globals['_TOOLOVERLAY_LABELSENTRY']._serialized_start=975
-  _globals['_TOOLOVERLAY_LABELSENTRY']._serialized_end=1020
-  _globals['_MCPSERVERSTATUS']._serialized_start=1023
-  _globals['_MCPSERVERSTATUS']._serialized_end=1197
-  _globals['_ADDMCPSERVERREQUEST']._serialized_start=1199
-  _globals['_ADDMCPSERVERREQUEST']._serialized_end=1260
-  _globals['_ADDMCPSERVERRESPONSE']._serialized_start=1262
-  _globals['_ADDMCPSERVERRESPONSE']._serialized_end=1347
-  _globals['_REMOVEMCPSERVERREQUEST']._serialized_start=1349
-  _globals['_REMOVEMCPSERVERREQUEST']._serialized_end=1387
-  _globals['_REMOVEMCPSERVERRESPONSE']._serialized_start=1389
-  _globals['_REMOVEMCPSERVERRESPONSE']._serialized_end=1414
-  _globals['_LISTMCPSERVERSREQUEST']._serialized_start=1416
-  _globals['_LISTMCPSERVERSREQUEST']._serialized_end=1439
-  _globals['_LISTMCPSERVERSRESPONSE']._serialized_start=1441
-  _globals['_LISTMCPSERVERSRESPONSE']._serialized_end=1512
-  _globals['_MCPREGISTRY']._serialized_start=1515
-  _globals['_MCPREGISTRY']._serialized_end=1798
+  _globals['_TOOLOVERLAY']._serialized_end=1061
+  _globals['_TOOLOVERLAY_LABELSENTRY']._serialized_start=1016
+  _globals['_TOOLOVERLAY_LABELSENTRY']._serialized_end=1061
+  _globals['_MCPSERVERSTATUS']._serialized_start=1064
+  _globals['_MCPSERVERSTATUS']._serialized_end=1238
+  _globals['_ADDMCPSERVERREQUEST']._serialized_start=1240
+  _globals['_ADDMCPSERVERREQUEST']._serialized_end=1301
+  _globals['_ADDMCPSERVERRESPONSE']._serialized_start=1303
+  _globals['_ADDMCPSERVERRESPONSE']._serialized_end=1388
+  _globals['_REMOVEMCPSERVERREQUEST']._serialized_start=1390
+  _globals['_REMOVEMCPSERVERREQUEST']._serialized_end=1428
+  _globals['_REMOVEMCPSERVERRESPONSE']._serialized_start=1430
+  _globals['_REMOVEMCPSERVERRESPONSE']._serialized_end=1455
+  _globals['_LISTMCPSERVERSREQUEST']._serialized_start=1457
+  _globals['_LISTMCPSERVERSREQUEST']._serialized_end=1480
+  _globals['_LISTMCPSERVERSRESPONSE']._serialized_start=1482
+  _globals['_LISTMCPSERVERSRESPONSE']._serialized_end=1553
+  _globals['_MCPREGISTRY']._serialized_start=1556
+  _globals['_MCPREGISTRY']._serialized_end=1839
 # @@protoc_insertion_point(module_scope)

@@ -71,7 +71,7 @@ class McpHttp(_message.Message):
     def __init__(self, url: _Optional[str] = ..., headers: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ToolOverlay(_message.Message):
-    __slots__ = ("inject", "repair", "limits", "review", "budget", "labels")
+    __slots__ = ("inject", "repair", "limits", "review", "budget", "labels", "policy")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -85,13 +85,15 @@ class ToolOverlay(_message.Message):
     REVIEW_FIELD_NUMBER: _ClassVar[int]
     BUDGET_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
+    POLICY_FIELD_NUMBER: _ClassVar[int]
     inject: _containers.RepeatedCompositeFieldContainer[_registry_pb2.Injection]
     repair: _registry_pb2.RepairPolicy
     limits: _registry_pb2.Limits
     review: _registry_pb2.Review
     budget: _registry_pb2.Budget
     labels: _containers.ScalarMap[str, str]
-    def __init__(self, inject: _Optional[_Iterable[_Union[_registry_pb2.Injection, _Mapping]]] = ..., repair: _Optional[_Union[_registry_pb2.RepairPolicy, _Mapping]] = ..., limits: _Optional[_Union[_registry_pb2.Limits, _Mapping]] = ..., review: _Optional[_Union[_registry_pb2.Review, _Mapping]] = ..., budget: _Optional[_Union[_registry_pb2.Budget, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    policy: _containers.RepeatedCompositeFieldContainer[_registry_pb2.PolicyRule]
+    def __init__(self, inject: _Optional[_Iterable[_Union[_registry_pb2.Injection, _Mapping]]] = ..., repair: _Optional[_Union[_registry_pb2.RepairPolicy, _Mapping]] = ..., limits: _Optional[_Union[_registry_pb2.Limits, _Mapping]] = ..., review: _Optional[_Union[_registry_pb2.Review, _Mapping]] = ..., budget: _Optional[_Union[_registry_pb2.Budget, _Mapping]] = ..., labels: _Optional[_Mapping[str, str]] = ..., policy: _Optional[_Iterable[_Union[_registry_pb2.PolicyRule, _Mapping]]] = ...) -> None: ...
 
 class McpServerStatus(_message.Message):
     __slots__ = ("server", "connected", "tools", "problems", "last_error", "connects", "output_violations")

@@ -7,6 +7,13 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class PolicyAction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    POLICY_ACTION_UNSPECIFIED: _ClassVar[PolicyAction]
+    POLICY_ACTION_DENY: _ClassVar[PolicyAction]
+    POLICY_ACTION_REVIEW: _ClassVar[PolicyAction]
+    POLICY_ACTION_ALLOW: _ClassVar[PolicyAction]
+
 class LimitKey(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     LIMIT_KEY_UNSPECIFIED: _ClassVar[LimitKey]
@@ -26,6 +33,10 @@ class RedisDown(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REDIS_DOWN_UNSPECIFIED: _ClassVar[RedisDown]
     REDIS_DOWN_FAIL_OPEN: _ClassVar[RedisDown]
     REDIS_DOWN_FAIL_CLOSED: _ClassVar[RedisDown]
+POLICY_ACTION_UNSPECIFIED: PolicyAction
+POLICY_ACTION_DENY: PolicyAction
+POLICY_ACTION_REVIEW: PolicyAction
+POLICY_ACTION_ALLOW: PolicyAction
 LIMIT_KEY_UNSPECIFIED: LimitKey
 LIMIT_KEY_TOOL: LimitKey
 LIMIT_KEY_TENANT: LimitKey
@@ -39,7 +50,7 @@ REDIS_DOWN_FAIL_OPEN: RedisDown
 REDIS_DOWN_FAIL_CLOSED: RedisDown
 
 class ToolSpec(_message.Message):
-    __slots__ = ("name", "description", "input_schema", "output_schema", "backend", "inject", "repair", "limits", "review", "tenant", "labels", "version", "budget")
+    __slots__ = ("name", "description", "input_schema", "output_schema", "backend", "inject", "repair", "limits", "review", "tenant", "labels", "version", "budget", "policy")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -60,6 +71,7 @@ class ToolSpec(_message.Message):
     LABELS_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     BUDGET_FIELD_NUMBER: _ClassVar[int]
+    POLICY_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     input_schema: str
@@ -73,7 +85,24 @@ class ToolSpec(_message.Message):
     labels: _containers.ScalarMap[str, str]
     version: int
     budget: Budget
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[str] = ..., output_schema: _Optional[str] = ..., backend: _Optional[_Union[Backend, _Mapping]] = ..., inject: _Optional[_Iterable[_Union[Injection, _Mapping]]] = ..., repair: _Optional[_Union[RepairPolicy, _Mapping]] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., review: _Optional[_Union[Review, _Mapping]] = ..., tenant: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., version: _Optional[int] = ..., budget: _Optional[_Union[Budget, _Mapping]] = ...) -> None: ...
+    policy: _containers.RepeatedCompositeFieldContainer[PolicyRule]
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., input_schema: _Optional[str] = ..., output_schema: _Optional[str] = ..., backend: _Optional[_Union[Backend, _Mapping]] = ..., inject: _Optional[_Iterable[_Union[Injection, _Mapping]]] = ..., repair: _Optional[_Union[RepairPolicy, _Mapping]] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., review: _Optional[_Union[Review, _Mapping]] = ..., tenant: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., version: _Optional[int] = ..., budget: _Optional[_Union[Budget, _Mapping]] = ..., policy: _Optional[_Iterable[_Union[PolicyRule, _Mapping]]] = ...) -> None: ...
+
+class PolicyRule(_message.Message):
+    __slots__ = ("name", "when", "action", "message", "on_error", "model_fixable")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    WHEN_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    ON_ERROR_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIXABLE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    when: str
+    action: PolicyAction
+    message: str
+    on_error: PolicyAction
+    model_fixable: bool
+    def __init__(self, name: _Optional[str] = ..., when: _Optional[str] = ..., action: _Optional[_Union[PolicyAction, str]] = ..., message: _Optional[str] = ..., on_error: _Optional[_Union[PolicyAction, str]] = ..., model_fixable: _Optional[bool] = ...) -> None: ...
 
 class Backend(_message.Message):
     __slots__ = ("grpc", "http", "mcp", "worker")

@@ -25,31 +25,31 @@ _sym_db = _symbol_database.Default()
 from . import types_pb2 as toolgate_dot_v1_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18toolgate/v1/review.proto\x12\x0btoolgate.v1\x1a\x17toolgate/v1/types.proto\"\xd8\x01\n\rPendingReview\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x0f\n\x07user_id\x18\x04 \x01(\t\x12\x0c\n\x04tool\x18\x05 \x01(\t\x12\x11\n\targuments\x18\x06 \x01(\t\x12$\n\x07repairs\x18\x07 \x03(\x0b\x32\x13.toolgate.v1.Repair\x12\x12\n\ncreated_ms\x18\x08 \x01(\x04\x12\x12\n\ndecided_by\x18\t \x01(\t\x12\x12\n\ndecided_ms\x18\n \x01(\x04\"9\n\x12ListPendingRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x13\n\x0b\x61ll_tenants\x18\x02 \x01(\x08\"B\n\x13ListPendingResponse\x12+\n\x07pending\x18\x01 \x03(\x0b\x32\x1a.toolgate.v1.PendingReview\"\x92\x01\n\rDecideRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12)\n\x06\x61\x63tion\x18\x03 \x01(\x0e\x32\x19.toolgate.v1.ReviewAction\x12\x11\n\targuments\x18\x04 \x01(\t\x12\x10\n\x08\x66\x65\x65\x64\x62\x61\x63k\x18\x05 \x01(\t\x12\x10\n\x08reviewer\x18\x06 \x01(\t\"=\n\x0e\x44\x65\x63ideResponse\x12+\n\x07\x64\x65\x63ided\x18\x01 \x01(\x0b\x32\x1a.toolgate.v1.PendingReview\":\n\x13WatchPendingRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x13\n\x0b\x61ll_tenants\x18\x02 \x01(\x08\"\xa8\x01\n\x0bReviewEvent\x12+\n\x04kind\x18\x01 \x01(\x0e\x32\x1d.toolgate.v1.ReviewEvent.Kind\x12*\n\x06review\x18\x02 \x01(\x0b\x32\x1a.toolgate.v1.PendingReview\"@\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x10\n\x0cKIND_PENDING\x10\x01\x12\x10\n\x0cKIND_DECIDED\x10\x02*z\n\x0cReviewAction\x12\x1d\n\x19REVIEW_ACTION_UNSPECIFIED\x10\x00\x12\x19\n\x15REVIEW_ACTION_APPROVE\x10\x01\x12\x16\n\x12REVIEW_ACTION_EDIT\x10\x02\x12\x18\n\x14REVIEW_ACTION_REJECT\x10\x03\x32\xef\x01\n\nToolReview\x12P\n\x0bListPending\x12\x1f.toolgate.v1.ListPendingRequest\x1a .toolgate.v1.ListPendingResponse\x12\x41\n\x06\x44\x65\x63ide\x12\x1a.toolgate.v1.DecideRequest\x1a\x1b.toolgate.v1.DecideResponse\x12L\n\x0cWatchPending\x12 .toolgate.v1.WatchPendingRequest\x1a\x18.toolgate.v1.ReviewEvent0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18toolgate/v1/review.proto\x12\x0btoolgate.v1\x1a\x17toolgate/v1/types.proto\"\xfc\x01\n\rPendingReview\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x12\n\nsession_id\x18\x03 \x01(\t\x12\x0f\n\x07user_id\x18\x04 \x01(\t\x12\x0c\n\x04tool\x18\x05 \x01(\t\x12\x11\n\targuments\x18\x06 \x01(\t\x12$\n\x07repairs\x18\x07 \x03(\x0b\x32\x13.toolgate.v1.Repair\x12\x12\n\ncreated_ms\x18\x08 \x01(\x04\x12\x12\n\ndecided_by\x18\t \x01(\t\x12\x12\n\ndecided_ms\x18\n \x01(\x04\x12\x0c\n\x04rule\x18\x0b \x01(\t\x12\x14\n\x0crule_message\x18\x0c \x01(\t\"9\n\x12ListPendingRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x13\n\x0b\x61ll_tenants\x18\x02 \x01(\x08\"B\n\x13ListPendingResponse\x12+\n\x07pending\x18\x01 \x03(\x0b\x32\x1a.toolgate.v1.PendingReview\"\x92\x01\n\rDecideRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12)\n\x06\x61\x63tion\x18\x03 \x01(\x0e\x32\x19.toolgate.v1.ReviewAction\x12\x11\n\targuments\x18\x04 \x01(\t\x12\x10\n\x08\x66\x65\x65\x64\x62\x61\x63k\x18\x05 \x01(\t\x12\x10\n\x08reviewer\x18\x06 \x01(\t\"=\n\x0e\x44\x65\x63ideResponse\x12+\n\x07\x64\x65\x63ided\x18\x01 \x01(\x0b\x32\x1a.toolgate.v1.PendingReview\":\n\x13WatchPendingRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x13\n\x0b\x61ll_tenants\x18\x02 \x01(\x08\"\xa8\x01\n\x0bReviewEvent\x12+\n\x04kind\x18\x01 \x01(\x0e\x32\x1d.toolgate.v1.ReviewEvent.Kind\x12*\n\x06review\x18\x02 \x01(\x0b\x32\x1a.toolgate.v1.PendingReview\"@\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x10\n\x0cKIND_PENDING\x10\x01\x12\x10\n\x0cKIND_DECIDED\x10\x02*z\n\x0cReviewAction\x12\x1d\n\x19REVIEW_ACTION_UNSPECIFIED\x10\x00\x12\x19\n\x15REVIEW_ACTION_APPROVE\x10\x01\x12\x16\n\x12REVIEW_ACTION_EDIT\x10\x02\x12\x18\n\x14REVIEW_ACTION_REJECT\x10\x03\x32\xef\x01\n\nToolReview\x12P\n\x0bListPending\x12\x1f.toolgate.v1.ListPendingRequest\x1a .toolgate.v1.ListPendingResponse\x12\x41\n\x06\x44\x65\x63ide\x12\x1a.toolgate.v1.DecideRequest\x1a\x1b.toolgate.v1.DecideResponse\x12L\n\x0cWatchPending\x12 .toolgate.v1.WatchPendingRequest\x1a\x18.toolgate.v1.ReviewEvent0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'toolgate._pb.review_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_REVIEWACTION']._serialized_start=855
-  _globals['_REVIEWACTION']._serialized_end=977
+  _globals['_REVIEWACTION']._serialized_start=891
+  _globals['_REVIEWACTION']._serialized_end=1013
   _globals['_PENDINGREVIEW']._serialized_start=67
-  _globals['_PENDINGREVIEW']._serialized_end=283
-  _globals['_LISTPENDINGREQUEST']._serialized_start=285
-  _globals['_LISTPENDINGREQUEST']._serialized_end=342
-  _globals['_LISTPENDINGRESPONSE']._serialized_start=344
-  _globals['_LISTPENDINGRESPONSE']._serialized_end=410
-  _globals['_DECIDEREQUEST']._serialized_start=413
-  _globals['_DECIDEREQUEST']._serialized_end=559
-  _globals['_DECIDERESPONSE']._serialized_start=561
-  _globals['_DECIDERESPONSE']._serialized_end=622
-  _globals['_WATCHPENDINGREQUEST']._serialized_start=624
-  _globals['_WATCHPENDINGREQUEST']._serialized_end=682
-  _globals['_REVIEWEVENT']._serialized_start=685
-  _globals['_REVIEWEVENT']._serialized_end=853
-  _globals['_REVIEWEVENT_KIND']._serialized_start=789
-  _globals['_REVIEWEVENT_KIND']._serialized_end=853
-  _globals['_TOOLREVIEW']._serialized_start=980
-  _globals['_TOOLREVIEW']._serialized_end=1219
+  _globals['_PENDINGREVIEW']._serialized_end=319
+  _globals['_LISTPENDINGREQUEST']._serialized_start=321
+  _globals['_LISTPENDINGREQUEST']._serialized_end=378
+  _globals['_LISTPENDINGRESPONSE']._serialized_start=380
+  _globals['_LISTPENDINGRESPONSE']._serialized_end=446
+  _globals['_DECIDEREQUEST']._serialized_start=449
+  _globals['_DECIDEREQUEST']._serialized_end=595
+  _globals['_DECIDERESPONSE']._serialized_start=597
+  _globals['_DECIDERESPONSE']._serialized_end=658
+  _globals['_WATCHPENDINGREQUEST']._serialized_start=660
+  _globals['_WATCHPENDINGREQUEST']._serialized_end=718
+  _globals['_REVIEWEVENT']._serialized_start=721
+  _globals['_REVIEWEVENT']._serialized_end=889
+  _globals['_REVIEWEVENT_KIND']._serialized_start=825
+  _globals['_REVIEWEVENT_KIND']._serialized_end=889
+  _globals['_TOOLREVIEW']._serialized_start=1016
+  _globals['_TOOLREVIEW']._serialized_end=1255
 # @@protoc_insertion_point(module_scope)

@@ -20,7 +20,7 @@ REVIEW_ACTION_EDIT: ReviewAction
 REVIEW_ACTION_REJECT: ReviewAction
 
 class PendingReview(_message.Message):
-    __slots__ = ("call_id", "tenant", "session_id", "user_id", "tool", "arguments", "repairs", "created_ms", "decided_by", "decided_ms")
+    __slots__ = ("call_id", "tenant", "session_id", "user_id", "tool", "arguments", "repairs", "created_ms", "decided_by", "decided_ms", "rule", "rule_message")
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -31,6 +31,8 @@ class PendingReview(_message.Message):
     CREATED_MS_FIELD_NUMBER: _ClassVar[int]
     DECIDED_BY_FIELD_NUMBER: _ClassVar[int]
     DECIDED_MS_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    RULE_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     call_id: str
     tenant: str
     session_id: str
@@ -41,7 +43,9 @@ class PendingReview(_message.Message):
     created_ms: int
     decided_by: str
     decided_ms: int
-    def __init__(self, call_id: _Optional[str] = ..., tenant: _Optional[str] = ..., session_id: _Optional[str] = ..., user_id: _Optional[str] = ..., tool: _Optional[str] = ..., arguments: _Optional[str] = ..., repairs: _Optional[_Iterable[_Union[_types_pb2.Repair, _Mapping]]] = ..., created_ms: _Optional[int] = ..., decided_by: _Optional[str] = ..., decided_ms: _Optional[int] = ...) -> None: ...
+    rule: str
+    rule_message: str
+    def __init__(self, call_id: _Optional[str] = ..., tenant: _Optional[str] = ..., session_id: _Optional[str] = ..., user_id: _Optional[str] = ..., tool: _Optional[str] = ..., arguments: _Optional[str] = ..., repairs: _Optional[_Iterable[_Union[_types_pb2.Repair, _Mapping]]] = ..., created_ms: _Optional[int] = ..., decided_by: _Optional[str] = ..., decided_ms: _Optional[int] = ..., rule: _Optional[str] = ..., rule_message: _Optional[str] = ...) -> None: ...
 
 class ListPendingRequest(_message.Message):
     __slots__ = ("tenant", "all_tenants")

@@ -28,6 +28,7 @@ class ErrorKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_KIND_PERMISSION_DENIED: _ClassVar[ErrorKind]
     ERROR_KIND_BUDGET_EXCEEDED: _ClassVar[ErrorKind]
     ERROR_KIND_INTERNAL: _ClassVar[ErrorKind]
+    ERROR_KIND_POLICY_DENIED: _ClassVar[ErrorKind]
 TOOL_STATUS_UNSPECIFIED: ToolStatus
 TOOL_STATUS_SUCCESS: ToolStatus
 TOOL_STATUS_ERROR: ToolStatus
@@ -44,6 +45,7 @@ ERROR_KIND_REJECTED: ErrorKind
 ERROR_KIND_PERMISSION_DENIED: ErrorKind
 ERROR_KIND_BUDGET_EXCEEDED: ErrorKind
 ERROR_KIND_INTERNAL: ErrorKind
+ERROR_KIND_POLICY_DENIED: ErrorKind
 
 class ToolCall(_message.Message):
     __slots__ = ("id", "name", "arguments")

@@ -72,12 +72,68 @@ export type ToolSpec = Message<"toolgate.v1.ToolSpec"> & {
      * @generated from field: toolgate.v1.Budget budget = 13;
      */
     budget?: Budget | undefined;
+    /**
+     * Rules on what a call says, run in order after repair, validation and injection (after the config's [[policy]]
+     * rules that match the tool). Never shown to models.
+     *
+     * @generated from field: repeated toolgate.v1.PolicyRule policy = 14;
+     */
+    policy: PolicyRule[];
 };
 /**
  * Describes the message toolgate.v1.ToolSpec.
  * Use `create(ToolSpecSchema)` to create a new message.
  */
 export declare const ToolSpecSchema: GenMessage<ToolSpec>;
+/**
+ * A rule: when its CEL condition holds for a call, the call is denied (POLICY_DENIED) or sent to review. The
+ * condition reads `args` (the arguments that would run, injected values included), `context` (user_id, tenant,
+ * session_id, values), `tool` (name, labels) and `now` (a timestamp).
+ *
+ * @generated from message toolgate.v1.PolicyRule
+ */
+export type PolicyRule = Message<"toolgate.v1.PolicyRule"> & {
+    /**
+     * [A-Za-z0-9_.:-]{1,64}, unique within the tool: names the rule in answers, reviews, spans and metrics.
+     *
+     * @generated from field: string name = 1;
+     */
+    name: string;
+    /**
+     * The CEL condition; checked when the tool is registered (syntax, names, at most 4096 bytes).
+     *
+     * @generated from field: string when = 2;
+     */
+    when: string;
+    /**
+     * @generated from field: toolgate.v1.PolicyAction action = 3;
+     */
+    action: PolicyAction;
+    /**
+     * For DENY: what the model is told. For REVIEW: what the reviewer reads.
+     *
+     * @generated from field: string message = 4;
+     */
+    message: string;
+    /**
+     * When the condition cannot be evaluated on a call (a missing field, a type mismatch, over its cost budget).
+     * Unspecified is DENY.
+     *
+     * @generated from field: toolgate.v1.PolicyAction on_error = 5;
+     */
+    onError: PolicyAction;
+    /**
+     * A denied call is the model's to fix: its error says it may call again with other arguments.
+     *
+     * @generated from field: bool model_fixable = 6;
+     */
+    modelFixable: boolean;
+};
+/**
+ * Describes the message toolgate.v1.PolicyRule.
+ * Use `create(PolicyRuleSchema)` to create a new message.
+ */
+export declare const PolicyRuleSchema: GenMessage<PolicyRule>;
 /**
  * @generated from message toolgate.v1.Backend
  */
@@ -460,6 +516,33 @@ export type DeleteToolResponse = Message<"toolgate.v1.DeleteToolResponse"> & {};
  * Use `create(DeleteToolResponseSchema)` to create a new message.
  */
 export declare const DeleteToolResponseSchema: GenMessage<DeleteToolResponse>;
+/**
+ * @generated from enum toolgate.v1.PolicyAction
+ */
+export declare enum PolicyAction {
+    /**
+     * @generated from enum value: POLICY_ACTION_UNSPECIFIED = 0;
+     */
+    UNSPECIFIED = 0,
+    /**
+     * @generated from enum value: POLICY_ACTION_DENY = 1;
+     */
+    DENY = 1,
+    /**
+     * @generated from enum value: POLICY_ACTION_REVIEW = 2;
+     */
+    REVIEW = 2,
+    /**
+     * Only for on_error: the rule is skipped.
+     *
+     * @generated from enum value: POLICY_ACTION_ALLOW = 3;
+     */
+    ALLOW = 3
+}
+/**
+ * Describes the enum toolgate.v1.PolicyAction.
+ */
+export declare const PolicyActionSchema: GenEnum<PolicyAction>;
 /**
  * @generated from enum toolgate.v1.LimitKey
  */

@@ -5,102 +5,135 @@ import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf
 /**
  * Describes the file toolgate/v1/registry.proto.
  */
-export const file_toolgate_v1_registry = /*@__PURE__*/ fileDesc("Chp0b29sZ2F0ZS92MS9yZWdpc3RyeS5wcm90bxILdG9vbGdhdGUudjEixgMKCFRvb2xTcGVjEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSFAoMaW5wdXRfc2NoZW1hGAMgASgJEhUKDW91dHB1dF9zY2hlbWEYBCABKAkSJQoHYmFja2VuZBgFIAEoCzIULnRvb2xnYXRlLnYxLkJhY2tlbmQSJgoGaW5qZWN0GAYgAygLMhYudG9vbGdhdGUudjEuSW5qZWN0aW9uEikKBnJlcGFpchgHIAEoCzIZLnRvb2xnYXRlLnYxLlJlcGFpclBvbGljeRIjCgZsaW1pdHMYCCABKAsyEy50b29sZ2F0ZS52MS5MaW1pdHMSIwoGcmV2aWV3GAkgASgLMhMudG9vbGdhdGUudjEuUmV2aWV3Eg4KBnRlbmFudBgKIAEoCRIxCgZsYWJlbHMYCyADKAsyIS50b29sZ2F0ZS52MS5Ub29sU3BlYy5MYWJlbHNFbnRyeRIPCgd2ZXJzaW9uGAwgASgEEiMKBmJ1ZGdldBgNIAEoCzITLnRvb2xnYXRlLnYxLkJ1ZGdldBotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIrsBCgdCYWNrZW5kEigKBGdycGMYASABKAsyGC50b29sZ2F0ZS52MS5HcnBjQmFja2VuZEgAEigKBGh0dHAYAiABKAsyGC50b29sZ2F0ZS52MS5IdHRwQmFja2VuZEgAEiYKA21jcBgDIAEoCzIXLnRvb2xnYXRlLnYxLk1jcEJhY2tlbmRIABIsCgZ3b3JrZXIYBCABKAsyGi50b29sZ2F0ZS52MS5Xb3JrZXJCYWNrZW5kSABCBgoEa2luZCIdCgtHcnBjQmFja2VuZBIOCgZ0YXJnZXQYASABKAkikgEKC0h0dHBCYWNrZW5kEgsKA3VybBgBIAEoCRIOCgZtZXRob2QYAiABKAkSNgoHaGVhZGVycxgDIAMoCzIlLnRvb2xnYXRlLnYxLkh0dHBCYWNrZW5kLkhlYWRlcnNFbnRyeRouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIqCgpNY3BCYWNrZW5kEg4KBnNlcnZlchgBIAEoCRIMCgR0b29sGAIgASgJIg8KDVdvcmtlckJhY2tlbmQiKAoJSW5qZWN0aW9uEg0KBXBhcmFtGAEgASgJEgwKBGZyb20YAiABKAkirwEKDFJlcGFpclBvbGljeRIUCgdlbmFibGVkGAEgASgISACIAQESNwoHYWxpYXNlcxgCIAMoCzImLnRvb2xnYXRlLnYxLlJlcGFpclBvbGljeS5BbGlhc2VzRW50cnkSFAoMZHJvcF91bmtub3duGAMgASgIGi4KDEFsaWFzZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgoKCF9lbmFibGVkIvMBCgZMaW1pdHMSDAoEcmF0ZRgBIAEoCRINCgVidXJzdBgCIAEoDRIiCgNrZXkYAyABKA4yFS50b29sZ2F0ZS52MS5MaW1pdEtleRIXCg9tYXhfY29uY3VycmVuY3kYBCABKA0SEgoKdGltZW91dF9tcxgFIAEoBBIPCgdyZXRyaWVzGAYgASgNEhIKCmlkZW1wb3RlbnQYByABKAgSJQoFc2NvcGUYCCABKA4yFi50b29sZ2F0ZS52MS5SYXRlU2NvcGUSLwoPd2hlbl9yZWRpc19kb3duGAkgASgOMhYudG9vbGdhdGUudjEuUmVkaXNEb3duIjYKBlJldmlldxIQCghyZXF1aXJlZBgBIAEoCBIaChJjYWxsZXJfbWF5X2NvbmZpcm0YAiABKAgiPQoGQnVkZ2V0EhEKCW1heF9jYWxscxgBIAEoDRIgChhtYXhfY29uc2VjdXRpdmVfZmFpbHVyZXMYAiABKA0iOgoTUmVnaXN0ZXJUb29sUmVxdWVzdBIjCgRzcGVjGAEgASgLMhUudG9vbGdhdGUudjEuVG9vbFNwZWMiTAoUUmVnaXN0ZXJUb29sUmVzcG9uc2USIwoEdG9vbBgBIAEoCzIVLnRvb2xnYXRlLnYxLlRvb2xTcGVjEg8KB2NyZWF0ZWQYAiABKAgiLgoOR2V0VG9vbFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkiNgoPR2V0VG9vbFJlc3BvbnNlEiMKBHRvb2wYASABKAsyFS50b29sZ2F0ZS52MS5Ub29sU3BlYyI3ChBMaXN0VG9vbHNSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCRITCgthbGxfdGVuYW50cxgCIAEoCCI5ChFMaXN0VG9vbHNSZXNwb25zZRIkCgV0b29scxgBIAMoCzIVLnRvb2xnYXRlLnYxLlRvb2xTcGVjIjEKEURlbGV0ZVRvb2xSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGdGVuYW50GAIgASgJIhQKEkRlbGV0ZVRvb2xSZXNwb25zZSp6CghMaW1pdEtleRIZChVMSU1JVF9LRVlfVU5TUEVDSUZJRUQQABISCg5MSU1JVF9LRVlfVE9PTBABEhQKEExJTUlUX0tFWV9URU5BTlQQAhISCg5MSU1JVF9LRVlfVVNFUhADEhUKEUxJTUlUX0tFWV9TRVNTSU9OEAQqVwoJUmF0ZVNjb3BlEhoKFlJBVEVfU0NPUEVfVU5TUEVDSUZJRUQQABIWChJSQVRFX1NDT1BFX0NMVVNURVIQARIWChJSQVRFX1NDT1BFX0dBVEVXQVkQAipdCglSZWRpc0Rvd24SGgoWUkVESVNfRE9XTl9VTlNQRUNJRklFRBAAEhgKFFJFRElTX0RPV05fRkFJTF9PUEVOEAESGgoWUkVESVNfRE9XTl9GQUlMX0NMT1NFRBACMsQCCgxUb29sUmVnaXN0cnkSUwoMUmVnaXN0ZXJUb29sEiAudG9vbGdhdGUudjEuUmVnaXN0ZXJUb29sUmVxdWVzdBohLnRvb2xnYXRlLnYxLlJlZ2lzdGVyVG9vbFJlc3BvbnNlEkQKB0dldFRvb2wSGy50b29sZ2F0ZS52MS5HZXRUb29sUmVxdWVzdBocLnRvb2xnYXRlLnYxLkdldFRvb2xSZXNwb25zZRJKCglMaXN0VG9vbHMSHS50b29sZ2F0ZS52MS5MaXN0VG9vbHNSZXF1ZXN0Gh4udG9vbGdhdGUudjEuTGlzdFRvb2xzUmVzcG9uc2USTQoKRGVsZXRlVG9vbBIeLnRvb2xnYXRlLnYxLkRlbGV0ZVRvb2xSZXF1ZXN0Gh8udG9vbGdhdGUudjEuRGVsZXRlVG9vbFJlc3BvbnNlYgZwcm90bzM");
+export const file_toolgate_v1_registry = /*@__PURE__*/ fileDesc("Chp0b29sZ2F0ZS92MS9yZWdpc3RyeS5wcm90bxILdG9vbGdhdGUudjEi7wMKCFRvb2xTcGVjEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSFAoMaW5wdXRfc2NoZW1hGAMgASgJEhUKDW91dHB1dF9zY2hlbWEYBCABKAkSJQoHYmFja2VuZBgFIAEoCzIULnRvb2xnYXRlLnYxLkJhY2tlbmQSJgoGaW5qZWN0GAYgAygLMhYudG9vbGdhdGUudjEuSW5qZWN0aW9uEikKBnJlcGFpchgHIAEoCzIZLnRvb2xnYXRlLnYxLlJlcGFpclBvbGljeRIjCgZsaW1pdHMYCCABKAsyEy50b29sZ2F0ZS52MS5MaW1pdHMSIwoGcmV2aWV3GAkgASgLMhMudG9vbGdhdGUudjEuUmV2aWV3Eg4KBnRlbmFudBgKIAEoCRIxCgZsYWJlbHMYCyADKAsyIS50b29sZ2F0ZS52MS5Ub29sU3BlYy5MYWJlbHNFbnRyeRIPCgd2ZXJzaW9uGAwgASgEEiMKBmJ1ZGdldBgNIAEoCzITLnRvb2xnYXRlLnYxLkJ1ZGdldBInCgZwb2xpY3kYDiADKAsyFy50b29sZ2F0ZS52MS5Qb2xpY3lSdWxlGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiqAEKClBvbGljeVJ1bGUSDAoEbmFtZRgBIAEoCRIMCgR3aGVuGAIgASgJEikKBmFjdGlvbhgDIAEoDjIZLnRvb2xnYXRlLnYxLlBvbGljeUFjdGlvbhIPCgdtZXNzYWdlGAQgASgJEisKCG9uX2Vycm9yGAUgASgOMhkudG9vbGdhdGUudjEuUG9saWN5QWN0aW9uEhUKDW1vZGVsX2ZpeGFibGUYBiABKAgiuwEKB0JhY2tlbmQSKAoEZ3JwYxgBIAEoCzIYLnRvb2xnYXRlLnYxLkdycGNCYWNrZW5kSAASKAoEaHR0cBgCIAEoCzIYLnRvb2xnYXRlLnYxLkh0dHBCYWNrZW5kSAASJgoDbWNwGAMgASgLMhcudG9vbGdhdGUudjEuTWNwQmFja2VuZEgAEiwKBndvcmtlchgEIAEoCzIaLnRvb2xnYXRlLnYxLldvcmtlckJhY2tlbmRIAEIGCgRraW5kIh0KC0dycGNCYWNrZW5kEg4KBnRhcmdldBgBIAEoCSKSAQoLSHR0cEJhY2tlbmQSCwoDdXJsGAEgASgJEg4KBm1ldGhvZBgCIAEoCRI2CgdoZWFkZXJzGAMgAygLMiUudG9vbGdhdGUudjEuSHR0cEJhY2tlbmQuSGVhZGVyc0VudHJ5Gi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIioKCk1jcEJhY2tlbmQSDgoGc2VydmVyGAEgASgJEgwKBHRvb2wYAiABKAkiDwoNV29ya2VyQmFja2VuZCIoCglJbmplY3Rpb24SDQoFcGFyYW0YASABKAkSDAoEZnJvbRgCIAEoCSKvAQoMUmVwYWlyUG9saWN5EhQKB2VuYWJsZWQYASABKAhIAIgBARI3CgdhbGlhc2VzGAIgAygLMiYudG9vbGdhdGUudjEuUmVwYWlyUG9saWN5LkFsaWFzZXNFbnRyeRIUCgxkcm9wX3Vua25vd24YAyABKAgaLgoMQWxpYXNlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCgoIX2VuYWJsZWQi8wEKBkxpbWl0cxIMCgRyYXRlGAEgASgJEg0KBWJ1cnN0GAIgASgNEiIKA2tleRgDIAEoDjIVLnRvb2xnYXRlLnYxLkxpbWl0S2V5EhcKD21heF9jb25jdXJyZW5jeRgEIAEoDRISCgp0aW1lb3V0X21zGAUgASgEEg8KB3JldHJpZXMYBiABKA0SEgoKaWRlbXBvdGVudBgHIAEoCBIlCgVzY29wZRgIIAEoDjIWLnRvb2xnYXRlLnYxLlJhdGVTY29wZRIvCg93aGVuX3JlZGlzX2Rvd24YCSABKA4yFi50b29sZ2F0ZS52MS5SZWRpc0Rvd24iNgoGUmV2aWV3EhAKCHJlcXVpcmVkGAEgASgIEhoKEmNhbGxlcl9tYXlfY29uZmlybRgCIAEoCCI9CgZCdWRnZXQSEQoJbWF4X2NhbGxzGAEgASgNEiAKGG1heF9jb25zZWN1dGl2ZV9mYWlsdXJlcxgCIAEoDSI6ChNSZWdpc3RlclRvb2xSZXF1ZXN0EiMKBHNwZWMYASABKAsyFS50b29sZ2F0ZS52MS5Ub29sU3BlYyJMChRSZWdpc3RlclRvb2xSZXNwb25zZRIjCgR0b29sGAEgASgLMhUudG9vbGdhdGUudjEuVG9vbFNwZWMSDwoHY3JlYXRlZBgCIAEoCCIuCg5HZXRUb29sUmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnRlbmFudBgCIAEoCSI2Cg9HZXRUb29sUmVzcG9uc2USIwoEdG9vbBgBIAEoCzIVLnRvb2xnYXRlLnYxLlRvb2xTcGVjIjcKEExpc3RUb29sc1JlcXVlc3QSDgoGdGVuYW50GAEgASgJEhMKC2FsbF90ZW5hbnRzGAIgASgIIjkKEUxpc3RUb29sc1Jlc3BvbnNlEiQKBXRvb2xzGAEgAygLMhUudG9vbGdhdGUudjEuVG9vbFNwZWMiMQoRRGVsZXRlVG9vbFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkiFAoSRGVsZXRlVG9vbFJlc3BvbnNlKngKDFBvbGljeUFjdGlvbhIdChlQT0xJQ1lfQUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSUE9MSUNZX0FDVElPTl9ERU5ZEAESGAoUUE9MSUNZX0FDVElPTl9SRVZJRVcQAhIXChNQT0xJQ1lfQUNUSU9OX0FMTE9XEAMqegoITGltaXRLZXkSGQoVTElNSVRfS0VZX1VOU1BFQ0lGSUVEEAASEgoOTElNSVRfS0VZX1RPT0wQARIUChBMSU1JVF9LRVlfVEVOQU5UEAISEgoOTElNSVRfS0VZX1VTRVIQAxIVChFMSU1JVF9LRVlfU0VTU0lPThAEKlcKCVJhdGVTY29wZRIaChZSQVRFX1NDT1BFX1VOU1BFQ0lGSUVEEAASFgoSUkFURV9TQ09QRV9DTFVTVEVSEAESFgoSUkFURV9TQ09QRV9HQVRFV0FZEAIqXQoJUmVkaXNEb3duEhoKFlJFRElTX0RPV05fVU5TUEVDSUZJRUQQABIYChRSRURJU19ET1dOX0ZBSUxfT1BFThABEhoKFlJFRElTX0RPV05fRkFJTF9DTE9TRUQQAjLEAgoMVG9vbFJlZ2lzdHJ5ElMKDFJlZ2lzdGVyVG9vbBIgLnRvb2xnYXRlLnYxLlJlZ2lzdGVyVG9vbFJlcXVlc3QaIS50b29sZ2F0ZS52MS5SZWdpc3RlclRvb2xSZXNwb25zZRJECgdHZXRUb29sEhsudG9vbGdhdGUudjEuR2V0VG9vbFJlcXVlc3QaHC50b29sZ2F0ZS52MS5HZXRUb29sUmVzcG9uc2USSgoJTGlzdFRvb2xzEh0udG9vbGdhdGUudjEuTGlzdFRvb2xzUmVxdWVzdBoeLnRvb2xnYXRlLnYxLkxpc3RUb29sc1Jlc3BvbnNlEk0KCkRlbGV0ZVRvb2wSHi50b29sZ2F0ZS52MS5EZWxldGVUb29sUmVxdWVzdBofLnRvb2xnYXRlLnYxLkRlbGV0ZVRvb2xSZXNwb25zZWIGcHJvdG8z");
 /**
  * Describes the message toolgate.v1.ToolSpec.
  * Use `create(ToolSpecSchema)` to create a new message.
  */
 export const ToolSpecSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 0);
 /**
+ * Describes the message toolgate.v1.PolicyRule.
+ * Use `create(PolicyRuleSchema)` to create a new message.
+ */
+export const PolicyRuleSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 1);
+/**
  * Describes the message toolgate.v1.Backend.
  * Use `create(BackendSchema)` to create a new message.
  */
-export const BackendSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 1);
+export const BackendSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 2);
 /**
  * Describes the message toolgate.v1.GrpcBackend.
  * Use `create(GrpcBackendSchema)` to create a new message.
  */
-export const GrpcBackendSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 2);
+export const GrpcBackendSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 3);
 /**
  * Describes the message toolgate.v1.HttpBackend.
  * Use `create(HttpBackendSchema)` to create a new message.
  */
-export const HttpBackendSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 3);
+export const HttpBackendSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 4);
 /**
  * Describes the message toolgate.v1.McpBackend.
  * Use `create(McpBackendSchema)` to create a new message.
  */
-export const McpBackendSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 4);
+export const McpBackendSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 5);
 /**
  * Describes the message toolgate.v1.WorkerBackend.
  * Use `create(WorkerBackendSchema)` to create a new message.
  */
-export const WorkerBackendSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 5);
+export const WorkerBackendSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 6);
 /**
  * Describes the message toolgate.v1.Injection.
  * Use `create(InjectionSchema)` to create a new message.
  */
-export const InjectionSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 6);
+export const InjectionSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 7);
 /**
  * Describes the message toolgate.v1.RepairPolicy.
  * Use `create(RepairPolicySchema)` to create a new message.
  */
-export const RepairPolicySchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 7);
+export const RepairPolicySchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 8);
 /**
  * Describes the message toolgate.v1.Limits.
  * Use `create(LimitsSchema)` to create a new message.
  */
-export const LimitsSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 8);
+export const LimitsSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 9);
 /**
  * Describes the message toolgate.v1.Review.
  * Use `create(ReviewSchema)` to create a new message.
  */
-export const ReviewSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 9);
+export const ReviewSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 10);
 /**
  * Describes the message toolgate.v1.Budget.
  * Use `create(BudgetSchema)` to create a new message.
  */
-export const BudgetSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 10);
+export const BudgetSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 11);
 /**
  * Describes the message toolgate.v1.RegisterToolRequest.
  * Use `create(RegisterToolRequestSchema)` to create a new message.
  */
-export const RegisterToolRequestSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 11);
+export const RegisterToolRequestSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 12);
 /**
  * Describes the message toolgate.v1.RegisterToolResponse.
  * Use `create(RegisterToolResponseSchema)` to create a new message.
  */
-export const RegisterToolResponseSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 12);
+export const RegisterToolResponseSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 13);
 /**
  * Describes the message toolgate.v1.GetToolRequest.
  * Use `create(GetToolRequestSchema)` to create a new message.
  */
-export const GetToolRequestSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 13);
+export const GetToolRequestSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 14);
 /**
  * Describes the message toolgate.v1.GetToolResponse.
  * Use `create(GetToolResponseSchema)` to create a new message.
  */
-export const GetToolResponseSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 14);
+export const GetToolResponseSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 15);
 /**
  * Describes the message toolgate.v1.ListToolsRequest.
  * Use `create(ListToolsRequestSchema)` to create a new message.
  */
-export const ListToolsRequestSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 15);
+export const ListToolsRequestSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 16);
 /**
  * Describes the message toolgate.v1.ListToolsResponse.
  * Use `create(ListToolsResponseSchema)` to create a new message.
  */
-export const ListToolsResponseSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 16);
+export const ListToolsResponseSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 17);
 /**
  * Describes the message toolgate.v1.DeleteToolRequest.
  * Use `create(DeleteToolRequestSchema)` to create a new message.
  */
-export const DeleteToolRequestSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 17);
+export const DeleteToolRequestSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 18);
 /**
  * Describes the message toolgate.v1.DeleteToolResponse.
  * Use `create(DeleteToolResponseSchema)` to create a new message.
  */
-export const DeleteToolResponseSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 18);
+export const DeleteToolResponseSchema = /*@__PURE__*/ messageDesc(file_toolgate_v1_registry, 19);
+/**
+ * @generated from enum toolgate.v1.PolicyAction
+ */
+export var PolicyAction;
+(function (PolicyAction) {
+    /**
+     * @generated from enum value: POLICY_ACTION_UNSPECIFIED = 0;
+     */
+    PolicyAction[PolicyAction["UNSPECIFIED"] = 0] = "UNSPECIFIED";
+    /**
+     * @generated from enum value: POLICY_ACTION_DENY = 1;
+     */
+    PolicyAction[PolicyAction["DENY"] = 1] = "DENY";
+    /**
+     * @generated from enum value: POLICY_ACTION_REVIEW = 2;
+     */
+    PolicyAction[PolicyAction["REVIEW"] = 2] = "REVIEW";
+    /**
+     * Only for on_error: the rule is skipped.
+     *
+     * @generated from enum value: POLICY_ACTION_ALLOW = 3;
+     */
+    PolicyAction[PolicyAction["ALLOW"] = 3] = "ALLOW";
+})(PolicyAction || (PolicyAction = {}));
+/**
+ * Describes the enum toolgate.v1.PolicyAction.
+ */
+export const PolicyActionSchema = /*@__PURE__*/ enumDesc(file_toolgate_v1_registry, 0);
 /**
  * @generated from enum toolgate.v1.LimitKey
  */
@@ -130,7 +163,7 @@ export var LimitKey;
 /**
  * Describes the enum toolgate.v1.LimitKey.
  */
-export const LimitKeySchema = /*@__PURE__*/ enumDesc(file_toolgate_v1_registry, 0);
+export const LimitKeySchema = /*@__PURE__*/ enumDesc(file_toolgate_v1_registry, 1);
 /**
  * Where a rate limit is counted.
  *
@@ -158,7 +191,7 @@ export var RateScope;
 /**
  * Describes the enum toolgate.v1.RateScope.
  */
-export const RateScopeSchema = /*@__PURE__*/ enumDesc(file_toolgate_v1_registry, 1);
+export const RateScopeSchema = /*@__PURE__*/ enumDesc(file_toolgate_v1_registry, 2);
 /**
  * What a cluster-wide rate limit does while Redis is unreachable.
  *
@@ -186,7 +219,7 @@ export var RedisDown;
 /**
  * Describes the enum toolgate.v1.RedisDown.
  */
-export const RedisDownSchema = /*@__PURE__*/ enumDesc(file_toolgate_v1_registry, 2);
+export const RedisDownSchema = /*@__PURE__*/ enumDesc(file_toolgate_v1_registry, 3);
 /**
  * The admin plane: register, inspect and remove tools.
  *

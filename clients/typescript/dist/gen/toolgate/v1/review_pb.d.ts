@@ -58,6 +58,16 @@ export type PendingReview = Message<"toolgate.v1.PendingReview"> & {
      * @generated from field: uint64 decided_ms = 10;
      */
     decidedMs: bigint;
+    /**
+     * The policy rule that sent the call to review, and its message; empty for a tool whose review.required is set.
+     *
+     * @generated from field: string rule = 11;
+     */
+    rule: string;
+    /**
+     * @generated from field: string rule_message = 12;
+     */
+    ruleMessage: string;
 };
 /**
  * Describes the message toolgate.v1.PendingReview.

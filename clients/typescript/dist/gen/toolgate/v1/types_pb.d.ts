@@ -294,7 +294,13 @@ export declare enum ErrorKind {
     /**
      * @generated from enum value: ERROR_KIND_INTERNAL = 11;
      */
-    INTERNAL = 11
+    INTERNAL = 11,
+    /**
+     * A policy rule denied the call; the message is the rule's. Model-fixable only if the rule says so.
+     *
+     * @generated from enum value: ERROR_KIND_POLICY_DENIED = 12;
+     */
+    POLICY_DENIED = 12
 }
 /**
  * Describes the enum toolgate.v1.ErrorKind.

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolgate/v1/registry.proto.
  */
 export const file_toolgate_v1_registry: GenFile = /*@__PURE__*/
-  fileDesc("Chp0b29sZ2F0ZS92MS9yZWdpc3RyeS5wcm90bxILdG9vbGdhdGUudjEixgMKCFRvb2xTcGVjEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSFAoMaW5wdXRfc2NoZW1hGAMgASgJEhUKDW91dHB1dF9zY2hlbWEYBCABKAkSJQoHYmFja2VuZBgFIAEoCzIULnRvb2xnYXRlLnYxLkJhY2tlbmQSJgoGaW5qZWN0GAYgAygLMhYudG9vbGdhdGUudjEuSW5qZWN0aW9uEikKBnJlcGFpchgHIAEoCzIZLnRvb2xnYXRlLnYxLlJlcGFpclBvbGljeRIjCgZsaW1pdHMYCCABKAsyEy50b29sZ2F0ZS52MS5MaW1pdHMSIwoGcmV2aWV3GAkgASgLMhMudG9vbGdhdGUudjEuUmV2aWV3Eg4KBnRlbmFudBgKIAEoCRIxCgZsYWJlbHMYCyADKAsyIS50b29sZ2F0ZS52MS5Ub29sU3BlYy5MYWJlbHNFbnRyeRIPCgd2ZXJzaW9uGAwgASgEEiMKBmJ1ZGdldBgNIAEoCzITLnRvb2xnYXRlLnYxLkJ1ZGdldBotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIrsBCgdCYWNrZW5kEigKBGdycGMYASABKAsyGC50b29sZ2F0ZS52MS5HcnBjQmFja2VuZEgAEigKBGh0dHAYAiABKAsyGC50b29sZ2F0ZS52MS5IdHRwQmFja2VuZEgAEiYKA21jcBgDIAEoCzIXLnRvb2xnYXRlLnYxLk1jcEJhY2tlbmRIABIsCgZ3b3JrZXIYBCABKAsyGi50b29sZ2F0ZS52MS5Xb3JrZXJCYWNrZW5kSABCBgoEa2luZCIdCgtHcnBjQmFja2VuZBIOCgZ0YXJnZXQYASABKAkikgEKC0h0dHBCYWNrZW5kEgsKA3VybBgBIAEoCRIOCgZtZXRob2QYAiABKAkSNgoHaGVhZGVycxgDIAMoCzIlLnRvb2xnYXRlLnYxLkh0dHBCYWNrZW5kLkhlYWRlcnNFbnRyeRouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIqCgpNY3BCYWNrZW5kEg4KBnNlcnZlchgBIAEoCRIMCgR0b29sGAIgASgJIg8KDVdvcmtlckJhY2tlbmQiKAoJSW5qZWN0aW9uEg0KBXBhcmFtGAEgASgJEgwKBGZyb20YAiABKAkirwEKDFJlcGFpclBvbGljeRIUCgdlbmFibGVkGAEgASgISACIAQESNwoHYWxpYXNlcxgCIAMoCzImLnRvb2xnYXRlLnYxLlJlcGFpclBvbGljeS5BbGlhc2VzRW50cnkSFAoMZHJvcF91bmtub3duGAMgASgIGi4KDEFsaWFzZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgoKCF9lbmFibGVkIvMBCgZMaW1pdHMSDAoEcmF0ZRgBIAEoCRINCgVidXJzdBgCIAEoDRIiCgNrZXkYAyABKA4yFS50b29sZ2F0ZS52MS5MaW1pdEtleRIXCg9tYXhfY29uY3VycmVuY3kYBCABKA0SEgoKdGltZW91dF9tcxgFIAEoBBIPCgdyZXRyaWVzGAYgASgNEhIKCmlkZW1wb3RlbnQYByABKAgSJQoFc2NvcGUYCCABKA4yFi50b29sZ2F0ZS52MS5SYXRlU2NvcGUSLwoPd2hlbl9yZWRpc19kb3duGAkgASgOMhYudG9vbGdhdGUudjEuUmVkaXNEb3duIjYKBlJldmlldxIQCghyZXF1aXJlZBgBIAEoCBIaChJjYWxsZXJfbWF5X2NvbmZpcm0YAiABKAgiPQoGQnVkZ2V0EhEKCW1heF9jYWxscxgBIAEoDRIgChhtYXhfY29uc2VjdXRpdmVfZmFpbHVyZXMYAiABKA0iOgoTUmVnaXN0ZXJUb29sUmVxdWVzdBIjCgRzcGVjGAEgASgLMhUudG9vbGdhdGUudjEuVG9vbFNwZWMiTAoUUmVnaXN0ZXJUb29sUmVzcG9uc2USIwoEdG9vbBgBIAEoCzIVLnRvb2xnYXRlLnYxLlRvb2xTcGVjEg8KB2NyZWF0ZWQYAiABKAgiLgoOR2V0VG9vbFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkiNgoPR2V0VG9vbFJlc3BvbnNlEiMKBHRvb2wYASABKAsyFS50b29sZ2F0ZS52MS5Ub29sU3BlYyI3ChBMaXN0VG9vbHNSZXF1ZXN0Eg4KBnRlbmFudBgBIAEoCRITCgthbGxfdGVuYW50cxgCIAEoCCI5ChFMaXN0VG9vbHNSZXNwb25zZRIkCgV0b29scxgBIAMoCzIVLnRvb2xnYXRlLnYxLlRvb2xTcGVjIjEKEURlbGV0ZVRvb2xSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGdGVuYW50GAIgASgJIhQKEkRlbGV0ZVRvb2xSZXNwb25zZSp6CghMaW1pdEtleRIZChVMSU1JVF9LRVlfVU5TUEVDSUZJRUQQABISCg5MSU1JVF9LRVlfVE9PTBABEhQKEExJTUlUX0tFWV9URU5BTlQQAhISCg5MSU1JVF9LRVlfVVNFUhADEhUKEUxJTUlUX0tFWV9TRVNTSU9OEAQqVwoJUmF0ZVNjb3BlEhoKFlJBVEVfU0NPUEVfVU5TUEVDSUZJRUQQABIWChJSQVRFX1NDT1BFX0NMVVNURVIQARIWChJSQVRFX1NDT1BFX0dBVEVXQVkQAipdCglSZWRpc0Rvd24SGgoWUkVESVNfRE9XTl9VTlNQRUNJRklFRBAAEhgKFFJFRElTX0RPV05fRkFJTF9PUEVOEAESGgoWUkVESVNfRE9XTl9GQUlMX0NMT1NFRBACMsQCCgxUb29sUmVnaXN0cnkSUwoMUmVnaXN0ZXJUb29sEiAudG9vbGdhdGUudjEuUmVnaXN0ZXJUb29sUmVxdWVzdBohLnRvb2xnYXRlLnYxLlJlZ2lzdGVyVG9vbFJlc3BvbnNlEkQKB0dldFRvb2wSGy50b29sZ2F0ZS52MS5HZXRUb29sUmVxdWVzdBocLnRvb2xnYXRlLnYxLkdldFRvb2xSZXNwb25zZRJKCglMaXN0VG9vbHMSHS50b29sZ2F0ZS52MS5MaXN0VG9vbHNSZXF1ZXN0Gh4udG9vbGdhdGUudjEuTGlzdFRvb2xzUmVzcG9uc2USTQoKRGVsZXRlVG9vbBIeLnRvb2xnYXRlLnYxLkRlbGV0ZVRvb2xSZXF1ZXN0Gh8udG9vbGdhdGUudjEuRGVsZXRlVG9vbFJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("Chp0b29sZ2F0ZS92MS9yZWdpc3RyeS5wcm90bxILdG9vbGdhdGUudjEi7wMKCFRvb2xTcGVjEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSFAoMaW5wdXRfc2NoZW1hGAMgASgJEhUKDW91dHB1dF9zY2hlbWEYBCABKAkSJQoHYmFja2VuZBgFIAEoCzIULnRvb2xnYXRlLnYxLkJhY2tlbmQSJgoGaW5qZWN0GAYgAygLMhYudG9vbGdhdGUudjEuSW5qZWN0aW9uEikKBnJlcGFpchgHIAEoCzIZLnRvb2xnYXRlLnYxLlJlcGFpclBvbGljeRIjCgZsaW1pdHMYCCABKAsyEy50b29sZ2F0ZS52MS5MaW1pdHMSIwoGcmV2aWV3GAkgASgLMhMudG9vbGdhdGUudjEuUmV2aWV3Eg4KBnRlbmFudBgKIAEoCRIxCgZsYWJlbHMYCyADKAsyIS50b29sZ2F0ZS52MS5Ub29sU3BlYy5MYWJlbHNFbnRyeRIPCgd2ZXJzaW9uGAwgASgEEiMKBmJ1ZGdldBgNIAEoCzITLnRvb2xnYXRlLnYxLkJ1ZGdldBInCgZwb2xpY3kYDiADKAsyFy50b29sZ2F0ZS52MS5Qb2xpY3lSdWxlGi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiqAEKClBvbGljeVJ1bGUSDAoEbmFtZRgBIAEoCRIMCgR3aGVuGAIgASgJEikKBmFjdGlvbhgDIAEoDjIZLnRvb2xnYXRlLnYxLlBvbGljeUFjdGlvbhIPCgdtZXNzYWdlGAQgASgJEisKCG9uX2Vycm9yGAUgASgOMhkudG9vbGdhdGUudjEuUG9saWN5QWN0aW9uEhUKDW1vZGVsX2ZpeGFibGUYBiABKAgiuwEKB0JhY2tlbmQSKAoEZ3JwYxgBIAEoCzIYLnRvb2xnYXRlLnYxLkdycGNCYWNrZW5kSAASKAoEaHR0cBgCIAEoCzIYLnRvb2xnYXRlLnYxLkh0dHBCYWNrZW5kSAASJgoDbWNwGAMgASgLMhcudG9vbGdhdGUudjEuTWNwQmFja2VuZEgAEiwKBndvcmtlchgEIAEoCzIaLnRvb2xnYXRlLnYxLldvcmtlckJhY2tlbmRIAEIGCgRraW5kIh0KC0dycGNCYWNrZW5kEg4KBnRhcmdldBgBIAEoCSKSAQoLSHR0cEJhY2tlbmQSCwoDdXJsGAEgASgJEg4KBm1ldGhvZBgCIAEoCRI2CgdoZWFkZXJzGAMgAygLMiUudG9vbGdhdGUudjEuSHR0cEJhY2tlbmQuSGVhZGVyc0VudHJ5Gi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIioKCk1jcEJhY2tlbmQSDgoGc2VydmVyGAEgASgJEgwKBHRvb2wYAiABKAkiDwoNV29ya2VyQmFja2VuZCIoCglJbmplY3Rpb24SDQoFcGFyYW0YASABKAkSDAoEZnJvbRgCIAEoCSKvAQoMUmVwYWlyUG9saWN5EhQKB2VuYWJsZWQYASABKAhIAIgBARI3CgdhbGlhc2VzGAIgAygLMiYudG9vbGdhdGUudjEuUmVwYWlyUG9saWN5LkFsaWFzZXNFbnRyeRIUCgxkcm9wX3Vua25vd24YAyABKAgaLgoMQWxpYXNlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCgoIX2VuYWJsZWQi8wEKBkxpbWl0cxIMCgRyYXRlGAEgASgJEg0KBWJ1cnN0GAIgASgNEiIKA2tleRgDIAEoDjIVLnRvb2xnYXRlLnYxLkxpbWl0S2V5EhcKD21heF9jb25jdXJyZW5jeRgEIAEoDRISCgp0aW1lb3V0X21zGAUgASgEEg8KB3JldHJpZXMYBiABKA0SEgoKaWRlbXBvdGVudBgHIAEoCBIlCgVzY29wZRgIIAEoDjIWLnRvb2xnYXRlLnYxLlJhdGVTY29wZRIvCg93aGVuX3JlZGlzX2Rvd24YCSABKA4yFi50b29sZ2F0ZS52MS5SZWRpc0Rvd24iNgoGUmV2aWV3EhAKCHJlcXVpcmVkGAEgASgIEhoKEmNhbGxlcl9tYXlfY29uZmlybRgCIAEoCCI9CgZCdWRnZXQSEQoJbWF4X2NhbGxzGAEgASgNEiAKGG1heF9jb25zZWN1dGl2ZV9mYWlsdXJlcxgCIAEoDSI6ChNSZWdpc3RlclRvb2xSZXF1ZXN0EiMKBHNwZWMYASABKAsyFS50b29sZ2F0ZS52MS5Ub29sU3BlYyJMChRSZWdpc3RlclRvb2xSZXNwb25zZRIjCgR0b29sGAEgASgLMhUudG9vbGdhdGUudjEuVG9vbFNwZWMSDwoHY3JlYXRlZBgCIAEoCCIuCg5HZXRUb29sUmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnRlbmFudBgCIAEoCSI2Cg9HZXRUb29sUmVzcG9uc2USIwoEdG9vbBgBIAEoCzIVLnRvb2xnYXRlLnYxLlRvb2xTcGVjIjcKEExpc3RUb29sc1JlcXVlc3QSDgoGdGVuYW50GAEgASgJEhMKC2FsbF90ZW5hbnRzGAIgASgIIjkKEUxpc3RUb29sc1Jlc3BvbnNlEiQKBXRvb2xzGAEgAygLMhUudG9vbGdhdGUudjEuVG9vbFNwZWMiMQoRRGVsZXRlVG9vbFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZ0ZW5hbnQYAiABKAkiFAoSRGVsZXRlVG9vbFJlc3BvbnNlKngKDFBvbGljeUFjdGlvbhIdChlQT0xJQ1lfQUNUSU9OX1VOU1BFQ0lGSUVEEAASFgoSUE9MSUNZX0FDVElPTl9ERU5ZEAESGAoUUE9MSUNZX0FDVElPTl9SRVZJRVcQAhIXChNQT0xJQ1lfQUNUSU9OX0FMTE9XEAMqegoITGltaXRLZXkSGQoVTElNSVRfS0VZX1VOU1BFQ0lGSUVEEAASEgoOTElNSVRfS0VZX1RPT0wQARIUChBMSU1JVF9LRVlfVEVOQU5UEAISEgoOTElNSVRfS0VZX1VTRVIQAxIVChFMSU1JVF9LRVlfU0VTU0lPThAEKlcKCVJhdGVTY29wZRIaChZSQVRFX1NDT1BFX1VOU1BFQ0lGSUVEEAASFgoSUkFURV9TQ09QRV9DTFVTVEVSEAESFgoSUkFURV9TQ09QRV9HQVRFV0FZEAIqXQoJUmVkaXNEb3duEhoKFlJFRElTX0RPV05fVU5TUEVDSUZJRUQQABIYChRSRURJU19ET1dOX0ZBSUxfT1BFThABEhoKFlJFRElTX0RPV05fRkFJTF9DTE9TRUQQAjLEAgoMVG9vbFJlZ2lzdHJ5ElMKDFJlZ2lzdGVyVG9vbBIgLnRvb2xnYXRlLnYxLlJlZ2lzdGVyVG9vbFJlcXVlc3QaIS50b29sZ2F0ZS52MS5SZWdpc3RlclRvb2xSZXNwb25zZRJECgdHZXRUb29sEhsudG9vbGdhdGUudjEuR2V0VG9vbFJlcXVlc3QaHC50b29sZ2F0ZS52MS5HZXRUb29sUmVzcG9uc2USSgoJTGlzdFRvb2xzEh0udG9vbGdhdGUudjEuTGlzdFRvb2xzUmVxdWVzdBoeLnRvb2xnYXRlLnYxLkxpc3RUb29sc1Jlc3BvbnNlEk0KCkRlbGV0ZVRvb2wSHi50b29sZ2F0ZS52MS5EZWxldGVUb29sUmVxdWVzdBofLnRvb2xnYXRlLnYxLkRlbGV0ZVRvb2xSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * @generated from message toolgate.v1.ToolSpec
@@ -90,6 +90,14 @@ export type ToolSpec = Message<"toolgate.v1.ToolSpec"> & {
    * @generated from field: toolgate.v1.Budget budget = 13;
    */
   budget?: Budget | undefined;
+
+  /**
+   * Rules on what a call says, run in order after repair, validation and injection (after the config's [[policy]]
+   * rules that match the tool). Never shown to models.
+   *
+   * @generated from field: repeated toolgate.v1.PolicyRule policy = 14;
+   */
+  policy: PolicyRule[];
 };
 
 /**
@@ -98,6 +106,63 @@ export type ToolSpec = Message<"toolgate.v1.ToolSpec"> & {
  */
 export const ToolSpecSchema: GenMessage<ToolSpec> = /*@__PURE__*/
   messageDesc(file_toolgate_v1_registry, 0);
+
+/**
+ * A rule: when its CEL condition holds for a call, the call is denied (POLICY_DENIED) or sent to review. The
+ * condition reads `args` (the arguments that would run, injected values included), `context` (user_id, tenant,
+ * session_id, values), `tool` (name, labels) and `now` (a timestamp).
+ *
+ * @generated from message toolgate.v1.PolicyRule
+ */
+export type PolicyRule = Message<"toolgate.v1.PolicyRule"> & {
+  /**
+   * [A-Za-z0-9_.:-]{1,64}, unique within the tool: names the rule in answers, reviews, spans and metrics.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The CEL condition; checked when the tool is registered (syntax, names, at most 4096 bytes).
+   *
+   * @generated from field: string when = 2;
+   */
+  when: string;
+
+  /**
+   * @generated from field: toolgate.v1.PolicyAction action = 3;
+   */
+  action: PolicyAction;
+
+  /**
+   * For DENY: what the model is told. For REVIEW: what the reviewer reads.
+   *
+   * @generated from field: string message = 4;
+   */
+  message: string;
+
+  /**
+   * When the condition cannot be evaluated on a call (a missing field, a type mismatch, over its cost budget).
+   * Unspecified is DENY.
+   *
+   * @generated from field: toolgate.v1.PolicyAction on_error = 5;
+   */
+  onError: PolicyAction;
+
+  /**
+   * A denied call is the model's to fix: its error says it may call again with other arguments.
+   *
+   * @generated from field: bool model_fixable = 6;
+   */
+  modelFixable: boolean;
+};
+
+/**
+ * Describes the message toolgate.v1.PolicyRule.
+ * Use `create(PolicyRuleSchema)` to create a new message.
+ */
+export const PolicyRuleSchema: GenMessage<PolicyRule> = /*@__PURE__*/
+  messageDesc(file_toolgate_v1_registry, 1);
 
 /**
  * @generated from message toolgate.v1.Backend
@@ -138,7 +203,7 @@ export type Backend = Message<"toolgate.v1.Backend"> & {
  * Use `create(BackendSchema)` to create a new message.
  */
 export const BackendSchema: GenMessage<Backend> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 1);
+  messageDesc(file_toolgate_v1_registry, 2);
 
 /**
  * A server implementing toolgate.v1.ToolRuntime.
@@ -159,7 +224,7 @@ export type GrpcBackend = Message<"toolgate.v1.GrpcBackend"> & {
  * Use `create(GrpcBackendSchema)` to create a new message.
  */
 export const GrpcBackendSchema: GenMessage<GrpcBackend> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 2);
+  messageDesc(file_toolgate_v1_registry, 3);
 
 /**
  * The arguments are sent as the JSON body. 2xx is success.
@@ -190,7 +255,7 @@ export type HttpBackend = Message<"toolgate.v1.HttpBackend"> & {
  * Use `create(HttpBackendSchema)` to create a new message.
  */
 export const HttpBackendSchema: GenMessage<HttpBackend> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 3);
+  messageDesc(file_toolgate_v1_registry, 4);
 
 /**
  * @generated from message toolgate.v1.McpBackend
@@ -212,7 +277,7 @@ export type McpBackend = Message<"toolgate.v1.McpBackend"> & {
  * Use `create(McpBackendSchema)` to create a new message.
  */
 export const McpBackendSchema: GenMessage<McpBackend> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 4);
+  messageDesc(file_toolgate_v1_registry, 5);
 
 /**
  * @generated from message toolgate.v1.WorkerBackend
@@ -225,7 +290,7 @@ export type WorkerBackend = Message<"toolgate.v1.WorkerBackend"> & {
  * Use `create(WorkerBackendSchema)` to create a new message.
  */
 export const WorkerBackendSchema: GenMessage<WorkerBackend> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 5);
+  messageDesc(file_toolgate_v1_registry, 6);
 
 /**
  * @generated from message toolgate.v1.Injection
@@ -249,7 +314,7 @@ export type Injection = Message<"toolgate.v1.Injection"> & {
  * Use `create(InjectionSchema)` to create a new message.
  */
 export const InjectionSchema: GenMessage<Injection> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 6);
+  messageDesc(file_toolgate_v1_registry, 7);
 
 /**
  * @generated from message toolgate.v1.RepairPolicy
@@ -276,7 +341,7 @@ export type RepairPolicy = Message<"toolgate.v1.RepairPolicy"> & {
  * Use `create(RepairPolicySchema)` to create a new message.
  */
 export const RepairPolicySchema: GenMessage<RepairPolicy> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 7);
+  messageDesc(file_toolgate_v1_registry, 8);
 
 /**
  * @generated from message toolgate.v1.Limits
@@ -337,7 +402,7 @@ export type Limits = Message<"toolgate.v1.Limits"> & {
  * Use `create(LimitsSchema)` to create a new message.
  */
 export const LimitsSchema: GenMessage<Limits> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 8);
+  messageDesc(file_toolgate_v1_registry, 9);
 
 /**
  * @generated from message toolgate.v1.Review
@@ -364,7 +429,7 @@ export type Review = Message<"toolgate.v1.Review"> & {
  * Use `create(ReviewSchema)` to create a new message.
  */
 export const ReviewSchema: GenMessage<Review> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 9);
+  messageDesc(file_toolgate_v1_registry, 10);
 
 /**
  * Per-session budgets for this tool; 0 means the gateway's default.
@@ -392,7 +457,7 @@ export type Budget = Message<"toolgate.v1.Budget"> & {
  * Use `create(BudgetSchema)` to create a new message.
  */
 export const BudgetSchema: GenMessage<Budget> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 10);
+  messageDesc(file_toolgate_v1_registry, 11);
 
 /**
  * @generated from message toolgate.v1.RegisterToolRequest
@@ -409,7 +474,7 @@ export type RegisterToolRequest = Message<"toolgate.v1.RegisterToolRequest"> & {
  * Use `create(RegisterToolRequestSchema)` to create a new message.
  */
 export const RegisterToolRequestSchema: GenMessage<RegisterToolRequest> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 11);
+  messageDesc(file_toolgate_v1_registry, 12);
 
 /**
  * @generated from message toolgate.v1.RegisterToolResponse
@@ -433,7 +498,7 @@ export type RegisterToolResponse = Message<"toolgate.v1.RegisterToolResponse"> &
  * Use `create(RegisterToolResponseSchema)` to create a new message.
  */
 export const RegisterToolResponseSchema: GenMessage<RegisterToolResponse> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 12);
+  messageDesc(file_toolgate_v1_registry, 13);
 
 /**
  * @generated from message toolgate.v1.GetToolRequest
@@ -455,7 +520,7 @@ export type GetToolRequest = Message<"toolgate.v1.GetToolRequest"> & {
  * Use `create(GetToolRequestSchema)` to create a new message.
  */
 export const GetToolRequestSchema: GenMessage<GetToolRequest> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 13);
+  messageDesc(file_toolgate_v1_registry, 14);
 
 /**
  * @generated from message toolgate.v1.GetToolResponse
@@ -472,7 +537,7 @@ export type GetToolResponse = Message<"toolgate.v1.GetToolResponse"> & {
  * Use `create(GetToolResponseSchema)` to create a new message.
  */
 export const GetToolResponseSchema: GenMessage<GetToolResponse> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 14);
+  messageDesc(file_toolgate_v1_registry, 15);
 
 /**
  * @generated from message toolgate.v1.ListToolsRequest
@@ -496,7 +561,7 @@ export type ListToolsRequest = Message<"toolgate.v1.ListToolsRequest"> & {
  * Use `create(ListToolsRequestSchema)` to create a new message.
  */
 export const ListToolsRequestSchema: GenMessage<ListToolsRequest> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 15);
+  messageDesc(file_toolgate_v1_registry, 16);
 
 /**
  * @generated from message toolgate.v1.ListToolsResponse
@@ -513,7 +578,7 @@ export type ListToolsResponse = Message<"toolgate.v1.ListToolsResponse"> & {
  * Use `create(ListToolsResponseSchema)` to create a new message.
  */
 export const ListToolsResponseSchema: GenMessage<ListToolsResponse> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 16);
+  messageDesc(file_toolgate_v1_registry, 17);
 
 /**
  * @generated from message toolgate.v1.DeleteToolRequest
@@ -535,7 +600,7 @@ export type DeleteToolRequest = Message<"toolgate.v1.DeleteToolRequest"> & {
  * Use `create(DeleteToolRequestSchema)` to create a new message.
  */
 export const DeleteToolRequestSchema: GenMessage<DeleteToolRequest> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 17);
+  messageDesc(file_toolgate_v1_registry, 18);
 
 /**
  * @generated from message toolgate.v1.DeleteToolResponse
@@ -548,7 +613,40 @@ export type DeleteToolResponse = Message<"toolgate.v1.DeleteToolResponse"> & {
  * Use `create(DeleteToolResponseSchema)` to create a new message.
  */
 export const DeleteToolResponseSchema: GenMessage<DeleteToolResponse> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_registry, 18);
+  messageDesc(file_toolgate_v1_registry, 19);
+
+/**
+ * @generated from enum toolgate.v1.PolicyAction
+ */
+export enum PolicyAction {
+  /**
+   * @generated from enum value: POLICY_ACTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: POLICY_ACTION_DENY = 1;
+   */
+  DENY = 1,
+
+  /**
+   * @generated from enum value: POLICY_ACTION_REVIEW = 2;
+   */
+  REVIEW = 2,
+
+  /**
+   * Only for on_error: the rule is skipped.
+   *
+   * @generated from enum value: POLICY_ACTION_ALLOW = 3;
+   */
+  ALLOW = 3,
+}
+
+/**
+ * Describes the enum toolgate.v1.PolicyAction.
+ */
+export const PolicyActionSchema: GenEnum<PolicyAction> = /*@__PURE__*/
+  enumDesc(file_toolgate_v1_registry, 0);
 
 /**
  * @generated from enum toolgate.v1.LimitKey
@@ -584,7 +682,7 @@ export enum LimitKey {
  * Describes the enum toolgate.v1.LimitKey.
  */
 export const LimitKeySchema: GenEnum<LimitKey> = /*@__PURE__*/
-  enumDesc(file_toolgate_v1_registry, 0);
+  enumDesc(file_toolgate_v1_registry, 1);
 
 /**
  * Where a rate limit is counted.
@@ -616,7 +714,7 @@ export enum RateScope {
  * Describes the enum toolgate.v1.RateScope.
  */
 export const RateScopeSchema: GenEnum<RateScope> = /*@__PURE__*/
-  enumDesc(file_toolgate_v1_registry, 1);
+  enumDesc(file_toolgate_v1_registry, 2);
 
 /**
  * What a cluster-wide rate limit does while Redis is unreachable.
@@ -648,7 +746,7 @@ export enum RedisDown {
  * Describes the enum toolgate.v1.RedisDown.
  */
 export const RedisDownSchema: GenEnum<RedisDown> = /*@__PURE__*/
-  enumDesc(file_toolgate_v1_registry, 2);
+  enumDesc(file_toolgate_v1_registry, 3);
 
 /**
  * The admin plane: register, inspect and remove tools.
