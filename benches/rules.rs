@@ -64,6 +64,10 @@ fn pass(catalog: &Catalog, call: &ToolCall, ctx: &CallContext) -> (Prepared, Ver
     if rules.is_empty() {
         return (prepared, Verdict::Pass);
     }
+    // As the executor does: the rules' bound at the call's size decides whether they are judged off the workers.
+    let n = u64::try_from(prepared.arguments_text.len()).unwrap();
+    let work = rules.iter().fold(0u64, |acc, rule| acc.saturating_add(rule.work_bound(n, n)));
+    assert!(work < 1 << 20, "a small call's rules are judged inline");
     let verdict = judge(rules, &Bindings::new(&input(&prepared, ctx)));
     (prepared, verdict)
 }

@@ -163,3 +163,23 @@ async fn an_imported_mcp_tool_is_up_while_its_server_is_connected() {
     let page = c.get_with(&admin.cookie, "/tool?tenant=&name=py__echo").await;
     assert!(page.contains("MCP server &#34;py&#34;, tool &#34;echo&#34;"), "{page}");
 }
+
+#[tokio::test]
+async fn a_tools_page_lists_the_policy_rules_its_calls_are_judged_by() {
+    let mut c = Console::start_with_admin().await;
+    let object = json!({"type": "object", "properties": {"amount": {"type": "number"}}});
+    let rules = json!([{"name": "large", "when": "args.amount > 1000 && tool.name != '<b>x</b>'", "action": "review",
+        "message": "Over 1,000 waits."}]);
+    c.register(
+        json!({"name": "pay", "input_schema": object, "policy": rules, "backend": {"grpc": {"target": c.target}}}),
+    )
+    .await
+    .unwrap();
+    let admin = c.login_with("olga", ADMIN_TOKEN).await;
+    let page = c.get_with(&admin.cookie, "/tool?tenant=&name=pay").await;
+    let row = page.split("data-rule=\"large\"").nth(1).expect("the rule is listed").split("</tr>").next().unwrap();
+    assert!(row.contains("review") && row.contains("Over 1,000 waits."), "{row}");
+    assert!(!row.contains("<b>x</b>") && row.contains("&#60;b&#62;x&#60;/b&#62;"), "shown as text: {row}");
+    let deploy = c.get_with(&admin.cookie, "/tool?tenant=acme&name=deploy").await;
+    assert!(deploy.contains("None: no rule judges its calls."), "{deploy}");
+}

@@ -37,6 +37,8 @@ pub struct Console {
     limits: ParseLimits,
     /// What the tools page shows where a tool's spec leaves a setting to the gateway.
     defaults: tools::Defaults,
+    /// `[[policy]]`, for the tools page.
+    rules: Arc<crate::policy::rules::GatewayRules>,
 }
 
 /// Nothing but this page's own assets runs or loads: no inline script or style, no other origin, no framing.
@@ -70,7 +72,8 @@ pub fn spawn(
         max_consecutive_failures: config.budgets.max_consecutive_failures,
         max_session_calls: config.budgets.max_calls,
     };
-    let console = Arc::new(Console { sessions, executor, telemetry, limits: config.parse_limits, defaults });
+    let rules = Arc::clone(&config.policy);
+    let console = Arc::new(Console { sessions, executor, telemetry, limits: config.parse_limits, defaults, rules });
     if !console.sessions.closed() {
         tracing::warn!(%addr, "the console has no review or admin token to log in with: any local process may decide reviews");
     }

@@ -8,6 +8,7 @@ use super::views::{User, pretty};
 use crate::backend::mcp::McpStatus;
 use crate::backend::mcp::spec::redacted_url;
 use crate::backend::{Health, HealthSnapshot};
+use crate::policy::rules::{OnError, Rule, RuleAction};
 use crate::registry::{Backend, CompiledTool, LimitKey, RateScope, RedisDown};
 use askama::Template;
 use axum::extract::{Extension, Query, State};
@@ -55,6 +56,17 @@ pub struct ToolPage {
     pub injected: Vec<(String, String)>,
     pub settings: Vec<(&'static str, String)>,
     pub labels: Vec<(String, String)>,
+    /// The policy rules its calls are judged by, in order: the config's that apply, then its own.
+    pub rules: Vec<RuleView>,
+}
+
+/// One policy rule as the tool page shows it.
+pub struct RuleView {
+    pub name: String,
+    pub action: &'static str,
+    pub when: String,
+    pub message: String,
+    pub on_error: &'static str,
 }
 
 /// One tool in the list.
@@ -210,6 +222,7 @@ pub async fn tool(
         injected: tool.injections.iter().map(|i| (i.param.clone(), i.source.describe())).collect(),
         settings: settings(tool, &console.defaults),
         labels: spec.labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        rules: console.rules.for_tool(&spec.name, &spec.labels, &tool.rules).iter().map(|r| rule_view(r)).collect(),
     };
     super::pages::page(StatusCode::OK, &view)
 }
@@ -227,6 +240,25 @@ fn backend_text(backend: Option<&Backend>) -> String {
         }
         Some(Backend::Mcp { server, tool }) => format!("MCP server {server:?}, tool {tool:?}"),
         Some(Backend::Worker {}) => "connected workers (ToolWorker.Connect)".into(),
+    }
+}
+
+fn rule_view(rule: &Rule) -> RuleView {
+    let name = |action: RuleAction| match action {
+        RuleAction::Deny => "deny",
+        RuleAction::Review => "review",
+    };
+    let on_error = match rule.on_error {
+        OnError::Deny => "deny",
+        OnError::Review => "review",
+        OnError::Allow => "skip the rule",
+    };
+    RuleView {
+        name: rule.name.to_string(),
+        action: name(rule.action),
+        when: rule.source.when.clone(),
+        message: rule.message.to_string(),
+        on_error,
     }
 }
 
