@@ -88,11 +88,11 @@ fn grpc_port(d: &Deploy) -> Vec<String> {
     let image = Dockerfile::parse(d.text(DOCKERFILE));
     expect("Dockerfile EXPOSE", image.expose().into_iter().find(|p| *p == want));
     expect("Dockerfile ENV TOOLGATE_LISTEN", image.env("TOOLGATE_LISTEN").as_deref().and_then(port));
-    expect(&format!("{GATEWAY_CONFIG} listen"), d.gateway_config().map(|c| c.listen.port()));
+    expect(&format!("{GATEWAY_CONFIG} listen"), d.gateway_config().and_then(|c| c.listen.port()));
     let service = &d.doc(COMPOSE)["services"]["toolgate"];
     expect("compose toolgate ports", published_ports(service).into_iter().find(|p| *p == want));
     let k8s = d.docs(K8S);
-    expect("the ConfigMap's listen", pod_config(&k8s).map(|c| c.listen.port()));
+    expect("the ConfigMap's listen", pod_config(&k8s).and_then(|c| c.listen.port()));
     let gateway = container(&k8s, "toolgate");
     expect("the toolgate containerPort", container_ports(gateway).into_iter().find(|p| *p == want));
     for probe in ["readinessProbe", "livenessProbe", "startupProbe"] {

@@ -4,6 +4,9 @@ use super::{BackendError, Invocation, Output, structured_of};
 use crate::pipeline::FailureClass;
 use crate::registry::HttpBackend;
 use reqwest::{Method, StatusCode};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::RwLock;
 use std::time::Duration;
 
 /// How much of an error body the message quotes.
@@ -11,18 +14,32 @@ const ERROR_BODY_CHARS: usize = 500;
 
 pub struct HttpClient {
     client: reqwest::Client,
+    /// One pool per Unix socket a tool is served on (`unix:` URLs), made at the first call.
+    sockets: RwLock<HashMap<PathBuf, reqwest::Client>>,
+    connect_timeout: Duration,
     max_result_bytes: usize,
 }
 
 impl HttpClient {
     pub fn new(connect_timeout: Duration, max_result_bytes: usize) -> Self {
         super::install_tls_provider();
-        let client = reqwest::Client::builder()
-            .connect_timeout(connect_timeout)
-            .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
+        let client = builder(connect_timeout).build().expect("the HTTP client configuration is static and valid");
+        Self { client, sockets: RwLock::default(), connect_timeout, max_result_bytes }
+    }
+
+    /// The client and URL a call to `spec` goes out with: a `unix:` URL's socket's pool, and its request path.
+    fn route(&self, spec: &HttpBackend) -> Result<(reqwest::Client, String), BackendError> {
+        let Some((socket, path)) = spec.unix_socket() else { return Ok((self.client.clone(), spec.url.clone())) };
+        let url = format!("http://localhost{path}");
+        if let Some(client) = self.sockets.read().unwrap_or_else(|p| p.into_inner()).get(&socket) {
+            return Ok((client.clone(), url));
+        }
+        let client = builder(self.connect_timeout)
+            .unix_socket(socket.clone())
             .build()
-            .expect("the HTTP client configuration is static and valid");
-        Self { client, max_result_bytes }
+            .map_err(|e| BackendError::Unavailable(format!("no HTTP client for {}: {e}", socket.display())))?;
+        let mut sockets = self.sockets.write().unwrap_or_else(|p| p.into_inner());
+        Ok((sockets.entry(socket).or_insert(client).clone(), url))
     }
 
     pub async fn invoke(&self, spec: &HttpBackend, call: Invocation<'_>) -> Result<Output, BackendError> {
@@ -31,9 +48,9 @@ impl HttpClient {
         } else {
             spec.method.to_ascii_uppercase().parse().unwrap_or(Method::POST)
         };
-        let mut request = self
-            .client
-            .request(method, &spec.url)
+        let (client, url) = self.route(spec)?;
+        let mut request = client
+            .request(method, url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header("x-toolgate-call-id", call.call_id)
             .header("x-toolgate-tool", call.tool)
@@ -66,6 +83,10 @@ impl HttpClient {
         }
         Err(status_error(status, &text))
     }
+}
+
+fn builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
+    reqwest::Client::builder().connect_timeout(connect_timeout).user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
 }
 
 fn status_error(status: StatusCode, body: &str) -> BackendError {

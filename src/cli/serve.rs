@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// Address to listen on [default: 127.0.0.1:50051].
+    /// Address to listen on: host:port, or unix:/path/to.sock [default: 127.0.0.1:50051].
     #[arg(long, env = "TOOLGATE_LISTEN")]
     listen: Option<String>,
     /// Where registrations persist [default: ./toolgate-data].
@@ -50,7 +50,7 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
         console_listen: args.console_listen,
     };
     let config = Config::load(args.config.as_deref(), overrides).map_err(|e| e.to_string())?;
-    let listener = tokio::net::TcpListener::bind(config.listen)
+    let listener = crate::wire::socket::Listener::bind(&config.listen, config.listen_mode)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     crate::run(listener, config, shutdown_signal()).await.map_err(|e| e.to_string())

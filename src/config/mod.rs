@@ -2,6 +2,7 @@
 //! validated into `Config`.
 
 mod console;
+mod listen;
 mod mcp_front;
 mod raw;
 
@@ -16,8 +17,8 @@ use crate::pipeline::{Messages, ParseLimits, RepairSettings};
 use crate::policy::rules::GatewayRules;
 use crate::registry::{DEFAULT_COMPILED_VALIDATORS, DEFAULT_MAX_SCHEMA_BYTES, SchemaDocuments, ToolSpec};
 use crate::telemetry::TelemetrySettings;
+use crate::wire::socket::Address;
 use std::collections::{BTreeMap, HashMap};
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -76,7 +77,10 @@ pub struct ReviewConfig {
 /// The validated configuration the server runs on.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub listen: SocketAddr,
+    /// `host:port`, or `unix:/path/to.sock`.
+    pub listen: Address,
+    /// The mode of a Unix socket's file (`0o660`: its owner and group may connect); `None` leaves the umask's.
+    pub listen_mode: Option<u32>,
     pub data_dir: PathBuf,
     /// Bounds a whole gRPC request; larger ones are refused before decoding.
     pub max_request_bytes: usize,
@@ -125,10 +129,7 @@ impl Config {
     }
 
     pub fn from_raw(raw: RawConfig, overrides: Overrides, base: &Path) -> Result<Self, ConfigError> {
-        let listen_text = overrides.listen.or(raw.listen).unwrap_or_else(|| DEFAULT_LISTEN.into());
-        let listen = listen_text.parse().map_err(|e| {
-            ConfigError::Invalid(format!("listen {listen_text:?} is not an address like 127.0.0.1:50051: {e}"))
-        })?;
+        let (listen, listen_mode) = listen::from_raw(overrides.listen.or(raw.listen), raw.listen_mode)?;
         let l = raw.limits;
         let parse_limits = ParseLimits {
             max_bytes: l.max_argument_bytes.unwrap_or(ParseLimits::default().max_bytes),
@@ -150,6 +151,7 @@ impl Config {
         let closed = tokens.admin.is_some() || tokens.review.is_some();
         let config = Config {
             listen,
+            listen_mode,
             data_dir: overrides.data_dir.or(raw.data_dir).unwrap_or_else(|| DEFAULT_DATA_DIR.into()),
             max_request_bytes: l.max_request_bytes.unwrap_or(8 * 1024 * 1024),
             parse_limits,
@@ -214,18 +216,22 @@ impl Config {
         if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(ConfigError::Invalid(format!("{name} must be greater than 0")));
         }
-        if self.telemetry.prometheus_listen == Some(self.listen) {
+        let grpc = match &self.listen {
+            Address::Tcp(addr) => Some(*addr),
+            Address::Unix(_) => None,
+        };
+        if grpc.is_some() && self.telemetry.prometheus_listen == grpc {
             return Err(ConfigError::Invalid("telemetry.prometheus_listen must differ from listen".into()));
         }
         if let Some(front) = self.mcp_front.listen
-            && (front == self.listen || self.telemetry.prometheus_listen == Some(front))
+            && (Some(front) == grpc || self.telemetry.prometheus_listen == Some(front))
         {
             return Err(ConfigError::Invalid(
                 "mcp_front.listen must differ from listen and telemetry.prometheus_listen".into(),
             ));
         }
         if let Some(console) = self.console.listen {
-            let others = [Some(self.listen), self.telemetry.prometheus_listen, self.mcp_front.listen];
+            let others = [grpc, self.telemetry.prometheus_listen, self.mcp_front.listen];
             if others.contains(&Some(console)) {
                 return Err(ConfigError::Invalid(
                     "console.listen must differ from listen, telemetry.prometheus_listen and mcp_front.listen".into(),
@@ -289,7 +295,7 @@ mod tests {
         let raw: RawConfig = toml::from_str("listen = \"127.0.0.1:1\"\n[limits]\nmax_depth = 8\n").unwrap();
         let overrides = Overrides { listen: Some("127.0.0.1:2".into()), ..Overrides::default() };
         let config = Config::from_raw(raw, overrides, Path::new(".")).unwrap();
-        assert_eq!(config.listen.port(), 2);
+        assert_eq!(config.listen, Address::parse("127.0.0.1:2").unwrap());
         assert_eq!(config.parse_limits.max_depth, 8);
         let err = toml::from_str::<RawConfig>("lisen = \"x\"").unwrap_err().to_string();
         assert!(err.contains("unknown field `lisen`"), "{err}");
@@ -388,6 +394,6 @@ mod tests {
     fn the_example_config_loads() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/toolgate.toml");
         let config = Config::load(Some(&path), Overrides::default()).unwrap();
-        assert_eq!((config.listen.port(), config.tools.len()), (50051, 1));
+        assert_eq!((config.listen.to_string(), config.tools.len()), ("127.0.0.1:50051".to_owned(), 1));
     }
 }

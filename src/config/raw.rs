@@ -18,6 +18,8 @@ use std::path::PathBuf;
 #[serde(deny_unknown_fields)]
 pub struct RawConfig {
     pub listen: Option<String>,
+    /// A Unix socket's file mode, such as `0o660`.
+    pub listen_mode: Option<u32>,
     pub data_dir: Option<PathBuf>,
     #[serde(default)]
     pub limits: RawLimits,

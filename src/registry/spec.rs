@@ -102,6 +102,19 @@ pub struct HttpBackend {
     pub headers: BTreeMap<String, String>,
 }
 
+impl HttpBackend {
+    /// For a `url` of `unix:/path/to.sock[:/request/path]`: the socket, and the request's path (`/` if none).
+    pub fn unix_socket(&self) -> Option<(std::path::PathBuf, String)> {
+        let rest = self.url.strip_prefix("unix:")?;
+        let rest = rest.strip_prefix("//").unwrap_or(rest);
+        let (socket, path) = match rest.split_once(":/") {
+            Some((socket, path)) => (socket, format!("/{path}")),
+            None => (rest, "/".to_owned()),
+        };
+        (socket.starts_with('/') && socket.len() > 1).then(|| (socket.into(), path))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Injection {

@@ -152,12 +152,17 @@ fn check_backend(backend: &Backend) -> Result<(), SpecError> {
             Ok(u) if u.scheme() == "https" => {
                 bad(format!("grpc.target {target:?}: TLS to tool servers is not supported yet; use http://"))
             }
-            _ => bad(format!("grpc.target {target:?} must be an http:// address with a host")),
+            _ if target.strip_prefix("unix:").is_some_and(|p| p.trim_start_matches("//").starts_with('/')) => Ok(()),
+            _ => bad(format!("grpc.target {target:?} must be an http:// address with a host, or unix:/path/to.sock")),
         },
         Backend::Http(http) => {
             match url::Url::parse(&http.url) {
+                _ if http.unix_socket().is_some() => {}
                 Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
-                _ => return bad(format!("http.url {:?} must be an http:// or https:// URL", http.url)),
+                _ => {
+                    let expected = "an http:// or https:// URL, or unix:/path/to.sock[:/request/path]";
+                    return bad(format!("http.url {:?} must be {expected}", http.url));
+                }
             }
             let method = http.method.to_ascii_uppercase();
             if !matches!(method.as_str(), "" | "POST" | "PUT" | "PATCH") {

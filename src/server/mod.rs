@@ -42,6 +42,7 @@ use listen::Dispatch;
 use std::future::Future;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
+use crate::wire::socket::{Address, Listener};
 use tokio::net::TcpListener;
 use tonic::service::Routes;
 use tonic::service::interceptor::InterceptedService;
@@ -72,7 +73,7 @@ pub enum ServeError {
 
 /// Opens the store under `config.data_dir`, loads the static tools, then serves on `listener` until `shutdown`.
 pub async fn run(
-    listener: TcpListener,
+    listener: impl Into<Listener>,
     config: Config,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
@@ -81,11 +82,12 @@ pub async fn run(
 
 /// `run`, with the clock rate limits and session budgets read. Tests pass a fake one, so they never sleep.
 pub async fn run_with_clock(
-    listener: TcpListener,
+    listener: impl Into<Listener>,
     config: Config,
     clock: Clock,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
+    let listener = listener.into();
     let Opened { registry, reviews, mcp, redis } = open_state(&config).await?;
     let mut policy = Policy::new(
         clock,
@@ -205,7 +207,7 @@ struct SideListeners {
 }
 
 async fn serve(
-    listener: TcpListener,
+    listener: Listener,
     config: &Config,
     state: State,
     side: SideListeners,
@@ -233,9 +235,9 @@ async fn serve(
         drop(console_done);
     };
     let dispatch = services(config, executor, state).await?;
-    let addr = listener.local_addr().map_err(|e| ServeError::Listener(e.to_string()))?;
+    let addr = listener.local().map_err(|e| ServeError::Listener(e.to_string()))?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "toolgate serving");
-    warn_if_open(addr, config);
+    warn_if_open(&addr, config);
     crate::wire::listen::serve(listener, dispatch, shutdown).await;
     // A reviewed call being run when the shutdown began finishes, and stores its outcome, within its timeout.
     let grace = config.default_timeout + Duration::from_secs(1);
@@ -366,14 +368,15 @@ fn spawn_pruning(reviews: Weak<ReviewQueue>) -> tokio::task::JoinHandle<()> {
 }
 
 /// Beyond loopback, a plane without a token is open to anyone who can reach the port.
-fn warn_if_open(addr: std::net::SocketAddr, config: &Config) {
+fn warn_if_open(addr: &Address, config: &Config) {
     if let Some(scrape) = config.telemetry.prometheus_listen
         && !scrape.ip().is_loopback()
         && config.tokens.admin.is_none()
     {
         tracing::warn!(%scrape, "serving /metrics beyond loopback with no admin token: anyone who reaches the port can read it; set TOOLGATE_ADMIN_TOKEN");
     }
-    if addr.ip().is_loopback() {
+    // A Unix socket is this host's alone, and its file's mode says who may connect.
+    if matches!(addr, Address::Unix(_)) || matches!(addr, Address::Tcp(tcp) if tcp.ip().is_loopback()) {
         return;
     }
     for (plane, token) in [("admin", &config.tokens.admin), ("data", &config.tokens.data)] {

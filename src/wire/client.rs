@@ -11,7 +11,10 @@ use http::{HeaderValue, Method, Request, Uri, header};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
-use tokio::net::TcpStream;
+use super::socket::Stream;
+use std::io;
+use std::path::PathBuf;
+use tokio::net::{TcpStream, UnixStream};
 use tonic::{Code, Status};
 
 /// The flow-control windows and header limit hyper's client (under tonic's channels) uses.
@@ -58,8 +61,9 @@ struct Live {
 pub struct Target {
     /// `http://host:port/toolgate.v1.ToolRuntime/Invoke`: the target's scheme and authority, the method's path.
     uri: Uri,
-    host: String,
-    port: u16,
+    dial: Dial,
+    /// The target as errors name it: `host:port`, or `unix:/path`.
+    shown: String,
     live: RwLock<Option<Live>>,
     /// Held while connecting, so that calls arriving meanwhile wait for that connection instead of opening more.
     connecting: tokio::sync::Mutex<()>,
@@ -68,9 +72,23 @@ pub struct Target {
     failed: Mutex<Option<(Instant, Status)>>,
 }
 
+/// Where a target's connection goes.
+enum Dial {
+    Host { host: String, port: u16 },
+    Unix(PathBuf),
+}
+
 impl Target {
-    /// `target` is a registered `grpc.target` (`http://host:port`, any path ignored, as tonic's channels do).
+    /// `target` is a registered `grpc.target`: `http://host:port` (any path ignored, as tonic's channels do), or
+    /// `unix:/path/to.sock`.
     pub fn new(target: &str, path: &str) -> Result<Self, String> {
+        let (live, connecting, failed) = (RwLock::new(None), tokio::sync::Mutex::new(()), Mutex::new(None));
+        if let Some(socket) = super::socket::unix_path(target) {
+            let uri = Uri::builder().scheme("http").authority("localhost").path_and_query(path).build();
+            let uri = uri.map_err(|e| format!("bad gRPC target {target:?}: {e}"))?;
+            let shown = format!("unix:{}", socket.display());
+            return Ok(Self { uri, dial: Dial::Unix(socket), shown, live, connecting, failed });
+        }
         let parsed: Uri = target.parse().map_err(|e| format!("bad gRPC target {target:?}: {e}"))?;
         let (Some(host), Some(authority)) = (parsed.host(), parsed.authority()) else {
             return Err(format!("bad gRPC target {target:?}: no host"));
@@ -83,8 +101,8 @@ impl Target {
             .map_err(|e| format!("bad gRPC target {target:?}: {e}"))?;
         let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
         let port = parsed.port_u16().unwrap_or(80);
-        let (live, connecting, failed) = (RwLock::new(None), tokio::sync::Mutex::new(()), Mutex::new(None));
-        Ok(Self { uri, host, port, live, connecting, failed })
+        let shown = authority.to_string();
+        Ok(Self { uri, dial: Dial::Host { host, port }, shown, live, connecting, failed })
     }
 
     /// The connection now: open, closed, never opened, or why the last connect failed.
@@ -140,13 +158,25 @@ impl Target {
         failed.as_ref().filter(|(at, _)| *at >= since).map(|(_, status)| status.clone())
     }
 
+    /// A socket to the target, within `connect_timeout`.
+    async fn dial(&self, connect_timeout: Duration) -> io::Result<Stream> {
+        let connect = async {
+            match &self.dial {
+                Dial::Host { host, port } => {
+                    let tcp = TcpStream::connect((host.as_str(), *port)).await?;
+                    tcp.set_nodelay(true)?;
+                    Ok(Stream::Tcp(tcp))
+                }
+                Dial::Unix(path) => UnixStream::connect(path).await.map(Stream::Unix),
+            }
+        };
+        let late = || io::Error::new(io::ErrorKind::TimedOut, format!("no connection within {connect_timeout:?}"));
+        tokio::time::timeout(connect_timeout, connect).await.map_err(|_| late())?
+    }
+
     async fn connect(&self, connect_timeout: Duration) -> Result<Live, Status> {
-        let unavailable = |what: String| Status::unavailable(format!("connecting to {}: {what}", self.uri_authority()));
-        let tcp = tokio::time::timeout(connect_timeout, TcpStream::connect((self.host.as_str(), self.port)))
-            .await
-            .map_err(|_| unavailable(format!("no connection within {connect_timeout:?}")))?
-            .map_err(|e| unavailable(e.to_string()))?;
-        tcp.set_nodelay(true).map_err(|e| unavailable(e.to_string()))?;
+        let unavailable = |what: String| Status::unavailable(format!("connecting to {}: {what}", self.shown));
+        let tcp = self.dial(connect_timeout).await.map_err(|e| unavailable(e.to_string()))?;
         let (send, connection) = h2::client::Builder::new()
             .initial_window_size(STREAM_WINDOW)
             .initial_connection_window_size(CONNECTION_WINDOW)
@@ -157,7 +187,7 @@ impl Target {
             .map_err(|e| unavailable(e.to_string()))?;
         let closed = Arc::new(AtomicBool::new(false));
         let ended = Arc::clone(&closed);
-        let authority = self.uri_authority().to_owned();
+        let authority = self.shown.clone();
         tokio::spawn(async move {
             if let Err(err) = connection.await {
                 tracing::debug!(target = %authority, error = %err, "connection to a gRPC tool server ended");
@@ -167,9 +197,6 @@ impl Target {
         Ok(Live { send, closed })
     }
 
-    fn uri_authority(&self) -> &str {
-        self.uri.authority().map_or("", |a| a.as_str())
-    }
 
     /// One unary call: `message` (already framed) out with the `trace` headers, the answer's one message back,
     /// at most `limit` bytes. A connection found closed before the request left is replaced once, and the request
@@ -194,7 +221,7 @@ impl Target {
                     return answer(response, limit).await;
                 }
                 Err(err) if replace && connection_gone(&err) => {
-                    tracing::debug!(target = %self.uri_authority(), error = %err, "connection closed; opening another");
+                    tracing::debug!(target = %self.shown, error = %err, "connection closed; opening another");
                     live.closed.store(true, Ordering::Release);
                     replace = false;
                 }

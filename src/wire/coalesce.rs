@@ -10,13 +10,10 @@
 //! Not `tokio::io::BufWriter`, which writes and flushes alike but allocates its whole buffer per connection for the
 //! connection's life (64 KiB each, or a smaller one that sends larger answers in pieces): this keeps at most 16 KiB.
 
-use futures::{Stream, TryStreamExt};
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
-use tonic::transport::server::TcpIncoming;
 
 /// Bytes held at most; a write past this sends what is held first.
 const MAX_HELD: usize = 64 * 1024;
@@ -117,12 +114,6 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Coalesced<T> {
         ready!(this.poll_drain(cx))?;
         Pin::new(&mut this.inner).poll_shutdown(cx)
     }
-}
-
-/// The connections `listener` accepts, with no delay and coalesced writes. tonic sets TCP_NODELAY only on
-/// listeners it binds itself: without it, Nagle and delayed ACKs stall about a third of calls by 40 ms.
-pub fn incoming(listener: TcpListener) -> impl Stream<Item = io::Result<Coalesced<TcpStream>>> {
-    TcpIncoming::from(listener).with_nodelay(Some(true)).map_ok(Coalesced::new)
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The gateway's listener on hyper's HTTP/2 server: each accepted connection (no delay, coalesced writes) served by
 //! one service in a task of its own, with keepalive pings, and a graceful stop that lets every connection finish.
 
-use super::coalesce::{Coalesced, incoming};
-use futures::StreamExt;
+use super::coalesce::Coalesced;
+use super::socket::{Listener, Stream};
 use http::{Request, Response};
 use http_body::Body;
 use hyper::body::Incoming;
@@ -12,7 +12,6 @@ use std::error::Error;
 use std::future::Future;
 use std::pin::pin;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 /// How often an HTTP/2 ping checks that a client is still there, and how long its answer may take.
@@ -51,7 +50,7 @@ impl<B> Answer for B where B: Body<Data: Send, Error: Into<BoxError>> + Send + '
 
 /// Serves `service` on every connection `listener` accepts until `shutdown`; then asks every connection to finish
 /// what it is doing, and returns once all have closed.
-pub async fn serve<S, B>(listener: TcpListener, service: S, shutdown: impl Future<Output = ()>)
+pub async fn serve<S, B>(listener: Listener, service: S, shutdown: impl Future<Output = ()>)
 where
     S: Served<B>,
     B: Answer,
@@ -76,7 +75,7 @@ where
 
 /// Accepts connections (no delay, coalesced writes) and serves each, until `shutdown`; then closes the listener.
 async fn accept<S, B>(
-    listener: TcpListener,
+    listener: Listener,
     service: &S,
     builder: &Builder<TokioExecutor>,
     stop: &watch::Receiver<()>,
@@ -86,17 +85,15 @@ async fn accept<S, B>(
     B: Answer,
 {
     let mut shutdown = pin!(shutdown);
-    let mut incoming = pin!(incoming(listener));
     loop {
         tokio::select! {
             () = &mut shutdown => return,
-            accepted = incoming.next() => match accepted {
-                Some(Ok(io)) => spawn_connection(io, service.clone(), builder.clone(), stop.clone()),
-                Some(Err(err)) => {
+            accepted = listener.accept() => match accepted {
+                Ok(io) => spawn_connection(Coalesced::new(io), service.clone(), builder.clone(), stop.clone()),
+                Err(err) => {
                     tracing::warn!(error = %err, "accepting a connection failed");
                     tokio::time::sleep(ACCEPT_BACKOFF).await;
                 }
-                None => return,
             },
         }
     }
@@ -104,7 +101,7 @@ async fn accept<S, B>(
 
 /// Serves one connection in a task of its own; once `stop` changes, it finishes its streams and closes.
 fn spawn_connection<S, B>(
-    io: Coalesced<TcpStream>,
+    io: Coalesced<Stream>,
     service: S,
     builder: Builder<TokioExecutor>,
     mut stop: watch::Receiver<()>,

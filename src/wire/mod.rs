@@ -39,6 +39,7 @@ pub mod coalesce;
 pub mod frame;
 pub mod listen;
 pub mod otlp;
+pub mod socket;
 pub mod status;
 pub mod unary;
 

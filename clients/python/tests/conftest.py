@@ -50,10 +50,11 @@ def gateway_binary() -> Path:
 class Gateway:
     """A running `toolgate serve`, its address and its log."""
 
-    def __init__(self, binary: Path, workdir: Path, port: int | None = None) -> None:
+    def __init__(self, binary: Path, workdir: Path, port: int | None = None, listen: str | None = None) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
-        self.target = f"127.0.0.1:{self.port}"
+        # `listen` may be a Unix socket (`unix:/path`), which grpc dials as it is.
+        self.target = listen or f"127.0.0.1:{self.port}"
         self.log_path = workdir / "gateway.log"
         config = workdir / "toolgate.toml"
         config.write_text(CONFIG)
@@ -86,7 +87,8 @@ class Gateway:
     def wait_healthy(self, timeout: float = 30.0) -> None:
         """Until grpc.health.v1 answers SERVING. The request is empty; SERVING is field 1 = 1."""
         deadline = time.monotonic() + timeout
-        with grpc.insecure_channel(self.target) as channel:
+        options = [("grpc.default_authority", "localhost")] if self.target.startswith("unix:") else []
+        with grpc.insecure_channel(self.target, options=options) as channel:
             check = channel.unary_unary(
                 "/grpc.health.v1.Health/Check", request_serializer=lambda b: b, response_deserializer=lambda b: b
             )

@@ -223,6 +223,24 @@ def test_policy_rules_deny_or_send_to_review_by_what_a_call_says(client, grpc_to
     assert refused.value.code is grpc.StatusCode.INVALID_ARGUMENT and "line 1" in refused.value.details
 
 
+def test_a_gateway_on_a_unix_socket(tmp_path):
+    from conftest import Gateway, gateway_binary
+
+    socket = tmp_path / "gw.sock"
+    gw = Gateway(gateway_binary(), tmp_path / "unix", listen=f"unix:{socket}")
+    try:
+        gw.wait_healthy()
+        with toolgate.Client(f"unix:{socket}", token=DATA_TOKEN, admin_token=ADMIN_TOKEN) as unix_client:
+            name = unique("over_uds")
+            unix_client.register_tool({"name": name, "input_schema": SCHEMA, "backend": {"worker": {}}})
+            assert name in [t["name"] for t in unix_client.list_tools()]
+            answer = unix_client.execute(name, {"city": "Oslo"})
+            assert answer.error.kind is ErrorKind.UNAVAILABLE, "reached the gateway: no worker serves the tool"
+    finally:
+        gw.stop()
+    assert not socket.exists(), "the gateway removes its socket when it stops"
+
+
 def test_tokens_close_each_plane(gateway, grpc_tools, client):
     name = weather_tool(client, grpc_tools)
     with toolgate.Client(gateway.target, timeout=10) as anonymous:

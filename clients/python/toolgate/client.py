@@ -39,7 +39,8 @@ class GatewayError(Exception):
 
 
 def _endpoint(target: str) -> tuple[str, bool]:
-    """`host:port`, also accepted with the `http://` (plaintext) or `https://` (TLS) the gateway's CLI uses."""
+    """`host:port`, also accepted with the `http://` (plaintext) or `https://` (TLS) the gateway's CLI uses; or a
+    Unix socket, `unix:/path/to.sock`."""
     if target.startswith("https://"):
         return target.removeprefix("https://").rstrip("/"), True
     return target.removeprefix("http://").rstrip("/"), False
@@ -65,7 +66,12 @@ class _Base:
         self._address, tls = _endpoint(target)
         self._credentials = credentials or (grpc.ssl_channel_credentials() if tls else None)
         # A batch answers up to 128 results of up to 4 MiB each (the gateway's defaults): lift grpc's 4 MB cap.
-        self._options = list({**_DEFAULT_OPTIONS, **dict(options or ())}.items())
+        defaults = dict(_DEFAULT_OPTIONS)
+        if self._address.startswith("unix:"):
+            # Over a Unix socket grpc would send the socket's path as :authority, which the gateway's HTTP/2
+            # server refuses as malformed.
+            defaults["grpc.default_authority"] = "localhost"
+        self._options = list({**defaults, **dict(options or ())}.items())
         self.timeout = timeout
         # The data plane (ToolGateway), the admin plane (ToolRegistry) and ToolReview may each have their own
         # token: the gateway's review token opens ToolReview alone, and its admin token opens it too.

@@ -8,6 +8,7 @@
  */
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { connect } from "node:net";
 import { batchRequest, contextToPb, decideRequest, definitionsFromPb, eventFromPb, executeRequest, formatToPb, messageFromPb, pendingFromPb, specFromPb, specToPb, } from "./convert.js";
 import { ToolGateway } from "./gen/toolgate/v1/gateway_pb.js";
 import { ToolRegistry } from "./gen/toolgate/v1/registry_pb.js";
@@ -37,10 +38,14 @@ export class GatewayError extends Error {
         return new GatewayError(method, name, connect.rawMessage);
     }
 }
-/** `host:port` (plaintext), or an `http://` or `https://` URL, as a base URL. */
-function baseUrl(target) {
+/** `host:port` (plaintext), an `http://` or `https://` URL, or a Unix socket (`unix:/path/to.sock`): the base URL,
+ * and for a socket the HTTP/2 session option that opens it. */
+function endpoint(target) {
+    const path = /^unix:(?:\/\/)?(\/.+)$/.exec(target)?.[1];
+    if (path !== undefined)
+        return { url: "http://localhost", socket: { createConnection: () => connect(path) } };
     const trimmed = target.replace(/\/+$/, "");
-    return /^https?:\/\//.test(trimmed) ? trimmed : `http://${trimmed}`;
+    return { url: /^https?:\/\//.test(trimmed) ? trimmed : `http://${trimmed}` };
 }
 function bearer(token) {
     return token ? { authorization: `Bearer ${token}` } : {};
@@ -63,9 +68,9 @@ export class Client {
     adminHeaders;
     reviewHeaders;
     constructor(target = DEFAULT_TARGET, options = {}) {
-        const url = baseUrl(target);
+        const { url, socket } = endpoint(target);
         this.timeoutMs = options.timeoutMs;
-        this.sessions = new Http2SessionManager(url, {}, options.tls);
+        this.sessions = new Http2SessionManager(url, {}, socket === undefined ? options.tls : { ...options.tls, ...socket });
         const transport = createGrpcTransport({ baseUrl: url, sessionManager: this.sessions });
         this.gateway = createClient(ToolGateway, transport);
         this.registry = createClient(ToolRegistry, transport);

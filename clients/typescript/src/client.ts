@@ -10,6 +10,7 @@
 import { Code, ConnectError, createClient, type Client as RpcClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import type { SecureClientSessionOptions } from "node:http2";
+import { connect } from "node:net";
 import {
   batchRequest,
   contextToPb,
@@ -116,10 +117,13 @@ export interface DecideOptions extends CallOptions {
   reviewer?: string;
 }
 
-/** `host:port` (plaintext), or an `http://` or `https://` URL, as a base URL. */
-function baseUrl(target: string): string {
+/** `host:port` (plaintext), an `http://` or `https://` URL, or a Unix socket (`unix:/path/to.sock`): the base URL,
+ * and for a socket the HTTP/2 session option that opens it. */
+function endpoint(target: string): { url: string; socket?: SecureClientSessionOptions } {
+  const path = /^unix:(?:\/\/)?(\/.+)$/.exec(target)?.[1];
+  if (path !== undefined) return { url: "http://localhost", socket: { createConnection: () => connect(path) } };
   const trimmed = target.replace(/\/+$/, "");
-  return /^https?:\/\//.test(trimmed) ? trimmed : `http://${trimmed}`;
+  return { url: /^https?:\/\//.test(trimmed) ? trimmed : `http://${trimmed}` };
 }
 
 function bearer(token: string | undefined): Record<string, string> {
@@ -145,9 +149,9 @@ export class Client {
   private readonly reviewHeaders: Record<string, string>;
 
   constructor(target: string = DEFAULT_TARGET, options: ClientOptions = {}) {
-    const url = baseUrl(target);
+    const { url, socket } = endpoint(target);
     this.timeoutMs = options.timeoutMs;
-    this.sessions = new Http2SessionManager(url, {}, options.tls);
+    this.sessions = new Http2SessionManager(url, {}, socket === undefined ? options.tls : { ...options.tls, ...socket });
     const transport = createGrpcTransport({ baseUrl: url, sessionManager: this.sessions });
     this.gateway = createClient(ToolGateway, transport);
     this.registry = createClient(ToolRegistry, transport);

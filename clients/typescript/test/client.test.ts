@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Client, GatewayError, type ToolSpec } from "toolgate";
-import { DATA_TOKEN, REVIEW_TOKEN, unique, useHarness } from "./support.js";
+import { DATA_TOKEN, Gateway, REVIEW_TOKEN, unique, useHarness } from "./support.js";
 
 const h = useHarness();
 
@@ -159,6 +159,23 @@ describe("tokens", () => {
       anonymous.close();
       dataOnly.close();
       reviewer.close();
+    }
+  });
+});
+
+describe("transports", () => {
+  it("reaches a gateway listening on a Unix socket", async () => {
+    const gateway = await Gateway.start("", true);
+    assert.match(gateway.target, /^unix:\//);
+    const client = gateway.client();
+    try {
+      const name = unique("uds");
+      await client.registerTool(countSpec(name));
+      assert.ok((await client.listTools()).some((t) => t.name === name));
+      assert.equal((await client.execute(name, { n: 2 }, { context: { userId: "u-s" } })).status, "SUCCESS");
+    } finally {
+      client.close();
+      await gateway.stop();
     }
   });
 });

@@ -67,11 +67,12 @@ export class Gateway {
     private readonly logPath: string,
   ) {}
 
-  /** A gateway with the test config, and `extraConfig` (TOML) after it. */
-  static async start(extraConfig = ""): Promise<Gateway> {
+  /** A gateway with the test config, and `extraConfig` (TOML) after it; on a Unix socket in its directory if
+   * `unixSocket`. */
+  static async start(extraConfig = "", unixSocket = false): Promise<Gateway> {
     const binary = gatewayBinary();
     const dir = mkdtempSync(join(tmpdir(), "toolgate-ts-"));
-    const target = `127.0.0.1:${await freePort()}`;
+    const target = unixSocket ? `unix:${join(dir, "gw.sock")}` : `127.0.0.1:${await freePort()}`;
     writeFileSync(join(dir, "toolgate.toml"), CONFIG + extraConfig);
     const logPath = join(dir, "gateway.log");
     const log = openSync(logPath, "w");

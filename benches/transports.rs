@@ -1,0 +1,151 @@
+//! The sidecar hop over each transport, one call at a time (c=1), all in one process and one run, the modes taking
+//! turns round by round so that drift falls on all alike:
+//! - `tcp`: the agent reaches the gateway over TCP on loopback, the gateway the tool server over TCP;
+//! - `uds`: the agent reaches the gateway over a Unix socket (the tool server still over TCP);
+//! - `tool_uds`: over TCP to the gateway, which reaches the tool server over a Unix socket.
+//!
+//! For each: p50 and p99 of the whole call as the agent sees it, and of the hop alone (the call less the
+//! gateway's own `duration_us`, which covers everything from the request's arrival to its answer). The target:
+//! the Unix-socket hop at most 0.85x the TCP one at p50.
+//!
+//! Run: `cargo bench --bench transports` (`TRANSPORTS_CALLS=20000 TRANSPORTS_ROUNDS=5`). Without `--bench` (under
+//! `cargo test --benches`) a short pass checks every mode's answers.
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[path = "e2e_support/workload.rs"]
+#[allow(dead_code)]
+mod workload;
+
+use serde_json::json;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use tokio::net::{TcpListener, UnixListener, UnixStream};
+use tokio_stream::wrappers::UnixListenerStream;
+use tonic::transport::{Channel, Endpoint};
+use toolgate::pb::v1::tool_registry_client::ToolRegistryClient;
+use toolgate::pb::v1::tool_runtime_server::ToolRuntimeServer;
+use toolgate::pb::v1::{self as pb, tool_gateway_client::ToolGatewayClient};
+use toolgate::wire::socket::{Address, Listener};
+
+const MODES: [&str; 3] = ["tcp", "uds", "tool_uds"];
+
+fn count(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|n| *n > 0).unwrap_or(default)
+}
+
+/// A channel to `address`: TCP with no delay, or a Unix socket.
+async fn channel(address: &Address) -> Channel {
+    match address {
+        Address::Tcp(addr) => {
+            let endpoint = Endpoint::from_shared(format!("http://{addr}")).unwrap().tcp_nodelay(true);
+            endpoint.connect().await.expect("the gateway accepts")
+        }
+        Address::Unix(path) => {
+            let path = path.clone();
+            let connector = tower::service_fn(move |_: http::Uri| {
+                let path = path.clone();
+                async move { UnixStream::connect(path).await.map(hyper_util::rt::TokioIo::new) }
+            });
+            Endpoint::from_static("http://localhost").connect_with_connector(connector).await.expect("the socket accepts")
+        }
+    }
+}
+
+/// The echo ToolRuntime on TCP and on a Unix socket: their targets.
+async fn runtimes(dir: &Path) -> (String, String) {
+    let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let tcp_target = format!("http://{}", tcp.local_addr().unwrap());
+    let incoming = tonic::transport::server::TcpIncoming::from(tcp).with_nodelay(Some(true));
+    tokio::spawn(tonic::transport::Server::builder().add_service(ToolRuntimeServer::new(workload::Echo)).serve_with_incoming(incoming));
+    let socket = dir.join("tool.sock");
+    let unix = UnixListenerStream::new(UnixListener::bind(&socket).unwrap());
+    tokio::spawn(tonic::transport::Server::builder().add_service(ToolRuntimeServer::new(workload::Echo)).serve_with_incoming(unix));
+    (tcp_target, format!("unix:{}", socket.display()))
+}
+
+/// A gateway on `address`, with the forecast tool registered twice: `forecast` on the TCP runtime, `forecast_uds`
+/// on the Unix one. Its client.
+async fn gateway(dir: &Path, address: Address, runtimes: &(String, String)) -> ToolGatewayClient<Channel> {
+    let data = dir.join(match &address {
+        Address::Tcp(_) => "tcp-data",
+        Address::Unix(_) => "uds-data",
+    });
+    let config = toolgate::Config { data_dir: data, ..toolgate::Config::default() };
+    let listener = Listener::bind(&address, None).await.unwrap();
+    let bound = listener.local().unwrap();
+    tokio::spawn(toolgate::run(listener, config, std::future::pending()));
+    // Bound before it runs: the connection waits in the backlog, and registering waits for the gateway to serve.
+    let channel = channel(&bound).await;
+    let mut registry = ToolRegistryClient::new(channel.clone());
+    for (name, target) in [(workload::TOOL, &runtimes.0), ("forecast_uds", &runtimes.1)] {
+        let mut spec = workload::spec(target);
+        spec["name"] = json!(name);
+        let spec: toolgate::registry::ToolSpec = serde_json::from_value(spec).unwrap();
+        let request = pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) };
+        while registry.register_tool(request.clone()).await.is_err() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    ToolGatewayClient::new(channel)
+}
+
+/// One call: the whole call's and the hop's microseconds.
+async fn one(client: &mut ToolGatewayClient<Channel>, tool: &str, n: usize) -> (f64, f64) {
+    let call = pb::ToolCall { id: format!("{tool}-{n}"), name: tool.into(), arguments: workload::ARGUMENTS.into() };
+    let context = pb::CallContext { user_id: "u1".into(), session_id: "s1".into(), ..Default::default() };
+    let request = pb::ExecuteRequest { call: Some(call), context: Some(context), review_mode: 0 };
+    let started = Instant::now();
+    let message = client.execute(request).await.expect("an answer").into_inner().message.expect("a message");
+    let total = started.elapsed().as_secs_f64() * 1e6;
+    assert_eq!(message.status(), pb::ToolStatus::Success, "{tool}: {}", message.content);
+    (total, total - message.duration_us as f64)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+#[tokio::main]
+async fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let (calls, rounds) = if full { (count("TRANSPORTS_CALLS", 20_000), count("TRANSPORTS_ROUNDS", 5)) } else { (50, 1) };
+    let dir = tempfile::tempdir().unwrap();
+    let runtimes = runtimes(dir.path()).await;
+    let tcp = gateway(dir.path(), Address::parse("127.0.0.1:0").unwrap(), &runtimes).await;
+    let uds = gateway(dir.path(), Address::Unix(dir.path().join("gw.sock")), &runtimes).await;
+    let mut clients = [(tcp.clone(), workload::TOOL), (uds, workload::TOOL), (tcp, "forecast_uds")];
+    let mut samples: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); MODES.len()];
+    for (client, tool) in &mut clients {
+        for n in 0..calls.min(500) {
+            one(client, tool, n).await;
+        }
+    }
+    for round in 0..rounds {
+        for turn in 0..MODES.len() {
+            let mode = (round + turn) % MODES.len();
+            let (client, tool) = &mut clients[mode];
+            for n in 0..calls {
+                let (total, hop) = one(client, tool, n).await;
+                samples[mode].0.push(total);
+                samples[mode].1.push(hop);
+            }
+        }
+    }
+    println!("transports: {rounds} rounds of {calls} calls per mode at c=1, one process on loopback");
+    println!("{:<10} {:>10} {:>10} {:>10} {:>10}", "mode", "p50 µs", "p99 µs", "hop p50", "hop p99");
+    let mut p50 = Vec::new();
+    for (mode, (total, hop)) in MODES.iter().zip(&mut samples) {
+        total.sort_by(f64::total_cmp);
+        hop.sort_by(f64::total_cmp);
+        let row = (percentile(total, 0.5), percentile(total, 0.99), percentile(hop, 0.5), percentile(hop, 0.99));
+        println!("{mode:<10} {:>10.1} {:>10.1} {:>10.1} {:>10.1}", row.0, row.1, row.2, row.3);
+        p50.push(row);
+    }
+    println!("uds/tcp: call p50 {:.2}x, hop p50 {:.2}x (target <= 0.85x); tool over uds/tcp: call p50 {:.2}x", p50[1].0 / p50[0].0, p50[1].2 / p50[0].2, p50[2].0 / p50[0].0);
+    println!("{}", json!({"bench": "transports", "smoke": !full, "calls": calls, "rounds": rounds,
+        "p50_us": {"tcp": p50[0].0, "uds": p50[1].0, "tool_uds": p50[2].0},
+        "p99_us": {"tcp": p50[0].1, "uds": p50[1].1, "tool_uds": p50[2].1},
+        "hop_p50_us": {"tcp": p50[0].2, "uds": p50[1].2, "tool_uds": p50[2].2}}));
+}
