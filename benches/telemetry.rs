@@ -29,7 +29,8 @@ fn tool() -> Arc<CompiledTool> {
 fn telemetry(raw: RawTelemetry) -> Telemetry {
     let settings = TelemetrySettings::from_raw(raw, None).unwrap();
     let gauges = Gauges { registered_tools: Box::new(|| 1), pending_reviews: Box::new(|| 0), cluster_degraded: None };
-    Telemetry::new(&settings, gauges).unwrap()
+    let tls = std::sync::Arc::new(toolgate::tls::ClientTls::load(Default::default()).unwrap());
+    Telemetry::new(&settings, gauges, &tls).unwrap()
 }
 
 /// What the executor does around one successful call.

@@ -2,7 +2,8 @@
 //! turns round by round so that drift falls on all alike:
 //! - `tcp`: the agent reaches the gateway over TCP on loopback, the gateway the tool server over TCP;
 //! - `uds`: the agent reaches the gateway over a Unix socket (the tool server still over TCP);
-//! - `tool_uds`: over TCP to the gateway, which reaches the tool server over a Unix socket.
+//! - `tool_uds`: over TCP to the gateway, which reaches the tool server over a Unix socket;
+//! - `tool_tls`: over TCP to the gateway, which reaches the tool server over TLS (a certificate made at start).
 //!
 //! For each: p50 and p99 of the whole call as the agent sees it, and of the hop alone (the call less the
 //! gateway's own `duration_us`, which covers everything from the request's arrival to its answer). The target:
@@ -22,14 +23,13 @@ use serde_json::json;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio::net::{TcpListener, UnixListener, UnixStream};
-use tokio_stream::wrappers::UnixListenerStream;
 use tonic::transport::{Channel, Endpoint};
 use toolgate::pb::v1::tool_registry_client::ToolRegistryClient;
 use toolgate::pb::v1::tool_runtime_server::ToolRuntimeServer;
 use toolgate::pb::v1::{self as pb, tool_gateway_client::ToolGatewayClient};
 use toolgate::wire::socket::{Address, Listener};
 
-const MODES: [&str; 3] = ["tcp", "uds", "tool_uds"];
+const MODES: [&str; 4] = ["tcp", "uds", "tool_uds", "tool_tls"];
 
 fn count(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|n| *n > 0).unwrap_or(default)
@@ -48,38 +48,108 @@ async fn channel(address: &Address) -> Channel {
                 let path = path.clone();
                 async move { UnixStream::connect(path).await.map(hyper_util::rt::TokioIo::new) }
             });
-            Endpoint::from_static("http://localhost").connect_with_connector(connector).await.expect("the socket accepts")
+            Endpoint::from_static("http://localhost")
+                .connect_with_connector(connector)
+                .await
+                .expect("the socket accepts")
         }
     }
 }
 
-/// The echo ToolRuntime on TCP and on a Unix socket: their targets.
-async fn runtimes(dir: &Path) -> (String, String) {
-    let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let tcp_target = format!("http://{}", tcp.local_addr().unwrap());
-    let incoming = tonic::transport::server::TcpIncoming::from(tcp).with_nodelay(Some(true));
-    tokio::spawn(tonic::transport::Server::builder().add_service(ToolRuntimeServer::new(workload::Echo)).serve_with_incoming(incoming));
-    let socket = dir.join("tool.sock");
-    let unix = UnixListenerStream::new(UnixListener::bind(&socket).unwrap());
-    tokio::spawn(tonic::transport::Server::builder().add_service(ToolRuntimeServer::new(workload::Echo)).serve_with_incoming(unix));
-    (tcp_target, format!("unix:{}", socket.display()))
+/// A CA and a certificate it signs for `localhost`: the CA's file, and the server's TLS configuration (ALPN h2).
+fn certificates(dir: &Path) -> (std::path::PathBuf, std::sync::Arc<rustls::ServerConfig>) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    toolgate::tls::install_provider();
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca.self_signed(&ca_key).unwrap().pem()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
+    let cert = leaf.signed_by(&key, &Issuer::new(ca, ca_key)).unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+    let mut config =
+        rustls::ServerConfig::builder().with_no_client_auth().with_single_cert(vec![cert.der().clone()], key).unwrap();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    (ca_file, std::sync::Arc::new(config))
 }
 
-/// A gateway on `address`, with the forecast tool registered twice: `forecast` on the TCP runtime, `forecast_uds`
-/// on the Unix one. Its client.
-async fn gateway(dir: &Path, address: Address, runtimes: &(String, String)) -> ToolGatewayClient<Channel> {
+/// Serves the echo ToolRuntime on one connection, on hyper's HTTP/2 server alike for every transport, so that
+/// the tool modes differ by their transport alone.
+fn serve_runtime<IO>(io: IO)
+where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let routes = tonic::service::Routes::new(ToolRuntimeServer::new(workload::Echo));
+    let service = hyper_util::service::TowerToHyperService::new(routes);
+    tokio::spawn(
+        hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+            .serve_connection(hyper_util::rt::TokioIo::new(io), service),
+    );
+}
+
+/// The echo ToolRuntime over TCP, over a Unix socket, and over TLS (a certificate for `localhost` that `ca`
+/// signed): their targets.
+async fn runtimes(dir: &Path, tls: std::sync::Arc<rustls::ServerConfig>) -> (String, String, String) {
+    let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let tcp_target = format!("http://{}", tcp.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = tcp.accept().await {
+            stream.set_nodelay(true).unwrap();
+            serve_runtime(stream);
+        }
+    });
+    let socket = dir.join("tool.sock");
+    let unix = UnixListener::bind(&socket).unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = unix.accept().await {
+            serve_runtime(stream);
+        }
+    });
+    let secure = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let tls_target = format!("https://localhost:{}", secure.local_addr().unwrap().port());
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = secure.accept().await {
+            stream.set_nodelay(true).unwrap();
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                if let Ok(tls) = acceptor.accept(stream).await {
+                    serve_runtime(tls);
+                }
+            });
+        }
+    });
+    (tcp_target, format!("unix:{}", socket.display()), tls_target)
+}
+
+/// The tool servers' targets: TCP, Unix socket, TLS (and the CA file the gateway trusts).
+struct Targets {
+    tcp: String,
+    unix: String,
+    tls: String,
+    ca: std::path::PathBuf,
+}
+
+/// A gateway on `address`, with the forecast tool registered thrice: `forecast` on the TCP runtime,
+/// `forecast_uds` on the Unix one, `forecast_tls` on the TLS one. Its client.
+async fn gateway(dir: &Path, address: Address, targets: &Targets) -> ToolGatewayClient<Channel> {
     let data = dir.join(match &address {
         Address::Tcp(_) => "tcp-data",
         Address::Unix(_) => "uds-data",
     });
-    let config = toolgate::Config { data_dir: data, ..toolgate::Config::default() };
+    let mut config = toolgate::Config { data_dir: data, ..toolgate::Config::default() };
+    config.tls.client = toolgate::tls::ClientFiles { ca: Some(targets.ca.clone()), ..Default::default() };
     let listener = Listener::bind(&address, None).await.unwrap();
     let bound = listener.local().unwrap();
     tokio::spawn(toolgate::run(listener, config, std::future::pending()));
     // Bound before it runs: the connection waits in the backlog, and registering waits for the gateway to serve.
     let channel = channel(&bound).await;
     let mut registry = ToolRegistryClient::new(channel.clone());
-    for (name, target) in [(workload::TOOL, &runtimes.0), ("forecast_uds", &runtimes.1)] {
+    for (name, target) in
+        [(workload::TOOL, &targets.tcp), ("forecast_uds", &targets.unix), ("forecast_tls", &targets.tls)]
+    {
         let mut spec = workload::spec(target);
         spec["name"] = json!(name);
         let spec: toolgate::registry::ToolSpec = serde_json::from_value(spec).unwrap();
@@ -110,12 +180,16 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 #[tokio::main]
 async fn main() {
     let full = std::env::args().any(|a| a == "--bench");
-    let (calls, rounds) = if full { (count("TRANSPORTS_CALLS", 20_000), count("TRANSPORTS_ROUNDS", 5)) } else { (50, 1) };
+    let (calls, rounds) =
+        if full { (count("TRANSPORTS_CALLS", 20_000), count("TRANSPORTS_ROUNDS", 5)) } else { (50, 1) };
     let dir = tempfile::tempdir().unwrap();
-    let runtimes = runtimes(dir.path()).await;
-    let tcp = gateway(dir.path(), Address::parse("127.0.0.1:0").unwrap(), &runtimes).await;
-    let uds = gateway(dir.path(), Address::Unix(dir.path().join("gw.sock")), &runtimes).await;
-    let mut clients = [(tcp.clone(), workload::TOOL), (uds, workload::TOOL), (tcp, "forecast_uds")];
+    let (ca, server) = certificates(dir.path());
+    let (tcp, unix, tls) = runtimes(dir.path(), server).await;
+    let targets = Targets { tcp, unix, tls, ca };
+    let tcp = gateway(dir.path(), Address::parse("127.0.0.1:0").unwrap(), &targets).await;
+    let uds = gateway(dir.path(), Address::Unix(dir.path().join("gw.sock")), &targets).await;
+    let mut clients =
+        [(tcp.clone(), workload::TOOL), (uds, workload::TOOL), (tcp.clone(), "forecast_uds"), (tcp, "forecast_tls")];
     let mut samples: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); MODES.len()];
     for (client, tool) in &mut clients {
         for n in 0..calls.min(500) {
@@ -143,9 +217,24 @@ async fn main() {
         println!("{mode:<10} {:>10.1} {:>10.1} {:>10.1} {:>10.1}", row.0, row.1, row.2, row.3);
         p50.push(row);
     }
-    println!("uds/tcp: call p50 {:.2}x, hop p50 {:.2}x (target <= 0.85x); tool over uds/tcp: call p50 {:.2}x", p50[1].0 / p50[0].0, p50[1].2 / p50[0].2, p50[2].0 / p50[0].0);
-    println!("{}", json!({"bench": "transports", "smoke": !full, "calls": calls, "rounds": rounds,
-        "p50_us": {"tcp": p50[0].0, "uds": p50[1].0, "tool_uds": p50[2].0},
-        "p99_us": {"tcp": p50[0].1, "uds": p50[1].1, "tool_uds": p50[2].1},
-        "hop_p50_us": {"tcp": p50[0].2, "uds": p50[1].2, "tool_uds": p50[2].2}}));
+    println!(
+        "uds/tcp: call p50 {:.2}x, hop p50 {:.2}x (target <= 0.85x); tool over uds/tcp: call p50 {:.2}x; \
+         tool over tls/tcp: call p50 {:.2}x",
+        p50[1].0 / p50[0].0,
+        p50[1].2 / p50[0].2,
+        p50[2].0 / p50[0].0,
+        p50[3].0 / p50[0].0
+    );
+    let by_mode = |pick: fn(&(f64, f64, f64, f64)) -> f64| {
+        MODES
+            .iter()
+            .zip(&p50)
+            .map(|(mode, row)| ((*mode).to_owned(), json!(pick(row))))
+            .collect::<serde_json::Map<_, _>>()
+    };
+    println!(
+        "{}",
+        json!({"bench": "transports", "smoke": !full, "calls": calls, "rounds": rounds,
+        "p50_us": by_mode(|r| r.0), "p99_us": by_mode(|r| r.1), "hop_p50_us": by_mode(|r| r.2)})
+    );
 }

@@ -13,8 +13,8 @@
 //!   `toolgate repair`.
 //! - [`registry`]: tool specs, their compiled schemas and the catalog snapshot.
 //! - [`policy`]: rate limits, concurrency caps and session budgets, on plain parameters and an injectable clock.
-//! - [`store`], [`cluster`], [`wire`]: infrastructure: the embedded database, the Redis connection, and the
-//!   hand-written HTTP/2 and protobuf paths.
+//! - [`store`], [`cluster`], [`wire`], [`tls`]: infrastructure: the embedded database, the Redis connection, the
+//!   hand-written HTTP/2 and protobuf paths and the sockets, and TLS material (loaded, reloaded, identities).
 
 #![forbid(unsafe_code)]
 
@@ -33,6 +33,7 @@ pub mod review;
 pub mod server;
 pub mod store;
 pub mod telemetry;
+pub mod tls;
 pub mod wire;
 
 pub use config::Config;

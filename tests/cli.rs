@@ -181,14 +181,7 @@ async fn repair_passes_every_valid_corpus_call_through_unchanged() {
 async fn serve_logs_one_info_line_per_failed_call_with_its_trace_id_and_none_for_a_success() {
     let dir = tempfile::tempdir().unwrap();
     let addr = common::backends::closed_port().await;
-    let mut server = tokio::process::Command::new(BIN)
-        .args(["serve", "--listen", &addr.to_string(), "--data-dir", dir.path().to_str().unwrap()])
-        .env("RUST_LOG", "info")
-        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("toolgate serve starts");
+    let server = common::serve_process(&["--listen", &addr.to_string(), "--data-dir", dir.path().to_str().unwrap()]);
     let channel = common::connect(addr).await;
     let mut registry = toolgate::pb::v1::tool_registry_client::ToolRegistryClient::new(channel.clone());
     let target = start_runtime(Runtime::default()).await;
@@ -205,9 +198,7 @@ async fn serve_logs_one_info_line_per_failed_call_with_its_trace_id_and_none_for
         request.metadata_mut().insert("traceparent", format!("00-{trace}-00f067aa0ba902b7-01").parse().unwrap());
         gateway.execute(request).await.unwrap();
     }
-    server.start_kill().unwrap();
-    let mut stderr = String::new();
-    tokio::io::AsyncReadExt::read_to_string(server.stderr.as_mut().unwrap(), &mut stderr).await.unwrap();
+    let stderr = common::log_of(server).await;
 
     let failed: Vec<&str> = stderr.lines().filter(|l| l.contains("call failed")).collect();
     assert_eq!(failed.len(), 1, "{stderr}");

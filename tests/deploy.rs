@@ -9,6 +9,7 @@ use deploy_support::*;
 use serde_json::Value;
 use std::path::Path;
 use toolgate::config::DEFAULT_LISTEN;
+use toolgate::wire::socket::Address;
 
 type Check = fn(&Deploy) -> Vec<String>;
 
@@ -188,15 +189,16 @@ fn configs_load(d: &Deploy) -> Vec<String> {
         .filter(|(path, _)| path.starts_with("deploy/") && path.ends_with(".toml"))
         .map(|(path, text)| (path.clone(), text.clone()))
         .collect();
-    let k8s = d.docs(K8S);
-    for map in k8s.iter().filter(|doc| doc["kind"] == "ConfigMap") {
-        let toml = map["data"].as_object().into_iter().flatten().filter(|(key, _)| key.ends_with(".toml"));
-        configs.extend(toml.map(|(key, text)| (format!("{K8S} {key}"), text.as_str().unwrap_or_default().into())));
+    for file in [K8S, K8S_UDS] {
+        for map in d.docs(file).iter().filter(|doc| doc["kind"] == "ConfigMap") {
+            let toml = map["data"].as_object().into_iter().flatten().filter(|(key, _)| key.ends_with(".toml"));
+            configs.extend(toml.map(|(key, text)| (format!("{file} {key}"), text.as_str().unwrap_or_default().into())));
+        }
     }
     let mut problems: Vec<String> = (configs.iter())
         .filter_map(|(name, text)| gateway_config(text, &d.root.join("deploy")).err().map(|e| format!("{name}: {e}")))
         .collect();
-    if configs.len() < 2 {
+    if configs.len() < 3 {
         problems.push(format!("only {} gateway configs found", configs.len()));
     }
     problems
@@ -311,6 +313,47 @@ fn hardening(d: &Deploy) -> Vec<String> {
     problems
 }
 
+/// The Unix-socket pod: the gateway listens on a socket in a volume both containers mount at the same path, the
+/// agent is pointed at that socket, and every probe runs `toolgate health` on it (the kubelet's gRPC probes reach
+/// ports only).
+fn unix_socket(d: &Deploy) -> Vec<String> {
+    let mut problems = Vec::new();
+    let k8s = d.docs(K8S_UDS);
+    let listen = pod_config(&k8s).map(|c| c.listen);
+    let Some(Address::Unix(socket)) = listen else {
+        return vec![format!("{K8S_UDS}: the ConfigMap's listen is {listen:?}, not unix:/path")];
+    };
+    let (server, dir) = (format!("unix:{}", socket.display()), socket.parent().unwrap_or(Path::new("/")));
+    let (gateway, agent) = (container(&k8s, "toolgate"), container(&k8s, "agent"));
+    let env = |c: &Value, name: &str| list(&c["env"]).iter().find(|e| e["name"] == name).map(|e| e["value"].clone());
+    for (who, c, name) in [("toolgate", gateway, "TOOLGATE_LISTEN"), ("agent", agent, "TOOLGATE_SERVER")] {
+        if env(c, name) != Some(Value::from(server.as_str())) {
+            problems.push(format!("{K8S_UDS}: the {who} container's {name} is not {server}"));
+        }
+    }
+    let volume_at = |c: &Value| {
+        let mount = list(&c["volumeMounts"]).iter().find(|m| m["mountPath"].as_str() == dir.to_str());
+        mount.and_then(|m| m["name"].as_str()).map(str::to_owned)
+    };
+    match (volume_at(gateway), volume_at(agent)) {
+        (Some(a), Some(b)) if a == b => {
+            let volume = list(&pod_spec(&k8s)["volumes"]).iter().find(|v| v["name"] == a.as_str());
+            if volume.is_none_or(|v| v["emptyDir"].is_null()) {
+                problems.push(format!("{K8S_UDS}: the socket's volume {a} is not an emptyDir"));
+            }
+        }
+        (a, b) => {
+            problems.push(format!("{K8S_UDS}: {} is not one volume in both containers ({a:?}, {b:?})", dir.display()))
+        }
+    }
+    for probe in ["startupProbe", "readinessProbe", "livenessProbe"] {
+        if strings(&gateway[probe]["exec"]["command"]) != ["toolgate", "health", "--server", server.as_str()] {
+            problems.push(format!("{K8S_UDS}: the {probe} does not run toolgate health --server {server}"));
+        }
+    }
+    problems
+}
+
 /// Each test runs one check on the files as they are, and passes when it finds nothing.
 macro_rules! passes {
     ($($test:ident: $check:ident),* $(,)?) => {$(
@@ -332,6 +375,7 @@ passes! {
     the_data_dir_is_one_path_everywhere: data_dir,
     every_path_a_container_reads_is_mounted: container_paths,
     the_image_and_the_pod_are_hardened: hardening,
+    the_unix_socket_pod_shares_its_socket_and_probes_it: unix_socket,
 }
 
 /// One mistake per row: the file, the text replaced, its replacement, and what the owning check must then say.
@@ -363,7 +407,12 @@ const MISTAKES: &[(Check, &str, &str, &str, &str)] = &[
     (addresses, GATEWAY_CONFIG, "example-tool:8080", "example-tool:8081", "example-tool declares no port 8081"),
     (addresses, DATASOURCES, "http://prometheus:9090", "http://prometheus:9091", "prometheus declares no port 9091"),
     (configs_load, K8S, "[telemetry]", "[telemetri]", "agent-with-toolgate.yaml toolgate.toml"),
-    (configs_load, GATEWAY_CONFIG, "http://otel-collector", "https://otel-collector", "TLS to the collector"),
+    (configs_load, GATEWAY_CONFIG, "http://otel-collector", "grpc://otel-collector", "must be http://host:port"),
+    (configs_load, K8S_UDS, "listen_mode = 0o660", "listen_mode = 0o1777", "not a file mode like 0o660"),
+    (unix_socket, K8S_UDS, "listen = \"unix:/run/toolgate/toolgate.sock\"", "listen = \"unix:/run/gw.sock\"", "is not unix:/run/gw.sock"),
+    (unix_socket, K8S_UDS, "- name: socket\n              mountPath: /run/toolgate\n      volumes", "- name: sock\n              mountPath: /run/toolgate\n      volumes", "is not one volume in both"),
+    (unix_socket, K8S_UDS, "emptyDir:\n            medium: Memory", "hostPath:\n            path: /run", "is not an emptyDir"),
+    (unix_socket, K8S_UDS, "readinessProbe:\n            exec:\n              command: [\"toolgate\", \"health\"", "readinessProbe:\n            exec:\n              command: [\"toolgate\", \"tools\"", "the readinessProbe does not"),
     (data_dir, DOCKERFILE, "VOLUME /var/lib/toolgate", "VOLUME /data", "the Dockerfile VOLUME"),
     (data_dir, DOCKERFILE, "TOOLGATE_DATA_DIR=/var/lib/toolgate", "TOOLGATE_DATA_DIR=/data", "TOOLGATE_DATA_DIR"),
     (data_dir, COMPOSE, "toolgate-data:/var/lib/toolgate", "toolgate-data:/data", "compose toolgate volume"),

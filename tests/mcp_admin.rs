@@ -229,15 +229,8 @@ async fn a_stdio_servers_stderr_goes_to_the_gateways_log() {
     let config_path = dir.path().join("toolgate.toml");
     std::fs::write(&config_path, config).unwrap();
     let data = dir.path().join("data");
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["serve", "--listen", &addr.to_string(), "--data-dir", data.to_str().unwrap()])
-        .args(["--config", config_path.to_str().unwrap()])
-        .env("RUST_LOG", "info")
-        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("toolgate serve starts");
+    let (listen, data, config) = (addr.to_string(), data.to_str().unwrap(), config_path.to_str().unwrap());
+    let server = common::serve_process(&["--listen", &listen, "--data-dir", data, "--config", config]);
     let mut gw = toolgate::pb::v1::tool_gateway_client::ToolGatewayClient::new(common::connect(addr).await);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
@@ -250,9 +243,7 @@ async fn a_stdio_servers_stderr_goes_to_the_gateways_log() {
         assert!(tokio::time::Instant::now() < deadline, "s__pid never answered: {message:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    server.start_kill().unwrap();
-    let mut stderr = String::new();
-    tokio::io::AsyncReadExt::read_to_string(server.stderr.as_mut().unwrap(), &mut stderr).await.unwrap();
+    let stderr = common::log_of(server).await;
     let line = stderr.lines().find(|l| l.contains("toolgate-test-mcp: started")).unwrap_or_else(|| panic!("{stderr}"));
     assert!(line.contains("server=s") && line.contains("INFO"), "{line}");
 }

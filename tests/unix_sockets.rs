@@ -1,6 +1,6 @@
 //! Unix domain sockets for the sidecar hop, over real sockets: the gateway listens on one (its file's mode set, a
 //! stale file replaced, a live one refused, the file removed at shutdown), and reaches gRPC and HTTP tool servers
-//! listening on theirs.
+//! listening on theirs; `toolgate health` probes it over the socket.
 
 mod common;
 
@@ -35,15 +35,20 @@ fn runtime_on(path: &Path) {
 
 /// An HTTP tool server on a Unix socket: `POST /echo` answers the body.
 fn http_on(path: &Path) {
-    let app = axum::Router::new()
-        .route("/echo", axum::routing::post(|body: String| async move { ([("content-type", "application/json")], body) }));
+    let app = axum::Router::new().route(
+        "/echo",
+        axum::routing::post(|body: String| async move { ([("content-type", "application/json")], body) }),
+    );
     let listener = UnixListener::bind(path).unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
 }
 
 async fn register(registry: &mut ToolRegistryClient<Channel>, spec: Value) {
     let spec: toolgate::registry::ToolSpec = serde_json::from_value(spec).unwrap();
-    registry.register_tool(pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) }).await.expect("registered");
+    registry
+        .register_tool(pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) })
+        .await
+        .expect("registered");
 }
 
 async fn call(gateway: &mut ToolGatewayClient<Channel>, tool: &str, arguments: &str) -> pb::ToolMessage {
@@ -80,9 +85,14 @@ async fn the_gateway_listens_on_a_unix_socket_and_reaches_tool_servers_on_theirs
     let mut registry = ToolRegistryClient::new(gateway.clone());
     let object = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
     let grpc_target = format!("unix:{}", grpc_socket.display());
-    register(&mut registry, json!({"name": "echo", "input_schema": object, "backend": {"grpc": {"target": grpc_target}}})).await;
+    register(
+        &mut registry,
+        json!({"name": "echo", "input_schema": object, "backend": {"grpc": {"target": grpc_target}}}),
+    )
+    .await;
     let http_url = format!("unix:{}:/echo", http_socket.display());
-    register(&mut registry, json!({"name": "hook", "input_schema": object, "backend": {"http": {"url": http_url}}})).await;
+    register(&mut registry, json!({"name": "hook", "input_schema": object, "backend": {"http": {"url": http_url}}}))
+        .await;
 
     let mut client = ToolGatewayClient::new(gateway);
     for tool in ["echo", "hook"] {
@@ -91,6 +101,13 @@ async fn the_gateway_listens_on_a_unix_socket_and_reaches_tool_servers_on_theirs
         let ran: Value = serde_json::from_str(&answer.content).unwrap();
         assert_eq!(ran, json!({"n": 7}), "{tool}: repaired, then run over the tool's socket");
     }
+    // The command line reaches it too: the probe of a pod whose gateway listens on a socket.
+    let server = format!("unix:{}", gateway_socket.display());
+    let health =
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate")).args(["health", "--server", &server]).output();
+    let health = health.await.unwrap();
+    assert!(health.status.success(), "{}", String::from_utf8_lossy(&health.stderr));
+    assert_eq!(String::from_utf8_lossy(&health.stdout).trim(), "SERVING");
     let _ = stop.send(());
     served.await.unwrap().expect("served cleanly");
     assert!(!gateway_socket.exists(), "the socket file is removed at shutdown");
@@ -107,7 +124,9 @@ async fn a_unix_target_must_be_an_absolute_path_and_a_dead_socket_is_unavailable
     }
     let nobody = socket(dir.path(), "nobody.sock");
     let target = format!("unix:{}", nobody.display());
-    gw.register(json!({"name": "gone", "input_schema": object, "backend": {"grpc": {"target": target}}})).await.unwrap();
+    gw.register(json!({"name": "gone", "input_schema": object, "backend": {"grpc": {"target": target}}}))
+        .await
+        .unwrap();
     let answer = gw.call("gone", "{}").await;
     assert_eq!(common::kind_of(&answer), pb::ErrorKind::Unavailable);
     assert!(answer.error.unwrap().message.contains(&format!("unix:{}", nobody.display())), "names the socket");

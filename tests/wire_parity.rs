@@ -202,7 +202,8 @@ fn like(got: &Outcome, want: &Want) -> bool {
 #[tokio::test]
 async fn both_clients_read_every_answer_alike_but_where_pinned() {
     let addr = tool_server().await;
-    let target = Target::new(&format!("http://{addr}"), "/toolgate.v1.ToolRuntime/Invoke").unwrap();
+    let tls = std::sync::Arc::new(toolgate::tls::ClientTls::load(Default::default()).unwrap());
+    let target = Target::new(&format!("http://{addr}"), "/toolgate.v1.ToolRuntime/Invoke", &tls).unwrap();
     let mut tonic = ToolRuntimeClient::new(Endpoint::from_shared(format!("http://{addr}")).unwrap().connect_lazy());
     for (case, (name, answer, expect)) in CASES.iter().enumerate() {
         let (ours, tonic) = (ours(&target, case).await, tonics(&mut tonic, case).await);

@@ -3,6 +3,7 @@
 use super::{BackendError, Invocation, Output};
 use crate::pb::v1 as pb;
 use crate::pipeline::FailureClass;
+use crate::tls::ClientTls;
 use crate::wire::client::{CallFailure, Link, Target};
 use crate::wire::frame;
 use prost::Message;
@@ -17,13 +18,15 @@ const INVOKE: &str = "/toolgate.v1.ToolRuntime/Invoke";
 pub struct GrpcChannels {
     /// Read on every call, written once per target: a read lock, not a mutex, so calls never queue here.
     targets: RwLock<HashMap<String, Arc<Target>>>,
+    /// For `https://` targets.
+    tls: Arc<ClientTls>,
     connect_timeout: Duration,
     max_result_bytes: usize,
 }
 
 impl GrpcChannels {
-    pub fn new(connect_timeout: Duration, max_result_bytes: usize) -> Self {
-        Self { targets: RwLock::default(), connect_timeout, max_result_bytes }
+    pub fn new(connect_timeout: Duration, max_result_bytes: usize, tls: Arc<ClientTls>) -> Self {
+        Self { targets: RwLock::default(), tls, connect_timeout, max_result_bytes }
     }
 
     fn target(&self, target: &str) -> Result<Arc<Target>, BackendError> {
@@ -34,7 +37,7 @@ impl GrpcChannels {
         if let Some(found) = targets.get(target) {
             return Ok(Arc::clone(found));
         }
-        let made = Arc::new(Target::new(target, INVOKE).map_err(BackendError::Unavailable)?);
+        let made = Arc::new(Target::new(target, INVOKE, &self.tls).map_err(BackendError::Unavailable)?);
         targets.insert(target.to_owned(), Arc::clone(&made));
         Ok(made)
     }

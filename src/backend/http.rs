@@ -3,43 +3,77 @@
 use super::{BackendError, Invocation, Output, structured_of};
 use crate::pipeline::FailureClass;
 use crate::registry::HttpBackend;
+use crate::tls::ClientTls;
 use reqwest::{Method, StatusCode};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 /// How much of an error body the message quotes.
 const ERROR_BODY_CHARS: usize = 500;
 
 pub struct HttpClient {
-    client: reqwest::Client,
-    /// One pool per Unix socket a tool is served on (`unix:` URLs), made at the first call.
-    sockets: RwLock<HashMap<PathBuf, reqwest::Client>>,
+    /// The pools calls go out on, made with the TLS files of one generation, and made again after they change.
+    pools: RwLock<Pools>,
+    tls: Arc<ClientTls>,
     connect_timeout: Duration,
     max_result_bytes: usize,
 }
 
+/// One pool for TCP, one per Unix socket a tool is served on (`unix:` URLs, made at their first call).
+struct Pools {
+    generation: u64,
+    tcp: reqwest::Client,
+    sockets: HashMap<PathBuf, reqwest::Client>,
+}
+
 impl HttpClient {
-    pub fn new(connect_timeout: Duration, max_result_bytes: usize) -> Self {
+    pub fn new(connect_timeout: Duration, max_result_bytes: usize, tls: Arc<ClientTls>) -> Self {
         super::install_tls_provider();
-        let client = builder(connect_timeout).build().expect("the HTTP client configuration is static and valid");
-        Self { client, sockets: RwLock::default(), connect_timeout, max_result_bytes }
+        let tcp = builder(connect_timeout, &tls).build().expect("the HTTP client configuration is static and valid");
+        let pools = Pools { generation: tls.generation(), tcp, sockets: HashMap::new() };
+        Self { pools: RwLock::new(pools), tls, connect_timeout, max_result_bytes }
     }
 
     /// The client and URL a call to `spec` goes out with: a `unix:` URL's socket's pool, and its request path.
+    /// After the TLS files changed, new pools: connections already open finish with the old files.
     fn route(&self, spec: &HttpBackend) -> Result<(reqwest::Client, String), BackendError> {
-        let Some((socket, path)) = spec.unix_socket() else { return Ok((self.client.clone(), spec.url.clone())) };
-        let url = format!("http://localhost{path}");
-        if let Some(client) = self.sockets.read().unwrap_or_else(|p| p.into_inner()).get(&socket) {
-            return Ok((client.clone(), url));
+        let generation = self.tls.generation();
+        let socket = spec.unix_socket();
+        {
+            let pools = self.pools.read().unwrap_or_else(|p| p.into_inner());
+            if pools.generation == generation {
+                match &socket {
+                    None => return Ok((pools.tcp.clone(), spec.url.clone())),
+                    Some((path, request)) => {
+                        if let Some(client) = pools.sockets.get(path) {
+                            return Ok((client.clone(), format!("http://localhost{request}")));
+                        }
+                    }
+                }
+            }
         }
-        let client = builder(self.connect_timeout)
-            .unix_socket(socket.clone())
-            .build()
-            .map_err(|e| BackendError::Unavailable(format!("no HTTP client for {}: {e}", socket.display())))?;
-        let mut sockets = self.sockets.write().unwrap_or_else(|p| p.into_inner());
-        Ok((sockets.entry(socket).or_insert(client).clone(), url))
+        let unavailable = |e: reqwest::Error| BackendError::Unavailable(format!("no HTTP client: {e}"));
+        let mut pools = self.pools.write().unwrap_or_else(|p| p.into_inner());
+        if pools.generation != generation {
+            *pools = Pools {
+                generation,
+                tcp: builder(self.connect_timeout, &self.tls).build().map_err(unavailable)?,
+                sockets: HashMap::new(),
+            };
+        }
+        let Some((path, request)) = socket else { return Ok((pools.tcp.clone(), spec.url.clone())) };
+        let client = match pools.sockets.get(&path) {
+            Some(client) => client.clone(),
+            None => {
+                let client =
+                    builder(self.connect_timeout, &self.tls).unix_socket(path.clone()).build().map_err(unavailable)?;
+                pools.sockets.insert(path, client.clone());
+                client
+            }
+        };
+        Ok((client, format!("http://localhost{request}")))
     }
 
     pub async fn invoke(&self, spec: &HttpBackend, call: Invocation<'_>) -> Result<Output, BackendError> {
@@ -85,8 +119,12 @@ impl HttpClient {
     }
 }
 
-fn builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
-    reqwest::Client::builder().connect_timeout(connect_timeout).user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
+/// A client with the gateway's TLS configuration (`[tls.client]`: its roots and client certificate).
+fn builder(connect_timeout: Duration, tls: &ClientTls) -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
+        .tls_backend_preconfigured((*tls.http()).clone())
 }
 
 fn status_error(status: StatusCode, body: &str) -> BackendError {
@@ -105,6 +143,10 @@ fn status_error(status: StatusCode, body: &str) -> BackendError {
 
 /// reqwest's own text hides the cause; walk the chain so "connection refused" reaches the operator.
 fn describe(err: &reqwest::Error) -> String {
+    if let Some(tls) = crate::tls::find_tls_failure(err) {
+        let url = err.url().map_or_else(String::new, |u| format!("{u}: "));
+        return format!("{url}TLS: {tls}");
+    }
     let mut text = err.to_string();
     let mut source = std::error::Error::source(err);
     while let Some(cause) = source {

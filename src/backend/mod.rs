@@ -10,6 +10,7 @@ pub use health::{Health, HealthSnapshot, HealthState};
 
 use crate::pipeline::{CallContext, FailureClass};
 use crate::registry::Backend;
+use crate::tls::ClientTls;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,10 +71,11 @@ impl Backends {
         max_result_bytes: usize,
         mcp: Arc<mcp::McpHub>,
         workers: Arc<worker::WorkerPool>,
+        tls: Arc<ClientTls>,
     ) -> Self {
         Self {
-            http: http::HttpClient::new(connect_timeout, max_result_bytes),
-            grpc: grpc::GrpcChannels::new(connect_timeout, max_result_bytes),
+            http: http::HttpClient::new(connect_timeout, max_result_bytes, Arc::clone(&tls)),
+            grpc: grpc::GrpcChannels::new(connect_timeout, max_result_bytes, tls),
             mcp,
             workers,
         }
@@ -92,10 +94,9 @@ impl Backends {
     }
 }
 
-/// rustls needs a process-wide crypto provider before any HTTP client is built (reqwest panics otherwise, even
-/// for plain http URLs); ring keeps the build free of C toolchains beyond cc. Idempotent.
+/// The process-wide TLS provider, before any HTTP client is built (`tls::install_provider`).
 pub(crate) fn install_tls_provider() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    crate::tls::install_provider();
 }
 
 /// Whether a text is JSON worth passing on as a structured result.

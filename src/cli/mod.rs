@@ -2,14 +2,18 @@
 
 mod call;
 mod definitions;
+mod health;
 mod mcp;
 mod repair;
 mod review;
 mod serve;
 mod tools;
 
+use crate::tls::{ClientFiles, ClientTls};
 use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::{Interceptor, interceptor::InterceptedService};
 use tonic::transport::Channel;
@@ -37,17 +41,28 @@ enum Command {
     Review(review::ReviewArgs),
     /// Add, list and remove the MCP servers whose tools the gateway imports.
     Mcp(mcp::McpArgs),
+    /// Exit 0 when the gateway answers that it is serving (grpc.health.v1), 1 otherwise: a probe's command.
+    Health(health::HealthArgs),
 }
 
-/// Where client commands find the gateway, and the token its plane may require.
+/// Where client commands find the gateway, the token its plane may require, and TLS to it.
 #[derive(Debug, Clone, clap::Args)]
 struct ServerArg {
-    /// The gateway's address.
+    /// The gateway's address: host:port, http://host:port, https://host:port or unix:/path/to.sock.
     #[arg(long, global = true, env = "TOOLGATE_SERVER", default_value = "http://127.0.0.1:50051")]
     server: String,
     /// Bearer token, for a gateway whose admin or data plane is closed with one.
     #[arg(long, global = true, env = "TOOLGATE_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// For https://: the CA bundle (PEM) the gateway's certificate is checked against [default: the system's].
+    #[arg(long, global = true, env = "TOOLGATE_CA")]
+    ca: Option<PathBuf>,
+    /// For https:// with mTLS: a client certificate (PEM), with --key.
+    #[arg(long, global = true, env = "TOOLGATE_CERT")]
+    cert: Option<PathBuf>,
+    /// The client certificate's key (PEM).
+    #[arg(long, global = true, env = "TOOLGATE_KEY")]
+    key: Option<PathBuf>,
 }
 
 /// A channel that sends the bearer token, if one was given, on every request.
@@ -55,17 +70,29 @@ type Authed = InterceptedService<Channel, Bearer>;
 
 impl ServerArg {
     async fn channel(&self) -> Result<Authed, String> {
-        let uri = if self.server.contains("://") { self.server.clone() } else { format!("http://{}", self.server) };
-        let endpoint =
-            tonic::transport::Endpoint::from_shared(uri.clone()).map_err(|e| format!("bad --server {uri:?}: {e}"))?;
+        let channel = self.connect().await?;
         let header = match &self.token {
             Some(token) => {
                 Some(format!("Bearer {token}").parse().map_err(|_| "--token has characters a header cannot carry")?)
             }
             None => None,
         };
-        let channel = endpoint.connect().await.map_err(|e| format!("cannot reach the gateway at {uri}: {e}"))?;
         Ok(InterceptedService::new(channel, Bearer(header)))
+    }
+
+    /// A channel to the gateway, with no token.
+    async fn connect(&self) -> Result<Channel, String> {
+        let server = &self.server;
+        let address = if server.contains("://") || server.starts_with("unix:") {
+            server.clone()
+        } else {
+            format!("http://{server}")
+        };
+        let files = ClientFiles { ca: self.ca.clone(), cert: self.cert.clone(), key: self.key.clone() };
+        let tls = Arc::new(ClientTls::load(files).map_err(|e| format!("--ca, --cert, --key: {e}"))?);
+        crate::wire::channel::connect(&address, &tls)
+            .await
+            .map_err(|e| format!("cannot reach the gateway at {address}: {e}"))
     }
 }
 
@@ -94,6 +121,7 @@ pub fn main(cli: Cli) -> ExitCode {
             Command::Repair(args) => repair::run(args),
             Command::Review(args) => review::run(args).await,
             Command::Mcp(args) => mcp::run(args).await,
+            Command::Health(args) => health::run(args).await,
         }
     });
     match result {

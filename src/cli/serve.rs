@@ -26,6 +26,15 @@ pub struct ServeArgs {
     /// OTLP/gRPC collector for traces and metrics, such as http://127.0.0.1:4317 [default: none].
     #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
     otlp_endpoint: Option<String>,
+    /// The CA bundle (PEM) an https:// collector is checked against [default: [tls.client] ca, else the system's].
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_CERTIFICATE")]
+    otlp_certificate: Option<PathBuf>,
+    /// A client certificate (PEM) for an https:// collector that asks for one, with --otlp-client-key.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")]
+    otlp_client_certificate: Option<PathBuf>,
+    /// The client certificate's key (PEM).
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_CLIENT_KEY")]
+    otlp_client_key: Option<PathBuf>,
     /// Redis shared by a fleet of gateways, such as redis://10.0.0.5:6379 [default: none, a single gateway].
     #[arg(long, env = "TOOLGATE_REDIS_URL", hide_env_values = true)]
     redis_url: Option<String>,
@@ -45,6 +54,9 @@ pub async fn run(args: ServeArgs) -> Result<(), String> {
         data_token: args.data_token,
         review_token: args.review_token,
         otlp_endpoint: args.otlp_endpoint,
+        otlp_certificate: args.otlp_certificate,
+        otlp_client_certificate: args.otlp_client_certificate,
+        otlp_client_key: args.otlp_client_key,
         redis_url: args.redis_url,
         mcp_listen: args.mcp_listen,
         console_listen: args.console_listen,

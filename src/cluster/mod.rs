@@ -19,11 +19,14 @@
 //! | `{p}:review:…`, `{p}:reviews_pending`, `{p}:reviews` | hash, zset, channel | the review queue |
 //! | `{p}:call:…`, `{p}:calls` | hash, channel | calls by id, so that none runs twice |
 
+mod connect;
 mod settings;
 
 pub use settings::{ClusterSettings, RawCluster};
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use crate::tls::ClientTls;
+use connect::Connection;
+use redis::aio::ConnectionManager;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -46,8 +49,7 @@ pub struct Redis {
 
 struct Inner {
     settings: ClusterSettings,
-    client: redis::Client,
-    conn: ConnectionManager,
+    connection: Connection,
     /// `true` while the last command failed: the gateway is degraded.
     down: watch::Sender<bool>,
     /// When a command last failed, for `recently_failed`.
@@ -58,18 +60,18 @@ struct Inner {
 const PROBE_EVERY: Duration = Duration::from_millis(500);
 
 impl Redis {
-    /// Sets up the connection without connecting: a gateway starts, and serves, while Redis is down.
+    /// Sets up the connection without connecting: a gateway starts, and serves, while Redis is down. A
+    /// `rediss://` URL trusts the system's CAs.
     pub fn new(settings: ClusterSettings) -> Result<Self, ClusterError> {
-        let unavailable =
-            |e: redis::RedisError| ClusterError::Unavailable { url: settings.shown_url(), reason: e.to_string() };
-        let client = redis::Client::open(settings.redis_url.as_str()).map_err(unavailable)?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(settings.op_timeout.max(Duration::from_secs(1))))
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_secs(1));
-        let conn = ConnectionManager::new_lazy_with_config(client.clone(), config).map_err(unavailable)?;
-        let down = watch::Sender::new(false);
-        Ok(Self { inner: Arc::new(Inner { settings, client, conn, down, failed_at: std::sync::Mutex::new(None) }) })
+        Self::with_tls(settings, None)
+    }
+
+    /// `new`, with `[tls.client]` (its CA and client certificate) for a `rediss://` URL.
+    pub fn with_tls(settings: ClusterSettings, tls: Option<Arc<ClientTls>>) -> Result<Self, ClusterError> {
+        let connection = Connection::new(settings.clone(), tls)
+            .map_err(|reason| ClusterError::Unavailable { url: settings.shown_url(), reason })?;
+        let (down, failed_at) = (watch::Sender::new(false), std::sync::Mutex::new(None));
+        Ok(Self { inner: Arc::new(Inner { settings, connection, down, failed_at }) })
     }
 
     pub fn settings(&self) -> &ClusterSettings {
@@ -104,14 +106,14 @@ impl Redis {
     where
         F: Future<Output = redis::RedisResult<T>>,
     {
-        let outcome = match tokio::time::timeout(timeout, op(self.inner.conn.clone())).await {
+        let outcome = match tokio::time::timeout(timeout, op(self.inner.connection.conn())).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(err)) if err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError) => {
                 // Redis answered, with an error of the command itself: Redis is up.
                 self.mark_up(true);
                 return Err(self.unavailable(err.to_string()));
             }
-            Ok(Err(err)) => Err(self.unavailable(err.to_string())),
+            Ok(Err(err)) => Err(self.unavailable(described(&err))),
             Err(_) => Err(self.unavailable(format!("no answer within {timeout:?}"))),
         };
         self.mark_up(outcome.is_ok());
@@ -120,11 +122,12 @@ impl Redis {
 
     /// A connection of its own for subscriptions, which a multiplexed connection cannot carry.
     pub async fn pubsub(&self) -> Result<redis::aio::PubSub, ClusterError> {
-        let connect = self.inner.client.get_async_pubsub();
+        let client = self.inner.connection.client();
+        let connect = client.get_async_pubsub();
         let outcome =
             match tokio::time::timeout(self.inner.settings.op_timeout.max(Duration::from_secs(1)), connect).await {
                 Ok(Ok(pubsub)) => Ok(pubsub),
-                Ok(Err(err)) => Err(self.unavailable(err.to_string())),
+                Ok(Err(err)) => Err(self.unavailable(described(&err))),
                 Err(_) => Err(self.unavailable("no answer to the subscription".into())),
             };
         self.mark_up(outcome.is_ok());
@@ -179,4 +182,10 @@ impl Redis {
     pub fn corrupt(&self, what: impl Into<String>, reason: impl ToString) -> ClusterError {
         ClusterError::Corrupt { url: self.inner.settings.shown_url(), what: what.into(), reason: reason.to_string() }
     }
+}
+
+/// A Redis error in words: a TLS failure by its cause (a CA not trusted, a client certificate missing), else as
+/// the client says it.
+fn described(err: &redis::RedisError) -> String {
+    crate::tls::find_tls_failure(err).map_or_else(|| err.to_string(), |tls| format!("TLS: {tls}"))
 }

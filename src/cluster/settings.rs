@@ -7,7 +7,8 @@ use std::time::Duration;
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawCluster {
-    /// `redis://[:password@]host:port/db`. Unset: a single gateway on its embedded store.
+    /// `redis://[:password@]host:port/db`, or `rediss://` for TLS (with `[tls.client]`). Unset: a single gateway
+    /// on its embedded store.
     pub redis_url: Option<String>,
     /// Every key and channel starts with it, so several fleets can share one Redis. Default `toolgate`.
     pub key_prefix: Option<String>,
@@ -39,10 +40,8 @@ impl ClusterSettings {
             return Ok(None);
         };
         let url = url::Url::parse(&redis_url).map_err(|e| format!("cluster.redis_url {redis_url:?}: {e}"))?;
-        match url.scheme() {
-            "redis" => {}
-            "rediss" => return Err("cluster.redis_url: rediss:// (TLS) is not supported yet; use redis:// on a private network or a TLS-terminating proxy".into()),
-            _ => return Err(format!("cluster.redis_url {redis_url:?}: the scheme must be redis://")),
+        if !matches!(url.scheme(), "redis" | "rediss") {
+            return Err(format!("cluster.redis_url {redis_url:?}: the scheme must be redis://, or rediss:// for TLS"));
         }
         let key_prefix = raw.key_prefix.unwrap_or_else(|| "toolgate".into());
         if key_prefix.is_empty() || key_prefix.chars().any(|c| c.is_whitespace() || c.is_control()) {
@@ -91,13 +90,13 @@ mod tests {
         );
         let flag = parse("redis_url = \"redis://a:1\"", Some("redis://b:2")).unwrap().unwrap();
         assert_eq!(flag.redis_url, "redis://b:2", "the flag wins");
+        assert!(parse("redis_url = \"rediss://redis.internal:6380\"", None).unwrap().is_some(), "TLS");
     }
 
     #[test]
     fn bad_settings_are_refused_with_their_name() {
         let cases = [
             ("redis_url = \"http://x\"", "scheme"),
-            ("redis_url = \"rediss://x\"", "not supported"),
             ("redis_url = \"nope\"", "cluster.redis_url"),
             ("redis_url = \"redis://x\"\nkey_prefix = \"\"", "key_prefix"),
             ("redis_url = \"redis://x\"\nop_timeout_ms = 0", "op_timeout_ms must be"),

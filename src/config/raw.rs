@@ -60,6 +60,9 @@ pub struct RawConfig {
     /// Policy rules for every tool, or the tools they name or label; they run before a tool's own.
     #[serde(default)]
     pub policy: Vec<RawScopedRule>,
+    /// TLS for the gateway's listeners and for the connections it opens.
+    #[serde(default)]
+    pub tls: super::tls::RawTls,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -150,6 +153,11 @@ pub struct Overrides {
     pub review_token: Option<String>,
     /// The OTLP/gRPC collector (`--otlp-endpoint`, `OTEL_EXPORTER_OTLP_ENDPOINT`).
     pub otlp_endpoint: Option<String>,
+    /// TLS to an `https://` collector: its CA and a client certificate and key (`OTEL_EXPORTER_OTLP_CERTIFICATE`,
+    /// `OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE`, `OTEL_EXPORTER_OTLP_CLIENT_KEY`); `[tls.client]` when none is set.
+    pub otlp_certificate: Option<PathBuf>,
+    pub otlp_client_certificate: Option<PathBuf>,
+    pub otlp_client_key: Option<PathBuf>,
     /// Redis, which turns cluster mode on (`--redis-url`, `TOOLGATE_REDIS_URL`).
     pub redis_url: Option<String>,
     /// The MCP front door's address (`--mcp-listen`, `TOOLGATE_MCP_LISTEN`).

@@ -148,12 +148,11 @@ fn check_backend(backend: &Backend) -> Result<(), SpecError> {
     let bad = |msg: String| Err(SpecError::Backend(msg));
     match backend {
         Backend::Grpc { target } => match url::Url::parse(target) {
-            Ok(u) if u.scheme() == "http" && u.host().is_some() => Ok(()),
-            Ok(u) if u.scheme() == "https" => {
-                bad(format!("grpc.target {target:?}: TLS to tool servers is not supported yet; use http://"))
-            }
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(()),
             _ if target.strip_prefix("unix:").is_some_and(|p| p.trim_start_matches("//").starts_with('/')) => Ok(()),
-            _ => bad(format!("grpc.target {target:?} must be an http:// address with a host, or unix:/path/to.sock")),
+            _ => bad(format!(
+                "grpc.target {target:?} must be an http:// or https:// address with a host, or unix:/path/to.sock"
+            )),
         },
         Backend::Http(http) => {
             match url::Url::parse(&http.url) {

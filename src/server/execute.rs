@@ -6,6 +6,7 @@ use super::auth::RequireToken;
 use super::gateway::GatewayService;
 use super::status::ServiceError;
 use crate::pb::v1 as pb;
+use crate::tls::PeerIdentity;
 use crate::wire::frame::encode;
 use crate::wire::unary::{BodyError, UnaryBody, compressed_with, read_message};
 use bytes::Bytes;
@@ -62,7 +63,8 @@ impl FastExecute {
         })?;
         let request = pb::ExecuteRequest::decode(message)
             .map_err(|e| ServiceError::BadRequest(format!("the request is not an ExecuteRequest: {e}")))?;
+        let peer = parts.extensions.get::<PeerIdentity>();
         let metadata = MetadataMap::from_headers(parts.headers);
-        Ok(self.gateway.execute_request(&metadata, request).await?)
+        Ok(self.gateway.execute_request(&metadata, peer, request).await?)
     }
 }

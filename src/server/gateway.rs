@@ -6,6 +6,7 @@ use crate::executor::{CallRequest, Executor, ReviewMode};
 use crate::pb::v1::{self as pb, tool_gateway_server::ToolGateway};
 use crate::pipeline::{CallContext, ToolCall};
 use crate::telemetry::propagation;
+use crate::tls::PeerIdentity;
 use opentelemetry::context::FutureExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,12 +30,14 @@ impl GatewayService {
     pub async fn execute_request(
         &self,
         metadata: &MetadataMap,
+        peer: Option<&PeerIdentity>,
         req: pb::ExecuteRequest,
     ) -> Result<pb::ExecuteResponse, ServiceError> {
         let deadline = deadline_of(metadata);
         let parent = propagation::extract(metadata);
         let call = ToolCall::from(req.call.ok_or_else(|| ServiceError::BadRequest("call is required".into()))?);
         let ctx = CallContext::from(req.context.unwrap_or_default());
+        claims(peer, &ctx.tenant)?;
         let mode = review_mode(req.review_mode);
         let message = self.executor.execute(CallRequest::new(&call, &ctx, deadline, mode)).with_context(parent).await;
         Ok(pb::ExecuteResponse { message: Some(message.into()) })
@@ -44,8 +47,8 @@ impl GatewayService {
 #[tonic::async_trait]
 impl ToolGateway for GatewayService {
     async fn execute(&self, request: Request<pb::ExecuteRequest>) -> Result<Response<pb::ExecuteResponse>, Status> {
-        let (metadata, _, req) = request.into_parts();
-        Ok(Response::new(self.execute_request(&metadata, req).await?))
+        let (metadata, extensions, req) = request.into_parts();
+        Ok(Response::new(self.execute_request(&metadata, extensions.get(), req).await?))
     }
 
     async fn execute_batch(
@@ -54,6 +57,7 @@ impl ToolGateway for GatewayService {
     ) -> Result<Response<pb::ExecuteBatchResponse>, Status> {
         let deadline = deadline_of(request.metadata());
         let parent = propagation::extract(request.metadata());
+        let peer = request.extensions().get::<PeerIdentity>().cloned();
         let req = request.into_inner();
         if req.calls.len() > self.max_batch_calls {
             let reason = format!("a batch holds at most {} calls, got {}", self.max_batch_calls, req.calls.len());
@@ -61,6 +65,7 @@ impl ToolGateway for GatewayService {
         }
         let calls: Vec<_> = req.calls.into_iter().map(ToolCall::from).collect();
         let ctx = CallContext::from(req.context.unwrap_or_default());
+        claims(peer.as_ref(), &ctx.tenant)?;
         let mode = review_mode(req.review_mode);
         let messages = self.executor.execute_batch(&calls, &ctx, deadline, mode).with_context(parent).await;
         Ok(Response::new(pb::ExecuteBatchResponse {
@@ -72,6 +77,7 @@ impl ToolGateway for GatewayService {
         &self,
         request: Request<pb::ListToolDefinitionsRequest>,
     ) -> Result<Response<pb::ListToolDefinitionsResponse>, Status> {
+        let peer = request.extensions().get::<PeerIdentity>().cloned();
         let req = request.into_inner();
         let format = match pb::DefinitionFormat::try_from(req.format) {
             Ok(pb::DefinitionFormat::Openai) => DefinitionFormat::OpenAi,
@@ -86,6 +92,7 @@ impl ToolGateway for GatewayService {
             }
         };
         let ctx = CallContext::from(req.context.unwrap_or_default());
+        claims(peer.as_ref(), &ctx.tenant)?;
         let catalog = self.executor.registry().catalog();
         let definitions = catalog
             .visible(&ctx.tenant)
@@ -93,6 +100,17 @@ impl ToolGateway for GatewayService {
             .map(|d| pb::ToolDefinition { name: d.name, tool: d.tool, definition: d.definition.to_string() })
             .collect();
         Ok(Response::new(pb::ListToolDefinitionsResponse { definitions }))
+    }
+}
+
+/// Refuses a tenant the caller's client certificate does not act for.
+fn claims(peer: Option<&PeerIdentity>, tenant: &str) -> Result<(), ServiceError> {
+    match peer {
+        Some(peer) if !peer.may_claim(tenant) => Err(ServiceError::PermissionDenied(format!(
+            "the client certificate acts for tenant {:?}; it may not call as tenant {tenant:?}",
+            peer.tenant.as_deref().unwrap_or_default()
+        ))),
+        _ => Ok(()),
     }
 }
 

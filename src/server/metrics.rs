@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::registry::Registry;
 use crate::review::ReviewQueue;
 use crate::telemetry::{Gauges, Telemetry};
+use crate::tls::ClientTls;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -74,6 +75,7 @@ pub(super) fn telemetry(
     registry: &Arc<Registry>,
     reviews: &Arc<ReviewQueue>,
     redis: Option<&Redis>,
+    collector: &Arc<ClientTls>,
 ) -> Result<Telemetry, ServeError> {
     let (registry, reviews) = (Arc::downgrade(registry), Arc::downgrade(reviews));
     let degraded = redis.map(|redis| redis.watch_down());
@@ -83,7 +85,7 @@ pub(super) fn telemetry(
         cluster_degraded: degraded
             .map(|down| Box::new(move || u64::from(*down.borrow())) as Box<dyn Fn() -> u64 + Send + Sync>),
     };
-    let mut telemetry = Telemetry::new(&config.telemetry, gauges)?;
+    let mut telemetry = Telemetry::new(&config.telemetry, gauges, collector)?;
     if config.console.listen.is_some() {
         telemetry.keep_recent(config.console.recent_calls);
     }

@@ -10,10 +10,14 @@ mod mcp_front;
 mod metrics;
 mod registry;
 mod review;
+mod services;
 mod shed;
+mod side_listener;
 mod status;
+mod transport;
 mod worker;
 
+pub use services::CLUSTER_HEALTH;
 pub use status::ServiceError;
 
 use crate::backend::Backends;
@@ -23,10 +27,6 @@ use crate::cluster::Redis;
 use crate::config::Config;
 use crate::executor::idempotency::Idempotency;
 use crate::executor::{ExecSettings, Executor};
-use crate::pb::v1::mcp_registry_server::McpRegistryServer;
-use crate::pb::v1::tool_review_server::ToolReviewServer;
-use crate::pb::v1::tool_worker_server::ToolWorkerServer;
-use crate::pb::v1::{tool_gateway_server::ToolGatewayServer, tool_registry_server::ToolRegistryServer};
 use crate::pipeline::PrepareOptions;
 use crate::policy::shared::SharedAdmission;
 use crate::policy::{BudgetLimits, Clock, Policy, PolicySettings};
@@ -36,16 +36,12 @@ use crate::registry::{RedbStore, Registry, RegistryError};
 use crate::review::{RedbReviewStore, ReviewQueue, ReviewSettings};
 use crate::store::Database;
 use crate::telemetry::Telemetry;
-use auth::RequireToken;
-use execute::FastExecute;
-use listen::Dispatch;
+use crate::wire::listen::Inbound;
+use crate::wire::socket::{Address, Listener};
 use std::future::Future;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
-use crate::wire::socket::{Address, Listener};
 use tokio::net::TcpListener;
-use tonic::service::Routes;
-use tonic::service::interceptor::InterceptedService;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -61,6 +57,8 @@ pub enum ServeError {
     Reflection(#[from] tonic_reflection::server::Error),
     #[error("listener: {0}")]
     Listener(String),
+    #[error("tls: {0}")]
+    Tls(#[from] crate::tls::TlsError),
     #[error(transparent)]
     Telemetry(#[from] crate::telemetry::ExportError),
     #[error("metrics endpoint {addr}: {reason}")]
@@ -88,7 +86,8 @@ pub async fn run_with_clock(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let listener = listener.into();
-    let Opened { registry, reviews, mcp, redis } = open_state(&config).await?;
+    let transport = transport::Transport::load(&config)?;
+    let Opened { registry, reviews, mcp, redis } = open_state(&config, &transport).await?;
     let mut policy = Policy::new(
         clock,
         PolicySettings {
@@ -107,15 +106,24 @@ pub async fn run_with_clock(
     let metrics_listener = metrics::bind(&config).await?;
     let front_listener = mcp_front::bind(&config).await?;
     let console_listener = console::bind(&config).await?;
-    let telemetry = Arc::new(metrics::telemetry(&config, &registry, &reviews, redis.as_ref())?);
+    let telemetry = Arc::new(metrics::telemetry(&config, &registry, &reviews, redis.as_ref(), &transport.collector)?);
     // Last of the steps that may fail, so a failed start leaves no server process behind.
     if let Err(err) = mcp.start(config.mcp_servers.clone()).await {
         telemetry.shutdown(config.telemetry.export_timeout).await;
         return Err(err.into());
     }
     let workers = Arc::new(WorkerPool::new());
-    let state =
-        State { registry, reviews, policy, telemetry: Arc::clone(&telemetry), mcp: Arc::clone(&mcp), workers, redis };
+    let telemetry_handle = Arc::clone(&telemetry);
+    let state = State {
+        registry,
+        reviews,
+        policy,
+        telemetry: telemetry_handle,
+        mcp: Arc::clone(&mcp),
+        workers,
+        redis,
+        transport,
+    };
     let side = SideListeners { metrics: metrics_listener, mcp_front: front_listener, console: console_listener };
     let served = serve(listener, &config, state, side, shutdown).await;
     // Stdio MCP servers are child processes: they end with the gateway.
@@ -135,6 +143,7 @@ struct State {
     workers: Arc<WorkerPool>,
     /// Cluster mode's Redis.
     redis: Option<Redis>,
+    transport: transport::Transport,
 }
 
 /// What `open_state` opens.
@@ -147,10 +156,11 @@ struct Opened {
 
 /// Opens the store under `config.data_dir`, its reviews and registry (in cluster mode, on Redis, with the store
 /// as the registry's local cache), registers the static tools, and opens the MCP hub (its servers start later).
-async fn open_state(config: &Config) -> Result<Opened, ServeError> {
+async fn open_state(config: &Config, transport: &transport::Transport) -> Result<Opened, ServeError> {
     let db = Database::open(&config.data_dir).map_err(RegistryError::from)?;
     let store = RedbStore::new(&db).map_err(RegistryError::from)?;
-    let redis = config.cluster.clone().map(Redis::new).transpose()?;
+    let tls = Some(Arc::clone(&transport.client));
+    let redis = config.cluster.clone().map(|settings| Redis::with_tls(settings, tls)).transpose()?;
     let review_settings =
         ReviewSettings { max_pending: config.review.max_pending, keep_done: config.review.keep_decided };
     let reviews = Arc::new(match &redis {
@@ -171,6 +181,7 @@ async fn open_state(config: &Config) -> Result<Opened, ServeError> {
         mcp_store,
         config.connect_timeout,
         config.max_result_bytes,
+        Arc::clone(&transport.client),
     ));
     Ok(Opened { registry, reviews, mcp, redis })
 }
@@ -218,10 +229,18 @@ async fn serve(
     // store is closed and the data directory can be opened again.
     let (alive, mut all_gone) = tokio::sync::mpsc::channel::<()>(1);
     let executor = Arc::new(executor(config, &state, alive));
-    let front_done = side.mcp_front.map(|listener| mcp_front::spawn(listener, config, Arc::clone(&executor)));
+    let inbound =
+        state.transport.server.clone().map(|tls| Inbound { tls, identities: state.transport.identities.clone() });
+    let front_done = side
+        .mcp_front
+        .map(|listener| mcp_front::spawn(listener, config, Arc::clone(&executor), inbound.clone()))
+        .transpose()?;
     let console_done = side
         .console
-        .map(|listener| console::spawn(listener, config, Arc::clone(&executor), Arc::clone(&state.telemetry)));
+        .map(|listener| {
+            console::spawn(listener, config, Arc::clone(&executor), Arc::clone(&state.telemetry), inbound.clone())
+        })
+        .transpose()?;
     let closing = Arc::clone(&state.reviews);
     let workers = Arc::clone(&state.workers);
     let shutdown = async move {
@@ -234,11 +253,11 @@ async fn serve(
         drop(front_done);
         drop(console_done);
     };
-    let dispatch = services(config, executor, state).await?;
+    let dispatch = services::services(config, executor, state).await?;
     let addr = listener.local().map_err(|e| ServeError::Listener(e.to_string()))?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "toolgate serving");
     warn_if_open(&addr, config);
-    crate::wire::listen::serve(listener, dispatch, shutdown).await;
+    crate::wire::listen::serve(listener, dispatch, shutdown, inbound).await;
     // A reviewed call being run when the shutdown began finishes, and stores its outcome, within its timeout.
     let grace = config.default_timeout + Duration::from_secs(1);
     if tokio::time::timeout(grace, all_gone.recv()).await.is_err() {
@@ -246,73 +265,6 @@ async fn serve(
     }
     Ok(())
 }
-
-/// The gRPC services with their size limits and tokens, plus health and reflection; `Execute` on its own path.
-async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Result<Dispatch, ServeError> {
-    let max = config.max_request_bytes;
-    let gateway = Arc::new(gateway::GatewayService::new(executor, config.max_batch_calls));
-    let data_token = RequireToken::new("data", config.tokens.data.as_deref());
-    let execute = FastExecute::new(Arc::clone(&gateway), data_token.clone(), max);
-    let gateway = ToolGatewayServer::from_arc(gateway).max_decoding_message_size(max);
-    let admin_token = RequireToken::new("admin", config.tokens.admin.as_deref());
-    // Reviewers, and agents resuming a review, need not hold the admin token: a review token opens ToolReview
-    // alone. Without one, the admin token closes it.
-    let review_token = match config.tokens.review.as_deref() {
-        Some(review) => RequireToken::any("review", &[Some(review), config.tokens.admin.as_deref()]),
-        None => RequireToken::new("admin", config.tokens.admin.as_deref()),
-    };
-    let admin = ToolRegistryServer::new(registry::RegistryService::new(Arc::clone(&state.registry)))
-        .max_decoding_message_size(max);
-    let worker = worker::WorkerService::new(Arc::clone(&state.registry), state.workers, config.max_result_bytes);
-    // One limit for hellos, which carry specs, and results, which the service bounds by max_result_bytes itself.
-    let worker = ToolWorkerServer::new(worker).max_decoding_message_size(max.max(config.max_result_bytes));
-    let review = ToolReviewServer::new(review::ReviewService::new(state.reviews, state.registry, config.parse_limits))
-        .max_decoding_message_size(max);
-    let mcp = McpRegistryServer::new(mcp::McpService::new(state.mcp)).max_decoding_message_size(max);
-    let (health_reporter, health) = tonic_health::server::health_reporter();
-    health_reporter.set_serving::<ToolGatewayServer<gateway::GatewayService>>().await;
-    health_reporter.set_serving::<ToolRegistryServer<registry::RegistryService>>().await;
-    health_reporter.set_serving::<ToolReviewServer<review::ReviewService>>().await;
-    health_reporter.set_serving::<McpRegistryServer<mcp::McpService>>().await;
-    health_reporter.set_serving::<ToolWorkerServer<worker::WorkerService>>().await;
-    if let Some(redis) = &state.redis {
-        spawn_cluster_health(redis.watch_down(), health_reporter.clone());
-    }
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
-    let routes = Routes::new(health)
-        .add_service(reflection)
-        .add_service(InterceptedService::new(admin, admin_token.clone()))
-        .add_service(InterceptedService::new(mcp, admin_token.clone()))
-        .add_service(InterceptedService::new(worker, admin_token.clone()))
-        .add_service(InterceptedService::new(review, review_token))
-        .add_service(InterceptedService::new(gateway, data_token));
-    let shedding = shed::Shedding::new(config.max_calls_in_flight, Arc::clone(&state.telemetry));
-    Ok(Dispatch::new(execute, routes, &shedding))
-}
-
-/// The health service `toolgate.cluster` says whether Redis answers: NOT_SERVING while the gateway is degraded.
-/// The gateway's own health stays SERVING, since calls are still served from the snapshot.
-fn spawn_cluster_health(mut down: tokio::sync::watch::Receiver<bool>, health: tonic_health::server::HealthReporter) {
-    tokio::spawn(async move {
-        loop {
-            let status = if *down.borrow_and_update() {
-                tonic_health::ServingStatus::NotServing
-            } else {
-                tonic_health::ServingStatus::Serving
-            };
-            health.set_service_status(CLUSTER_HEALTH, status).await;
-            if down.changed().await.is_err() {
-                return;
-            }
-        }
-    });
-}
-
-/// The health service name that reports cluster mode's Redis.
-pub const CLUSTER_HEALTH: &str = "toolgate.cluster";
 
 /// How often idle rate-limit keys, semaphores and sessions are swept.
 const EVICT_EVERY: Duration = Duration::from_secs(30);
@@ -342,6 +294,7 @@ fn executor(config: &Config, state: &State, alive: tokio::sync::mpsc::Sender<()>
         config.max_result_bytes,
         Arc::clone(&state.mcp),
         Arc::clone(&state.workers),
+        Arc::clone(&state.transport.client),
     );
     let registry = Arc::clone(&state.registry);
     let (policy, reviews, telemetry) =

@@ -19,6 +19,9 @@ pub enum ServiceError {
     BadRequest(String),
     #[error("{0}")]
     Unauthenticated(String),
+    /// The caller is known, and may not do this: a client certificate mapped to another tenant.
+    #[error("{0}")]
+    PermissionDenied(String),
     #[error(transparent)]
     Review(#[from] ReviewError),
     #[error(transparent)]
@@ -55,6 +58,7 @@ impl From<ServiceError> for Status {
             ServiceError::FailedPrecondition(_) => Code::FailedPrecondition,
             ServiceError::Aborted(_) => Code::Aborted,
             ServiceError::Unimplemented(_) => Code::Unimplemented,
+            ServiceError::PermissionDenied(_) => Code::PermissionDenied,
             ServiceError::DeadlineExceeded(_) => Code::DeadlineExceeded,
             ServiceError::Overloaded { .. } => Code::Unavailable,
             ServiceError::Internal(_) => Code::Internal,

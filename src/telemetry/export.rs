@@ -4,7 +4,7 @@
 use super::otlp::TraceExporter;
 use super::settings::TelemetrySettings;
 use opentelemetry::{Context, Key, KeyValue};
-use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_otlp::{WithExportConfig, WithTonicConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 use std::time::{SystemTime, UNIX_EPOCH};
+use tonic::transport::Channel;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -75,41 +76,45 @@ pub fn resource(settings: &TelemetrySettings) -> Resource {
     builder().with_attribute(KeyValue::new(instance, format!("{}-{:x}", std::process::id(), started))).build()
 }
 
-/// The tracer provider exporting to `endpoint` in batches through a queue of `max_queued_spans`.
+/// The tracer provider exporting on `collector` in batches through a queue of `max_queued_spans`.
 pub fn tracer_provider(
     settings: &TelemetrySettings,
-    endpoint: &str,
+    collector: Channel,
     queue: Arc<SpanQueue>,
     resource: Resource,
-) -> Result<SdkTracerProvider, ExportError> {
-    let exporter = TraceExporter::new(endpoint, settings.export_timeout)
-        .map_err(|reason| ExportError::Otlp { endpoint: endpoint.to_owned(), reason })?;
+) -> SdkTracerProvider {
+    let endpoint = settings.otlp_endpoint.as_deref().unwrap_or_default();
+    let exporter = TraceExporter::new(collector, endpoint, settings.export_timeout);
     let config = BatchConfigBuilder::default()
         .with_max_queue_size(settings.max_queued_spans)
         .with_scheduled_delay(settings.export_interval)
         .build();
     let exporter = CountingExporter { inner: exporter, queue: Arc::clone(&queue) };
     let batch = BatchSpanProcessor::builder(exporter).with_batch_config(config).build();
-    Ok(SdkTracerProvider::builder()
+    SdkTracerProvider::builder()
         .with_resource(resource)
         .with_span_processor(BoundedProcessor { inner: batch, queue })
-        .build())
+        .build()
 }
 
-/// The meter provider with a periodic OTLP reader and, when configured, a Prometheus reader on `registry`.
+/// The meter provider with a periodic OTLP reader on `collector` and, when configured, a Prometheus reader on
+/// `registry`.
 pub fn meter_provider(
     settings: &TelemetrySettings,
+    collector: Option<Channel>,
     registry: Option<&prometheus::Registry>,
     resource: Resource,
 ) -> Result<SdkMeterProvider, ExportError> {
     let mut builder = SdkMeterProvider::builder().with_resource(resource);
-    if let Some(endpoint) = &settings.otlp_endpoint {
+    if let Some(channel) = collector {
+        let endpoint = settings.otlp_endpoint.clone().unwrap_or_default();
+        // The channel's own timeout is the export timeout, as the SDK asks of a channel given to it.
         let exporter = opentelemetry_otlp::MetricExporter::builder()
             .with_tonic()
-            .with_endpoint(endpoint)
+            .with_channel(channel)
             .with_timeout(settings.export_timeout)
             .build()
-            .map_err(|e| ExportError::Otlp { endpoint: endpoint.clone(), reason: e.to_string() })?;
+            .map_err(|e| ExportError::Otlp { endpoint, reason: e.to_string() })?;
         builder =
             builder.with_reader(PeriodicReader::builder(exporter).with_interval(settings.export_interval).build());
     }

@@ -14,6 +14,7 @@ pub use metrics::{UNRESOLVED, kind_name, status_name};
 pub use settings::{RawTelemetry, TelemetrySettings};
 pub use span::{CallSpan, Door};
 
+use crate::tls::ClientTls;
 use export::SpanQueue;
 use metrics::Metrics;
 use opentelemetry::global::BoxedTracer;
@@ -50,16 +51,23 @@ pub struct Telemetry {
 }
 
 impl Telemetry {
-    /// Builds the exporters `settings` asks for. Must run inside the Tokio runtime (the OTLP client lives there).
-    pub fn new(settings: &TelemetrySettings, gauges: Gauges) -> Result<Self, ExportError> {
+    /// Builds the exporters `settings` asks for, reaching an `https://` collector with `tls`. Must run inside the
+    /// Tokio runtime (the OTLP client lives there).
+    pub fn new(settings: &TelemetrySettings, gauges: Gauges, tls: &Arc<ClientTls>) -> Result<Self, ExportError> {
         let queue = Arc::new(SpanQueue::new(settings.max_queued_spans));
         let resource = export::resource(settings);
-        let tracer_provider = match &settings.otlp_endpoint {
-            Some(endpoint) => Some(export::tracer_provider(settings, endpoint, Arc::clone(&queue), resource.clone())?),
+        let collector = match &settings.otlp_endpoint {
+            Some(endpoint) => Some(
+                crate::wire::channel::lazy(endpoint, Some(settings.export_timeout), tls)
+                    .map_err(|reason| ExportError::Otlp { endpoint: endpoint.clone(), reason })?,
+            ),
             None => None,
         };
+        let tracer_provider = collector
+            .clone()
+            .map(|channel| export::tracer_provider(settings, channel, Arc::clone(&queue), resource.clone()));
         let prometheus = settings.prometheus_listen.map(|_| prometheus::Registry::new());
-        let meter_provider = export::meter_provider(settings, prometheus.as_ref(), resource)?;
+        let meter_provider = export::meter_provider(settings, collector, prometheus.as_ref(), resource)?;
         let meter = meter_provider.meter("toolgate");
         // Without a reader the SDK refuses observable instruments, logging an ERROR for each at every start.
         if settings.otlp_endpoint.is_some() || prometheus.is_some() {

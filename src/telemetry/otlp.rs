@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tonic::codec::{Codec, EncodeBuf, Encoder};
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tonic::{Code, Status};
 
 const EXPORT: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
@@ -24,31 +24,37 @@ const MAX_DELAY: Duration = Duration::from_millis(1_600);
 #[derive(Debug)]
 pub struct TraceExporter {
     channel: Channel,
+    /// The collector's address, named in a TLS failure.
+    endpoint: String,
     headers: MetadataMap,
     timeout: Duration,
     preamble: Preamble,
 }
 
 impl TraceExporter {
-    /// An exporter to `endpoint` (`http://host:port`), connecting on its first export; each attempt is bounded
+    /// An exporter on `channel` (see `wire::channel`), which connects on the first export; each attempt is bounded
     /// by `timeout`.
-    pub fn new(endpoint: &str, timeout: Duration) -> Result<Self, String> {
-        let endpoint = Endpoint::from_shared(endpoint.to_owned()).map_err(|e| e.to_string())?;
+    pub fn new(channel: Channel, endpoint: &str, timeout: Duration) -> Self {
         let headers = std::env::var("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
             .or_else(|_| std::env::var("OTEL_EXPORTER_OTLP_HEADERS"))
             .map(|text| parse_headers(&text))
             .unwrap_or_default();
-        Ok(Self::with_headers(endpoint, timeout, headers))
+        Self::with_headers(channel, endpoint, timeout, headers)
     }
 
-    fn with_headers(endpoint: Endpoint, timeout: Duration, headers: MetadataMap) -> Self {
-        let channel = endpoint.timeout(timeout).connect_lazy();
-        Self { channel, headers, timeout, preamble: Preamble::default() }
+    fn with_headers(channel: Channel, endpoint: &str, timeout: Duration, headers: MetadataMap) -> Self {
+        Self { channel, endpoint: endpoint.to_owned(), headers, timeout, preamble: Preamble::default() }
     }
 
     async fn send(&self, body: Arc<[u8]>) -> Result<ExportResponse, Status> {
         let mut grpc = tonic::client::Grpc::new(self.channel.clone());
-        grpc.ready().await.map_err(|e| Status::unavailable(format!("the collector is unreachable: {e}")))?;
+        grpc.ready().await.map_err(|e| {
+            let cause = crate::tls::find_tls_failure(&e).map_or_else(|| e.to_string(), |tls| format!("TLS: {tls}"));
+            let mut status = Status::unavailable(format!("the collector is unreachable: {cause}"));
+            // A source marks the status as made here, not by the collector: its message is safe to log.
+            status.set_source(Arc::new(e));
+            status
+        })?;
         let mut request = tonic::Request::new(body);
         *request.metadata_mut() = self.headers.clone();
         let path = http::uri::PathAndQuery::from_static(EXPORT);
@@ -75,7 +81,11 @@ impl SpanExporter for TraceExporter {
                 // A collector's message may echo a credential, so only one tonic made itself (the connection
                 // failed, say) goes into the error the SDK logs.
                 tracing::debug!(code = ?status.code(), message = status.message(), "OTLP span export failed");
-                let local = std::error::Error::source(&status).map(|_| format!(": {}", status.message()));
+                let local =
+                    std::error::Error::source(&status).map(|source| match crate::tls::find_tls_failure(source) {
+                        Some(tls) => format!(": {}: TLS: {tls}", self.endpoint),
+                        None => format!(": {}", status.message()),
+                    });
                 return Err(OTelSdkError::InternalFailure(format!(
                     "OTLP span export failed with gRPC code {:?}{}",
                     status.code(),
@@ -200,6 +210,7 @@ mod tests {
     use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{TraceService, TraceServiceServer};
     use opentelemetry_proto::tonic::collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse};
     use std::sync::Mutex;
+    use tonic::transport::Endpoint;
 
     #[test]
     fn headers_are_read_as_the_otlp_variables_write_them() {
@@ -252,7 +263,12 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_batch_reaches_the_collector_with_its_headers_after_transient_failures() {
         let (collector, endpoint) = collector(vec![Code::Aborted, Code::Unavailable]).await;
-        let exporter = TraceExporter::with_headers(endpoint, Duration::from_secs(5), parse_headers("api-key=k1"));
+        let exporter = TraceExporter::with_headers(
+            endpoint.connect_lazy(),
+            "test",
+            Duration::from_secs(5),
+            parse_headers("api-key=k1"),
+        );
         exporter.export(vec![one_span(), one_span()]).await.expect("exported on the third attempt");
         let received = collector.received.lock().unwrap();
         assert_eq!(received.len(), 3, "two failures retried, then the export that succeeded");
@@ -265,7 +281,8 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_refused_batch_is_not_sent_again() {
         let (collector, endpoint) = collector(vec![Code::InvalidArgument]).await;
-        let exporter = TraceExporter::with_headers(endpoint, Duration::from_secs(5), MetadataMap::new());
+        let exporter =
+            TraceExporter::with_headers(endpoint.connect_lazy(), "test", Duration::from_secs(5), MetadataMap::new());
         let err = exporter.export(vec![one_span()]).await.expect_err("the collector refused it");
         assert!(err.to_string().contains("InvalidArgument"), "{err}");
         assert_eq!(collector.received.lock().unwrap().len(), 1);
@@ -274,12 +291,40 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_unreachable_collector_fails_the_export_within_its_timeout_and_says_why() {
         let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-        let endpoint = Endpoint::from_shared(format!("http://{closed}")).unwrap();
-        let exporter = TraceExporter::with_headers(endpoint, Duration::from_millis(400), MetadataMap::new());
+        let endpoint = Endpoint::from_shared(format!("http://{closed}")).unwrap().timeout(Duration::from_millis(400));
+        let exporter = TraceExporter::with_headers(
+            endpoint.connect_lazy(),
+            "test",
+            Duration::from_millis(400),
+            MetadataMap::new(),
+        );
         let started = Instant::now();
         let err = exporter.export(vec![one_span()]).await.expect_err("nothing listens there").to_string();
         assert!(err.contains("Unavailable") && err.contains("connect"), "the cause is named: {err}");
         assert!(started.elapsed() < Duration::from_secs(2), "retries stop at the timeout: {:?}", started.elapsed());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_collector_with_an_untrusted_certificate_is_refused_with_the_cause() {
+        crate::tls::install_provider();
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(made.signing_key.serialize_der().into());
+        let config =
+            rustls::ServerConfig::builder().with_no_client_auth().with_single_cert(vec![made.cert.into()], key);
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config.unwrap()));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let _ = acceptor.accept(tcp).await;
+            }
+        });
+        let tls = Arc::new(crate::tls::ClientTls::load(Default::default()).unwrap());
+        let timeout = Duration::from_millis(400);
+        let channel = crate::wire::channel::lazy(&format!("https://localhost:{port}"), Some(timeout), &tls).unwrap();
+        let exporter = TraceExporter::with_headers(channel, "https://localhost", timeout, MetadataMap::new());
+        let err = exporter.export(vec![one_span()]).await.expect_err("a self-signed certificate").to_string();
+        assert!(err.contains("https://localhost: TLS: its certificate is not signed by a trusted CA"), "{err}");
     }
 
     #[test]

@@ -11,7 +11,8 @@ const MAX_QUEUED_SPANS: usize = 1_000_000;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTelemetry {
-    /// OTLP/gRPC collector, such as `http://127.0.0.1:4317`. Nothing is exported when unset.
+    /// OTLP/gRPC collector, such as `http://127.0.0.1:4317` or `https://collector:4317`. Nothing is exported when
+    /// unset.
     pub otlp_endpoint: Option<String>,
     pub service_name: Option<String>,
     /// How often span batches and metrics are sent.
@@ -51,13 +52,10 @@ impl TelemetrySettings {
     pub fn from_raw(raw: RawTelemetry, endpoint: Option<String>) -> Result<Self, String> {
         let otlp_endpoint = endpoint.or(raw.otlp_endpoint).filter(|e| !e.trim().is_empty());
         if let Some(endpoint) = &otlp_endpoint {
-            let parsed = url::Url::parse(endpoint)
-                .map_err(|e| format!("otlp_endpoint {endpoint:?} must be http://host:port: {e}"))?;
-            if parsed.scheme() != "http" {
-                // The exporter is built without TLS: a collector is expected beside the gateway, on loopback.
-                return Err(format!(
-                    "otlp_endpoint {endpoint:?} must be http://host:port; TLS to the collector is not built in, so run a collector beside the gateway"
-                ));
+            let must = "must be http://host:port, or https://host:port for TLS";
+            let parsed = url::Url::parse(endpoint).map_err(|e| format!("otlp_endpoint {endpoint:?} {must}: {e}"))?;
+            if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+                return Err(format!("otlp_endpoint {endpoint:?} {must}"));
             }
         }
         let prometheus_listen = match raw.prometheus_listen.filter(|l| !l.trim().is_empty()) {
@@ -121,7 +119,8 @@ mod tests {
             assert!(err.contains(expected), "{text}: {err}");
         };
         refused("otlp_endpoint = \"127.0.0.1:4317\"", "must be http://host:port");
-        refused("otlp_endpoint = \"https://collector:4317\"", "TLS to the collector is not built in");
+        refused("otlp_endpoint = \"grpc://collector:4317\"", "or https://host:port for TLS");
+        assert!(parse("otlp_endpoint = \"https://collector:4317\"", None).is_ok(), "TLS to the collector");
         refused("prometheus_listen = \"localhost\"", "prometheus_listen");
         refused("export_interval_ms = 0", "export_interval_ms must be greater than 0");
         refused("max_queued_spans = 0", "max_queued_spans must be greater than 0");

@@ -3,7 +3,7 @@
 
 use super::Telemetry;
 use super::metrics::{UNRESOLVED, kind_name, status_name};
-use crate::pipeline::{CallContext, OVERRIDE_REMOVED, ToolCall, ToolMessage, strip_overrides};
+use crate::pipeline::{CallContext, ErrorKind, OVERRIDE_REMOVED, ToolCall, ToolMessage, strip_overrides};
 use crate::registry::CompiledTool;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, KeyValue, StringValue, Value};
@@ -110,6 +110,11 @@ impl Telemetry {
             tracing::warn!(tool = %m.name, tenant = %ctx.tenant, user = %ctx.user_id, overrides, %trace_id, "injected parameters set by the model were removed");
         }
         match &m.error {
+            // An unreachable backend's reason is the gateway's own text (a refused connection, a TLS failure and
+            // its endpoint), never the model's or the tool's: the operator reads it in the log too.
+            Some(error) if error.kind == ErrorKind::Unavailable => {
+                tracing::info!(tool = %m.name, call_id = %call.id, kind = %kind_name(error.kind), reason = %error.message, duration_us = m.duration_us, %trace_id, "call failed");
+            }
             Some(error) => {
                 tracing::info!(tool = %m.name, call_id = %call.id, kind = %kind_name(error.kind), duration_us = m.duration_us, %trace_id, "call failed");
             }

@@ -4,16 +4,18 @@
 
 use super::coalesce::Coalesced;
 use super::frame::{FrameError, Gather};
-use super::status::{http_code, status_in, transport};
+use super::socket::Stream;
+use super::status::{TLS_FAILURE, http_code, status_in, transport};
+use crate::tls::ClientTls;
 use bytes::Bytes;
 use h2::client::SendRequest;
 use http::{HeaderValue, Method, Request, Uri, header};
+use rustls::pki_types::ServerName;
+use std::io;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
-use super::socket::Stream;
-use std::io;
-use std::path::PathBuf;
 use tokio::net::{TcpStream, UnixStream};
 use tonic::{Code, Status};
 
@@ -74,35 +76,52 @@ pub struct Target {
 
 /// Where a target's connection goes.
 enum Dial {
-    Host { host: String, port: u16 },
+    /// With `tls`, TLS to the server named so (its certificate checked against the name, which is sent as SNI).
+    Host {
+        host: String,
+        port: u16,
+        tls: Option<(ServerName<'static>, Arc<ClientTls>)>,
+    },
     Unix(PathBuf),
 }
 
 impl Target {
-    /// `target` is a registered `grpc.target`: `http://host:port` (any path ignored, as tonic's channels do), or
-    /// `unix:/path/to.sock`.
-    pub fn new(target: &str, path: &str) -> Result<Self, String> {
+    /// `target` is a registered `grpc.target`: `http://host:port` or `https://host:port` (any path ignored, as
+    /// tonic's channels do), or `unix:/path/to.sock`. An `https` target speaks TLS with `tls`'s configuration.
+    pub fn new(target: &str, path: &str, tls: &Arc<ClientTls>) -> Result<Self, String> {
         let (live, connecting, failed) = (RwLock::new(None), tokio::sync::Mutex::new(()), Mutex::new(None));
+        let bad = |e: &dyn std::fmt::Display| format!("bad gRPC target {target:?}: {e}");
         if let Some(socket) = super::socket::unix_path(target) {
             let uri = Uri::builder().scheme("http").authority("localhost").path_and_query(path).build();
-            let uri = uri.map_err(|e| format!("bad gRPC target {target:?}: {e}"))?;
             let shown = format!("unix:{}", socket.display());
-            return Ok(Self { uri, dial: Dial::Unix(socket), shown, live, connecting, failed });
+            return Ok(Self {
+                uri: uri.map_err(|e| bad(&e))?,
+                dial: Dial::Unix(socket),
+                shown,
+                live,
+                connecting,
+                failed,
+            });
         }
-        let parsed: Uri = target.parse().map_err(|e| format!("bad gRPC target {target:?}: {e}"))?;
+        let parsed: Uri = target.parse().map_err(|e| bad(&e))?;
         let (Some(host), Some(authority)) = (parsed.host(), parsed.authority()) else {
-            return Err(format!("bad gRPC target {target:?}: no host"));
+            return Err(bad(&"no host"));
         };
+        let secure = parsed.scheme_str() == Some("https");
         let uri = Uri::builder()
-            .scheme("http")
+            .scheme(if secure { "https" } else { "http" })
             .authority(authority.clone())
             .path_and_query(path)
             .build()
-            .map_err(|e| format!("bad gRPC target {target:?}: {e}"))?;
+            .map_err(|e| bad(&e))?;
         let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
-        let port = parsed.port_u16().unwrap_or(80);
-        let shown = authority.to_string();
-        Ok(Self { uri, dial: Dial::Host { host, port }, shown, live, connecting, failed })
+        let port = parsed.port_u16().unwrap_or(if secure { 443 } else { 80 });
+        let tls = match secure {
+            true => Some((ServerName::try_from(host.clone()).map_err(|e| bad(&e))?, Arc::clone(tls))),
+            false => None,
+        };
+        let shown = format!("{}{authority}", if secure { "https://" } else { "" });
+        Ok(Self { uri, dial: Dial::Host { host, port, tls }, shown, live, connecting, failed })
     }
 
     /// The connection now: open, closed, never opened, or why the last connect failed.
@@ -158,14 +177,17 @@ impl Target {
         failed.as_ref().filter(|(at, _)| *at >= since).map(|(_, status)| status.clone())
     }
 
-    /// A socket to the target, within `connect_timeout`.
+    /// A socket to the target, its TLS handshake done, within `connect_timeout`.
     async fn dial(&self, connect_timeout: Duration) -> io::Result<Stream> {
         let connect = async {
             match &self.dial {
-                Dial::Host { host, port } => {
+                Dial::Host { host, port, tls } => {
                     let tcp = TcpStream::connect((host.as_str(), *port)).await?;
                     tcp.set_nodelay(true)?;
-                    Ok(Stream::Tcp(tcp))
+                    match tls {
+                        Some((name, config)) => Stream::Tcp(tcp).tls(config.h2(), name.clone()).await,
+                        None => Ok(Stream::Tcp(tcp)),
+                    }
                 }
                 Dial::Unix(path) => UnixStream::connect(path).await.map(Stream::Unix),
             }
@@ -176,7 +198,11 @@ impl Target {
 
     async fn connect(&self, connect_timeout: Duration) -> Result<Live, Status> {
         let unavailable = |what: String| Status::unavailable(format!("connecting to {}: {what}", self.shown));
-        let tcp = self.dial(connect_timeout).await.map_err(|e| unavailable(e.to_string()))?;
+        let failed = |e: io::Error| match crate::tls::tls_failure(&e) {
+            Some(tls) => unavailable(format!("{TLS_FAILURE}{tls}")),
+            None => unavailable(e.to_string()),
+        };
+        let tcp = self.dial(connect_timeout).await.map_err(failed)?;
         let (send, connection) = h2::client::Builder::new()
             .initial_window_size(STREAM_WINDOW)
             .initial_connection_window_size(CONNECTION_WINDOW)
@@ -197,11 +223,25 @@ impl Target {
         Ok(Live { send, closed })
     }
 
-
     /// One unary call: `message` (already framed) out with the `trace` headers, the answer's one message back,
     /// at most `limit` bytes. A connection found closed before the request left is replaced once, and the request
     /// sent on the new one: the server never saw it.
     pub async fn unary(
+        &self,
+        message: Bytes,
+        trace: &[(&'static str, String)],
+        limit: usize,
+        connect_timeout: Duration,
+    ) -> Result<Bytes, CallFailure> {
+        self.exchange(message, trace, limit, connect_timeout).await.map_err(|failure| match failure {
+            CallFailure::Status(status) if status.message().starts_with(TLS_FAILURE) => {
+                CallFailure::Status(Status::unavailable(format!("{}: {}", self.shown, status.message())))
+            }
+            other => other,
+        })
+    }
+
+    async fn exchange(
         &self,
         message: Bytes,
         trace: &[(&'static str, String)],

@@ -3,6 +3,7 @@
 
 use super::coalesce::Coalesced;
 use super::socket::{Listener, Stream};
+use crate::tls::{Identities, PeerIdentity, ServerTls};
 use http::{Request, Response};
 use http_body::Body;
 use hyper::body::Incoming;
@@ -11,6 +12,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use std::error::Error;
 use std::future::Future;
 use std::pin::pin;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -48,9 +50,19 @@ pub trait Answer: Body<Data: Send, Error: Into<BoxError>> + Send + 'static {}
 
 impl<B> Answer for B where B: Body<Data: Send, Error: Into<BoxError>> + Send + 'static {}
 
-/// Serves `service` on every connection `listener` accepts until `shutdown`; then asks every connection to finish
-/// what it is doing, and returns once all have closed.
-pub async fn serve<S, B>(listener: Listener, service: S, shutdown: impl Future<Output = ()>)
+/// TLS on a listener's connections (ALPN `h2`), and what their client certificates say.
+#[derive(Clone)]
+pub struct Inbound {
+    pub tls: Arc<ServerTls>,
+    pub identities: Identities,
+}
+
+/// How long a client has to finish its TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves `service` on every connection `listener` accepts (over TLS with `inbound`) until `shutdown`; then asks
+/// every connection to finish what it is doing, and returns once all have closed.
+pub async fn serve<S, B>(listener: Listener, service: S, shutdown: impl Future<Output = ()>, inbound: Option<Inbound>)
 where
     S: Served<B>,
     B: Answer,
@@ -65,7 +77,7 @@ where
     // hyper's default of 200 streams per connection stays: tonic lifted it, but each stream may hold a request of
     // up to `max_request_bytes` while it is read.
     let (stopping, stop_seen) = watch::channel(());
-    accept(listener, &service, &builder, &stop_seen, shutdown).await;
+    accept(listener, &service, &builder, &stop_seen, shutdown, inbound.as_ref()).await;
     // The listener is closed by now, so clients arriving during the drain are refused rather than left waiting in
     // the backlog.
     let _ = stopping.send(());
@@ -80,6 +92,7 @@ async fn accept<S, B>(
     builder: &Builder<TokioExecutor>,
     stop: &watch::Receiver<()>,
     shutdown: impl Future<Output = ()>,
+    inbound: Option<&Inbound>,
 ) where
     S: Served<B>,
     B: Answer,
@@ -89,7 +102,7 @@ async fn accept<S, B>(
         tokio::select! {
             () = &mut shutdown => return,
             accepted = listener.accept() => match accepted {
-                Ok(io) => spawn_connection(Coalesced::new(io), service.clone(), builder.clone(), stop.clone()),
+                Ok(io) => spawn_connection(io, service.clone(), builder.clone(), stop.clone(), inbound.cloned()),
                 Err(err) => {
                     tracing::warn!(error = %err, "accepting a connection failed");
                     tokio::time::sleep(ACCEPT_BACKOFF).await;
@@ -99,18 +112,28 @@ async fn accept<S, B>(
     }
 }
 
-/// Serves one connection in a task of its own; once `stop` changes, it finishes its streams and closes.
+/// Serves one connection in a task of its own, after its TLS handshake with `inbound`; once `stop` changes, it
+/// finishes its streams and closes.
 fn spawn_connection<S, B>(
-    io: Coalesced<Stream>,
+    io: Stream,
     service: S,
     builder: Builder<TokioExecutor>,
     mut stop: watch::Receiver<()>,
+    inbound: Option<Inbound>,
 ) where
     S: Served<B>,
     B: Answer,
 {
     tokio::spawn(async move {
-        let mut connection = pin!(builder.serve_connection(TokioIo::new(io), service));
+        let (io, peer) = match inbound {
+            None => (io, None),
+            Some(inbound) => match handshake(io, &inbound.tls.h2(), &inbound.identities).await {
+                Some(done) => done,
+                None => return,
+            },
+        };
+        let service = WithPeer { inner: service, peer };
+        let mut connection = pin!(builder.serve_connection(TokioIo::new(Coalesced::new(io)), service));
         let result = tokio::select! {
             result = &mut connection => result,
             _ = stop.changed() => {
@@ -122,4 +145,48 @@ fn spawn_connection<S, B>(
             tracing::debug!(error = %err, "a connection ended with an error");
         }
     });
+}
+
+/// The server's side of a client's TLS handshake, within `HANDSHAKE_TIMEOUT`, and the identity its certificate
+/// gives; `None`, logged with its cause, for a handshake that fails or takes too long.
+pub async fn handshake(
+    io: Stream,
+    acceptor: &tokio_rustls::TlsAcceptor,
+    identities: &Identities,
+) -> Option<(Stream, Option<Arc<PeerIdentity>>)> {
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, io.accept_tls(acceptor)).await {
+        Ok(Ok(tls)) => {
+            let peer = tls.peer_certificates().and_then(|chain| identities.of(chain)).map(Arc::new);
+            Some((tls, peer))
+        }
+        Ok(Err(err)) => {
+            let reason = crate::tls::tls_failure(&err).unwrap_or_else(|| err.to_string());
+            tracing::info!(error = %reason, "a client's TLS handshake failed");
+            None
+        }
+        Err(_) => {
+            tracing::info!(?HANDSHAKE_TIMEOUT, "a client did not finish its TLS handshake in time");
+            None
+        }
+    }
+}
+
+/// A connection's service, putting what its client certificate says on each of its requests.
+#[derive(Clone)]
+struct WithPeer<S> {
+    inner: S,
+    peer: Option<Arc<PeerIdentity>>,
+}
+
+impl<S: hyper::service::Service<Request<Incoming>>> hyper::service::Service<Request<Incoming>> for WithPeer<S> {
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn call(&self, mut request: Request<Incoming>) -> Self::Future {
+        if let Some(peer) = &self.peer {
+            request.extensions_mut().insert(PeerIdentity::clone(peer));
+        }
+        self.inner.call(request)
+    }
 }

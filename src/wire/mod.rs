@@ -31,9 +31,13 @@
 //! - [`otlp`]: byte for byte what prost encodes from `opentelemetry-proto`'s `ExportTraceServiceRequest`.
 //!
 //! `tests.rs` reads each input through this module and through tonic, and `tests/wire_parity.rs` sends the same
-//! answers to tonic's client and to [`client`]; where they differ on purpose, the tables say so and why. Inside the
-//! crate this module uses only `pb`; `server`, `backend` and `telemetry` use it.
+//! answers to tonic's client and to [`client`]; where they differ on purpose, the tables say so and why.
+//!
+//! It also holds the gateway's sockets ([`socket`]: TCP or Unix, plain or TLS) and the tonic channels opened by
+//! address ([`channel`]). Inside the crate this module uses only `pb` and `tls`; `server`, `backend`, `telemetry`
+//! and `cli` use it.
 
+pub mod channel;
 pub mod client;
 pub mod coalesce;
 pub mod frame;

@@ -1,10 +1,12 @@
 //! The gateway's sockets: a TCP port or a Unix domain socket, listened on and connected to alike. On one host a
 //! Unix socket skips the TCP stack for the sidecar hop; its file's mode says who may connect.
 
+use rustls::pki_types::ServerName;
 use std::io;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
@@ -136,9 +138,44 @@ async fn clear_stale(path: &Path) -> io::Result<()> {
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// TLS this side opened, over a TCP or Unix connection.
+    TlsClient(Box<tokio_rustls::client::TlsStream<Stream>>),
+    /// TLS a client opened to this side.
+    TlsServer(Box<tokio_rustls::server::TlsStream<Stream>>),
+}
+
+/// The same call on whichever stream it is.
+macro_rules! each {
+    ($stream:expr, $s:ident => $call:expr) => {
+        match $stream {
+            Stream::Tcp($s) => $call,
+            Stream::Unix($s) => $call,
+            Stream::TlsClient($s) => $call,
+            Stream::TlsServer($s) => $call,
+        }
+    };
 }
 
 impl Stream {
+    /// TLS over this connection, as a client of `server_name` (checked against its certificate, and sent as SNI).
+    pub async fn tls(self, config: Arc<rustls::ClientConfig>, server_name: ServerName<'static>) -> io::Result<Self> {
+        let tls = tokio_rustls::TlsConnector::from(config).connect(server_name, self).await?;
+        Ok(Stream::TlsClient(Box::new(tls)))
+    }
+
+    /// TLS over this accepted connection, as the server.
+    pub async fn accept_tls(self, acceptor: &tokio_rustls::TlsAcceptor) -> io::Result<Self> {
+        Ok(Stream::TlsServer(Box::new(acceptor.accept(self).await?)))
+    }
+
+    /// The client's certificate chain, on a TLS connection it presented one on.
+    pub fn peer_certificates(&self) -> Option<&[rustls::pki_types::CertificateDer<'static>]> {
+        match self {
+            Stream::TlsServer(tls) => tls.get_ref().1.peer_certificates(),
+            _ => None,
+        }
+    }
+
     /// Connects to `address`: a TCP connection with no delay, or a Unix socket.
     pub async fn connect(address: &Address) -> io::Result<Self> {
         match address {
@@ -154,19 +191,13 @@ impl Stream {
 
 impl AsyncRead for Stream {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
-            Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
-        }
+        each!(self.get_mut(), s => Pin::new(s).poll_read(cx, buf))
     }
 }
 
 impl AsyncWrite for Stream {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
-            Stream::Unix(s) => Pin::new(s).poll_write(cx, buf),
-        }
+        each!(self.get_mut(), s => Pin::new(s).poll_write(cx, buf))
     }
 
     fn poll_write_vectored(
@@ -174,30 +205,18 @@ impl AsyncWrite for Stream {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            Stream::Unix(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-        }
+        each!(self.get_mut(), s => Pin::new(s).poll_write_vectored(cx, bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
-        match self {
-            Stream::Tcp(s) => s.is_write_vectored(),
-            Stream::Unix(s) => s.is_write_vectored(),
-        }
+        each!(self, s => s.is_write_vectored())
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
-            Stream::Unix(s) => Pin::new(s).poll_flush(cx),
-        }
+        each!(self.get_mut(), s => Pin::new(s).poll_flush(cx))
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
-            Stream::Unix(s) => Pin::new(s).poll_shutdown(cx),
-        }
+        each!(self.get_mut(), s => Pin::new(s).poll_shutdown(cx))
     }
 }

@@ -40,8 +40,15 @@ pub(super) fn status_in(headers: &HeaderMap) -> Option<Status> {
 /// gRPC does not name: INTERNAL here, UNKNOWN in tonic (`tests.rs` pins which). A stream the server cancelled may
 /// have run, so CANCELLED is not retried; a refused stream, a connection that failed, and the other protocol errors
 /// are.
+/// How a TLS failure's message starts, so that the caller can name the endpoint.
+pub(super) const TLS_FAILURE: &str = "TLS: ";
+
 pub(super) fn transport(err: h2::Error) -> Status {
     use h2::Reason;
+    // A TLS alert that came after the handshake (a server refusing the client's certificate, under TLS 1.3).
+    if let Some(tls) = err.get_io().and_then(crate::tls::tls_failure) {
+        return Status::unavailable(format!("{TLS_FAILURE}{tls}"));
+    }
     let code = match err.reason() {
         _ if err.is_io() => Code::Unavailable,
         Some(Reason::REFUSED_STREAM) => Code::Unavailable,

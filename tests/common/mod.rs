@@ -131,3 +131,25 @@ pub fn kind_of(m: &pb::ToolMessage) -> pb::ErrorKind {
 pub fn city_schema() -> Value {
     serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": false})
 }
+
+/// `toolgate serve` with `args`, as a process of its own whose log (at INFO) is read from its stderr once it is
+/// killed. No collector, whatever the environment says.
+pub fn serve_process(args: &[&str]) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("serve")
+        .args(args)
+        .env("RUST_LOG", "info")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("toolgate serve starts")
+}
+
+/// Kills a `serve_process` and returns its log.
+pub async fn log_of(mut server: tokio::process::Child) -> String {
+    server.start_kill().unwrap();
+    let mut stderr = String::new();
+    tokio::io::AsyncReadExt::read_to_string(server.stderr.as_mut().unwrap(), &mut stderr).await.unwrap();
+    stderr
+}

@@ -10,6 +10,7 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 pub const COMPOSE: &str = "deploy/compose.yaml";
 pub const K8S: &str = "deploy/k8s/agent-with-toolgate.yaml";
+pub const K8S_UDS: &str = "deploy/k8s/agent-with-toolgate-uds.yaml";
 pub const DOCKERFILE: &str = "deploy/Dockerfile";
 /// The gateway's config in the compose stack.
 pub const GATEWAY_CONFIG: &str = "deploy/toolgate.toml";

@@ -141,14 +141,24 @@ impl Collector {
     pub async fn start() -> Collector {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind collector");
         let addr = listener.local_addr().expect("collector addr");
+        Self::serve(addr, format!("http://{addr}"), TcpIncoming::from(listener).with_nodelay(Some(true)))
+    }
+
+    /// A collector on connections `incoming` accepts (TLS ones, say), reached at `endpoint`.
+    pub fn serve<S, IO, E>(addr: SocketAddr, endpoint: String, incoming: S) -> Collector
+    where
+        S: tokio_stream::Stream<Item = Result<IO, E>> + Send + 'static,
+        IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + tonic::transport::server::Connected + Unpin + Send + 'static,
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         let sink = Sink::default();
         let server = tonic::transport::Server::builder()
             .add_service(TraceServiceServer::new(sink.clone()))
             .add_service(MetricsServiceServer::new(sink.clone()));
         let task = tokio::spawn(async move {
-            let _ = server.serve_with_incoming(TcpIncoming::from(listener).with_nodelay(Some(true))).await;
+            let _ = server.serve_with_incoming(incoming).await;
         });
-        Collector { addr, endpoint: format!("http://{addr}"), sink, task }
+        Collector { addr, endpoint, sink, task }
     }
 
     /// Every span received so far, in arrival order.

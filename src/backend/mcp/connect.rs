@@ -2,9 +2,11 @@
 //! with a client handler that reports `notifications/tools/list_changed`.
 
 use super::spec::{INHERITED_ENV, McpServerSpec, Transport, redacted_url};
+use super::supervise::Context;
+use crate::tls::ClientTls;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
 use std::collections::{BTreeMap, HashMap};
@@ -32,9 +34,9 @@ impl ClientHandler for Listener {
     }
 }
 
-/// Starts (or reaches) the server and runs the MCP handshake, all within `timeout`.
-pub async fn connect(spec: &McpServerSpec, changed: Arc<Notify>, timeout: Duration) -> Result<Session, String> {
-    let listener = Listener { changed };
+/// Starts (or reaches) the server and runs the MCP handshake, all within the connect timeout.
+pub async fn connect(spec: &McpServerSpec, changed: Arc<Notify>, ctx: &Context) -> Result<Session, String> {
+    let (listener, timeout) = (Listener { changed }, ctx.connect_timeout);
     let handshake = async {
         match spec.transport() {
             Transport::Stdio { command, args, env, cwd } => {
@@ -42,9 +44,12 @@ pub async fn connect(spec: &McpServerSpec, changed: Arc<Notify>, timeout: Durati
                 listener.serve(child).await.map_err(|e| format!("MCP handshake failed: {e}"))
             }
             Transport::Http { url, headers } => {
-                let transport = http_transport(url, headers, timeout)?;
+                let transport = http_transport(url, headers, timeout, &ctx.tls)?;
                 let shown = redacted_url(url);
-                listener.serve(transport).await.map_err(|e| format!("MCP handshake with {shown} failed: {e}"))
+                listener.serve(transport).await.map_err(|e| match tls_failure(&e) {
+                    Some(tls) => format!("MCP server {shown}: TLS: {tls}"),
+                    None => format!("MCP handshake with {shown} failed: {e}"),
+                })
             }
         }
     };
@@ -102,6 +107,7 @@ fn http_transport(
     url: &str,
     headers: &BTreeMap<String, String>,
     connect_timeout: Duration,
+    tls: &ClientTls,
 ) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
     let mut custom = HashMap::new();
     for (name, value) in headers {
@@ -109,9 +115,26 @@ fn http_transport(
         let value = http::HeaderValue::try_from(value.as_str()).map_err(|e| format!("header {name}: {e}"))?;
         custom.insert(name, value);
     }
-    let client =
-        reqwest::Client::builder().connect_timeout(connect_timeout).build().map_err(|e| format!("HTTP client: {e}"))?;
+    let client = reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .tls_backend_preconfigured((*tls.http()).clone())
+        .build()
+        .map_err(|e| format!("HTTP client: {e}"))?;
     let config =
         StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom).reinit_on_expired_session(true);
     Ok(StreamableHttpClientTransport::with_client(client, config))
+}
+
+/// The TLS failure under a handshake that failed to send: the SDK's errors keep the HTTP client's error as a field,
+/// not as a source, so the chain is walked by hand down to it.
+fn tls_failure(error: &ClientInitializeError) -> Option<String> {
+    let ClientInitializeError::TransportError { error, .. } = error else { return None };
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(err) = cause {
+        if let Some(StreamableHttpError::Client(http)) = err.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            return crate::tls::find_tls_failure(http);
+        }
+        cause = err.source();
+    }
+    None
 }

@@ -16,6 +16,7 @@ pub use store::{McpStore, RedbMcpStore};
 use super::{BackendError, Invocation, Output};
 use crate::registry::{Registry, SchemaDocuments, run_blocking};
 use crate::store::StoreError;
+use crate::tls::ClientTls;
 use server::Server;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -49,10 +50,9 @@ impl McpHub {
         store: Arc<dyn McpStore>,
         connect_timeout: Duration,
         max_result_bytes: usize,
+        tls: Arc<ClientTls>,
     ) -> Self {
-        // Supervisors build HTTP clients as soon as they start, possibly before any other backend exists.
-        super::install_tls_provider();
-        let ctx = Arc::new(Context { registry, documents, connect_timeout });
+        let ctx = Arc::new(Context { registry, documents, connect_timeout, tls });
         Self { servers: Mutex::new(HashMap::new()), admin: tokio::sync::Mutex::new(()), ctx, store, max_result_bytes }
     }
 

@@ -5,6 +5,7 @@ use super::connect::{self, Session};
 use super::import;
 use super::server::{OutputSchema, Server};
 use crate::registry::{Registry, SchemaDocuments, compile_schema};
+use crate::tls::ClientTls;
 use rmcp::service::{Peer, RoleClient};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,6 +23,8 @@ pub struct Context {
     pub registry: Arc<Registry>,
     pub documents: SchemaDocuments,
     pub connect_timeout: Duration,
+    /// `[tls.client]`, read again at each connection so that a session opened after a rotation uses the new files.
+    pub tls: Arc<ClientTls>,
 }
 
 /// Runs the supervisor, and runs it again if it panics (a bug in it or in a library), so a server is never left
@@ -46,7 +49,7 @@ async fn supervise(server: Arc<Server>, ctx: Arc<Context>) {
     let name = &server.spec.name;
     while !*stop.borrow() {
         let started = Instant::now();
-        match connect::connect(&server.spec, Arc::clone(&server.changed), ctx.connect_timeout).await {
+        match connect::connect(&server.spec, Arc::clone(&server.changed), &ctx).await {
             Ok(session) => {
                 let Some(reason) = run(&server, &ctx, session, &mut stop).await else { break };
                 tracing::warn!(server = %name, %reason, retry_in = ?backoff, "MCP session lost; reconnecting");

@@ -10,10 +10,12 @@ mod tools;
 mod views;
 
 use super::ServeError;
+use super::side_listener::{Peer, SideListener};
 use crate::config::Config;
 use crate::executor::Executor;
 use crate::pipeline::ParseLimits;
 use crate::telemetry::Telemetry;
+use crate::wire::listen::Inbound;
 use axum::error_handling::HandleErrorLayer;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -39,6 +41,8 @@ pub struct Console {
     defaults: tools::Defaults,
     /// `[[policy]]`, for the tools page.
     rules: Arc<crate::policy::rules::GatewayRules>,
+    /// Served over TLS: the session cookie is marked Secure.
+    tls: bool,
 }
 
 /// Nothing but this page's own assets runs or loads: no inline script or style, no other origin, no framing.
@@ -62,9 +66,12 @@ pub fn spawn(
     config: &Config,
     executor: Arc<Executor>,
     telemetry: Arc<Telemetry>,
-) -> tokio::sync::oneshot::Sender<()> {
+    inbound: Option<Inbound>,
+) -> Result<tokio::sync::oneshot::Sender<()>, ServeError> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let addr = listener.local_addr().map_err(|e| ServeError::Listener(e.to_string()))?;
+    let tls = inbound.is_some();
+    let listener = SideListener::new(listener, inbound);
     let sessions = Sessions::new(&config.tokens);
     let defaults = tools::Defaults {
         timeout: config.default_timeout,
@@ -73,12 +80,13 @@ pub fn spawn(
         max_session_calls: config.budgets.max_calls,
     };
     let rules = Arc::clone(&config.policy);
-    let console = Arc::new(Console { sessions, executor, telemetry, limits: config.parse_limits, defaults, rules });
+    let console =
+        Arc::new(Console { sessions, executor, telemetry, limits: config.parse_limits, defaults, rules, tls });
     if !console.sessions.closed() {
         tracing::warn!(%addr, "the console has no review or admin token to log in with: any local process may decide reviews");
     }
-    tracing::info!(%addr, "serving the console at http://{addr}/");
-    let app = router(console, config.max_request_bytes);
+    tracing::info!(%addr, "serving the console at {}://{addr}/", listener.scheme());
+    let app = router(console, config.max_request_bytes).into_make_service_with_connect_info::<Peer>();
     tokio::spawn(async move {
         let stopped = async move {
             let _ = stopped.await;
@@ -87,7 +95,7 @@ pub fn spawn(
             tracing::error!(%addr, error = %err, "the console stopped");
         }
     });
-    stop
+    Ok(stop)
 }
 
 /// The console's routes and its stack. Layers run outermost first, in the order written:

@@ -52,7 +52,7 @@ pub async fn login(State(console): Shared, Form(form): Form<LoginForm>) -> Respo
     match console.sessions.login(&form.token, &name) {
         Some(login) => {
             tracing::info!(reviewer = %name, admin = login.session.admin, "console login");
-            ([(SET_COOKIE, session::set_cookie(&login.id))], Redirect::to("/reviews")).into_response()
+            ([(SET_COOKIE, session::set_cookie(&login.id, console.tls))], Redirect::to("/reviews")).into_response()
         }
         None => refuse("That token opens neither the reviews nor the admin plane."),
     }

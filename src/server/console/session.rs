@@ -95,9 +95,11 @@ impl Sessions {
     }
 }
 
-/// The `Set-Cookie` value of a session: HttpOnly (no script reads it), SameSite=Strict (no other site sends it).
-pub fn set_cookie(id: &str) -> String {
-    format!("{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}", LIFETIME.as_secs())
+/// The `Set-Cookie` value of a session: HttpOnly (no script reads it), SameSite=Strict (no other site sends it),
+/// and, on a console served over TLS, Secure (never sent in clear).
+pub fn set_cookie(id: &str, secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}", LIFETIME.as_secs())
 }
 
 /// The `Set-Cookie` value that ends it.
@@ -151,8 +153,10 @@ mod tests {
     }
 
     #[test]
-    fn the_cookie_is_http_only_and_strict() {
-        let cookie = set_cookie("abc");
+    fn the_cookie_is_http_only_and_strict_and_secure_over_tls() {
+        let cookie = set_cookie("abc", false);
         assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+        assert!(!cookie.contains("Secure"), "a browser drops a Secure cookie sent over plain HTTP: {cookie}");
+        assert!(set_cookie("abc", true).ends_with("; Secure"));
     }
 }

@@ -2,11 +2,13 @@
 //! principal put on the request for the handler. With neither configured every caller is the empty principal (the
 //! door then listens on loopback only). A token is compared in constant time and never forwarded anywhere.
 
+use super::super::side_listener::Peer;
 use super::jwt::JwtVerifier;
 use crate::config::Principal;
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
+use axum::response::IntoResponse;
 use axum::response::Response;
 use http::{StatusCode, header};
 use std::sync::Arc;
@@ -53,10 +55,22 @@ impl Principals {
     }
 }
 
-/// The middleware: `request` goes on with its principal, or is answered 401 here.
+/// The middleware: `request` goes on with its principal, or is answered 401 here (403 when its client certificate
+/// acts for another tenant than its token, `[[tls.identities]]`).
 pub async fn require(State(principals): State<Principals>, mut request: Request, next: Next) -> Response {
     match principals.authenticate(&request) {
         Ok(principal) => {
+            let peer = request.extensions().get::<ConnectInfo<Peer>>().and_then(|info| info.0.identity.as_deref());
+            if let Some(peer) = peer
+                && !peer.may_claim(&principal.tenant)
+            {
+                let own = peer.tenant.as_deref().unwrap_or_default();
+                let reason = format!(
+                    "the client certificate acts for tenant {own:?}; it may not use a token of tenant {:?}",
+                    principal.tenant
+                );
+                return (StatusCode::FORBIDDEN, reason).into_response();
+            }
             request.extensions_mut().insert(principal);
             next.run(request).await
         }

@@ -10,8 +10,10 @@ mod handler;
 mod jwt;
 
 use super::ServeError;
+use super::side_listener::{Peer, SideListener};
 use crate::config::Config;
 use crate::executor::Executor;
+use crate::wire::listen::Inbound;
 use auth::Principals;
 use axum::error_handling::HandleErrorLayer;
 use axum::response::IntoResponse;
@@ -45,14 +47,20 @@ pub async fn bind(config: &Config) -> Result<Option<Bound>, ServeError> {
 
 /// Serves the front door on `listener` in a task of its own; dropping the returned sender stops it, ending every
 /// MCP session.
-pub fn spawn(bound: Bound, config: &Config, executor: Arc<Executor>) -> tokio::sync::oneshot::Sender<()> {
+pub fn spawn(
+    bound: Bound,
+    config: &Config,
+    executor: Arc<Executor>,
+    inbound: Option<Inbound>,
+) -> Result<tokio::sync::oneshot::Sender<()>, ServeError> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let Bound { listener, jwt } = bound;
-    let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let addr = listener.local_addr().map_err(|e| ServeError::Listener(e.to_string()))?;
+    let listener = SideListener::new(listener, inbound);
     if config.mcp_front.tokens.is_empty() && jwt.is_none() {
         tracing::warn!(%addr, "the MCP front door has no [[mcp_front.tokens]] nor [mcp_front.jwt]: any local process may call every tool");
     }
-    tracing::info!(%addr, "serving MCP at http://{addr}/mcp");
+    tracing::info!(%addr, "serving MCP at {}://{addr}/mcp", listener.scheme());
     let http = http_config(config);
     let sessions_end = http.cancellation_token.clone();
     let app = router(config, executor, http, jwt);
@@ -62,15 +70,12 @@ pub fn spawn(bound: Bound, config: &Config, executor: Arc<Executor>) -> tokio::s
             // Open SSE streams would hold the graceful stop forever: the sessions end first.
             sessions_end.cancel();
         };
-        // Small answers leave at once: with Nagle's algorithm, each would wait for the client's delayed ACK.
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
+        let app = app.into_make_service_with_connect_info::<Peer>();
         if let Err(err) = axum::serve(listener, app).with_graceful_shutdown(stopped).await {
             tracing::error!(%addr, error = %err, "the MCP front door stopped");
         }
     });
-    stop
+    Ok(stop)
 }
 
 /// The SDK's own checks: `Host` and `Origin` from the config (DNS rebinding), and the body limit.

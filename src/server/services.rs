@@ -1,0 +1,83 @@
+//! The gRPC side of the listener: every service with its size limit and token, health (with cluster mode's
+//! Redis as a service of its own) and reflection, and `Execute` on its own path.
+
+use super::auth::RequireToken;
+use super::execute::FastExecute;
+use super::listen::Dispatch;
+use super::{ServeError, State, gateway, mcp, registry, review, shed, worker};
+use crate::config::Config;
+use crate::executor::Executor;
+use crate::pb::v1::mcp_registry_server::McpRegistryServer;
+use crate::pb::v1::tool_review_server::ToolReviewServer;
+use crate::pb::v1::tool_worker_server::ToolWorkerServer;
+use crate::pb::v1::{tool_gateway_server::ToolGatewayServer, tool_registry_server::ToolRegistryServer};
+use std::sync::Arc;
+use tonic::service::Routes;
+use tonic::service::interceptor::InterceptedService;
+
+/// The gRPC services with their size limits and tokens, plus health and reflection; `Execute` on its own path.
+pub(super) async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Result<Dispatch, ServeError> {
+    let max = config.max_request_bytes;
+    let gateway = Arc::new(gateway::GatewayService::new(executor, config.max_batch_calls));
+    let data_token = RequireToken::new("data", config.tokens.data.as_deref());
+    let execute = FastExecute::new(Arc::clone(&gateway), data_token.clone(), max);
+    let gateway = ToolGatewayServer::from_arc(gateway).max_decoding_message_size(max);
+    let admin_token = RequireToken::new("admin", config.tokens.admin.as_deref());
+    // Reviewers, and agents resuming a review, need not hold the admin token: a review token opens ToolReview
+    // alone. Without one, the admin token closes it.
+    let review_token = match config.tokens.review.as_deref() {
+        Some(review) => RequireToken::any("review", &[Some(review), config.tokens.admin.as_deref()]),
+        None => RequireToken::new("admin", config.tokens.admin.as_deref()),
+    };
+    let admin = ToolRegistryServer::new(registry::RegistryService::new(Arc::clone(&state.registry)))
+        .max_decoding_message_size(max);
+    let worker = worker::WorkerService::new(Arc::clone(&state.registry), state.workers, config.max_result_bytes);
+    // One limit for hellos, which carry specs, and results, which the service bounds by max_result_bytes itself.
+    let worker = ToolWorkerServer::new(worker).max_decoding_message_size(max.max(config.max_result_bytes));
+    let review = ToolReviewServer::new(review::ReviewService::new(state.reviews, state.registry, config.parse_limits))
+        .max_decoding_message_size(max);
+    let mcp = McpRegistryServer::new(mcp::McpService::new(state.mcp)).max_decoding_message_size(max);
+    let (health_reporter, health) = tonic_health::server::health_reporter();
+    health_reporter.set_serving::<ToolGatewayServer<gateway::GatewayService>>().await;
+    health_reporter.set_serving::<ToolRegistryServer<registry::RegistryService>>().await;
+    health_reporter.set_serving::<ToolReviewServer<review::ReviewService>>().await;
+    health_reporter.set_serving::<McpRegistryServer<mcp::McpService>>().await;
+    health_reporter.set_serving::<ToolWorkerServer<worker::WorkerService>>().await;
+    if let Some(redis) = &state.redis {
+        spawn_cluster_health(redis.watch_down(), health_reporter.clone());
+    }
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let routes = Routes::new(health)
+        .add_service(reflection)
+        .add_service(InterceptedService::new(admin, admin_token.clone()))
+        .add_service(InterceptedService::new(mcp, admin_token.clone()))
+        .add_service(InterceptedService::new(worker, admin_token.clone()))
+        .add_service(InterceptedService::new(review, review_token))
+        .add_service(InterceptedService::new(gateway, data_token));
+    let shedding = shed::Shedding::new(config.max_calls_in_flight, Arc::clone(&state.telemetry));
+    Ok(Dispatch::new(execute, routes, &shedding))
+}
+
+/// The health service `toolgate.cluster` says whether Redis answers: NOT_SERVING while the gateway is degraded.
+/// The gateway's own health stays SERVING, since calls are still served from the snapshot.
+fn spawn_cluster_health(mut down: tokio::sync::watch::Receiver<bool>, health: tonic_health::server::HealthReporter) {
+    tokio::spawn(async move {
+        loop {
+            let status = if *down.borrow_and_update() {
+                tonic_health::ServingStatus::NotServing
+            } else {
+                tonic_health::ServingStatus::Serving
+            };
+            health.set_service_status(CLUSTER_HEALTH, status).await;
+            if down.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// The health service name that reports cluster mode's Redis.
+pub const CLUSTER_HEALTH: &str = "toolgate.cluster";
