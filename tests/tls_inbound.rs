@@ -1,6 +1,6 @@
 //! TLS on the gateway's gRPC listener, with certificates made in the test and a real tonic client over rustls:
 //! TLS, then mTLS (a client without a certificate refused), and a client certificate mapped to a tenant, which may
-//! call as that tenant and no other; the command line over TLS.
+//! call (and review) as that tenant and no other; the command line over TLS.
 
 mod common;
 mod tls_support;
@@ -13,7 +13,7 @@ use std::sync::Arc;
 use tls_support::{Ca, Leaf, Pair};
 use tokio::net::TcpStream;
 use tonic::transport::{Channel, Endpoint};
-use toolgate::pb::v1::{self as pb, tool_gateway_client::ToolGatewayClient};
+use toolgate::pb::v1::{self as pb, tool_gateway_client::ToolGatewayClient, tool_review_client::ToolReviewClient};
 use toolgate::tls::{ClientFiles, ClientTls, Identities, IdentityRule, ServerFiles};
 
 /// A gateway serving TLS with `server`, requiring client certificates signed by `client_ca` if given.
@@ -139,6 +139,16 @@ async fn mtls_requires_a_client_certificate_and_one_mapped_to_a_tenant_may_not_c
         assert!(denied.message().contains("\"acme\""), "{}", denied.message());
         assert_eq!(definitions(acme.clone(), claimed).await.unwrap_err().code(), tonic::Code::PermissionDenied);
     }
+    // ToolReview too: its own tenant's reviews, not another's, nor every tenant's.
+    let mut review = ToolReviewClient::new(acme.clone());
+    let pending = |tenant: &str, all_tenants| pb::ListPendingRequest { tenant: tenant.into(), all_tenants };
+    assert!(review.list_pending(pending("acme", false)).await.is_ok());
+    for request in [pending("globex", false), pending("", true)] {
+        let denied = review.list_pending(request).await.unwrap_err();
+        assert_eq!(denied.code(), tonic::Code::PermissionDenied, "{denied:?}");
+    }
+    let decide = pb::DecideRequest { call_id: "c".into(), tenant: "globex".into(), action: 1, ..Default::default() };
+    assert_eq!(review.decide(decide).await.unwrap_err().code(), tonic::Code::PermissionDenied);
     // A certificate no rule names authenticates, and is held to no tenant.
     let other = tls_channel(addr, &ca.file(), Some(&unmapped)).await.expect("mTLS connects");
     assert_eq!(definitions(other, "globex").await.unwrap(), 0);

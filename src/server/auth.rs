@@ -1,6 +1,8 @@
-//! Bearer tokens: a plane with a configured token refuses requests that do not carry it, as UNAUTHENTICATED.
+//! Who may call: bearer tokens (a plane with a configured token refuses requests that do not carry it, as
+//! UNAUTHENTICATED), and the tenant a client certificate acts for (another refused as PERMISSION_DENIED).
 
 use super::status::ServiceError;
+use crate::tls::PeerIdentity;
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
 use tonic::service::Interceptor;
@@ -49,5 +51,28 @@ impl Interceptor for RequireToken {
             Ok(()) => Ok(request),
             Err(reason) => Err(ServiceError::Unauthenticated(reason).into()),
         }
+    }
+}
+
+/// Refuses a tenant the caller's client certificate does not act for (`[[tls.identities]]`).
+pub fn claims(peer: Option<&PeerIdentity>, tenant: &str) -> Result<(), ServiceError> {
+    match peer {
+        Some(peer) if !peer.may_claim(tenant) => Err(ServiceError::PermissionDenied(format!(
+            "the client certificate acts for tenant {:?}; it may not call as tenant {tenant:?}",
+            peer.tenant.as_deref().unwrap_or_default()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `claims` for a request about one tenant, or (`None`) about every tenant, which a certificate that acts for one
+/// may not make.
+pub fn claims_scope(peer: Option<&PeerIdentity>, tenant: Option<&str>) -> Result<(), ServiceError> {
+    match (peer.and_then(|p| p.tenant.as_deref()), tenant) {
+        (Some(own), None) => Err(ServiceError::PermissionDenied(format!(
+            "the client certificate acts for tenant {own:?}; it may not ask about every tenant"
+        ))),
+        (_, Some(tenant)) => claims(peer, tenant),
+        (None, None) => Ok(()),
     }
 }

@@ -1,5 +1,6 @@
 //! `toolgate.v1.ToolGateway`: the data plane. Every call answers with a `ToolMessage`, never a gRPC error.
 
+use super::auth::claims;
 use super::status::ServiceError;
 use crate::definitions::{self, DefinitionFormat};
 use crate::executor::{CallRequest, Executor, ReviewMode};
@@ -100,17 +101,6 @@ impl ToolGateway for GatewayService {
             .map(|d| pb::ToolDefinition { name: d.name, tool: d.tool, definition: d.definition.to_string() })
             .collect();
         Ok(Response::new(pb::ListToolDefinitionsResponse { definitions }))
-    }
-}
-
-/// Refuses a tenant the caller's client certificate does not act for.
-fn claims(peer: Option<&PeerIdentity>, tenant: &str) -> Result<(), ServiceError> {
-    match peer {
-        Some(peer) if !peer.may_claim(tenant) => Err(ServiceError::PermissionDenied(format!(
-            "the client certificate acts for tenant {:?}; it may not call as tenant {tenant:?}",
-            peer.tenant.as_deref().unwrap_or_default()
-        ))),
-        _ => Ok(()),
     }
 }
 

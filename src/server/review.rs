@@ -1,10 +1,12 @@
 //! `toolgate.v1.ToolReview`: the reviewers' plane over the review queue: list, decide, watch.
 
+use super::auth::{claims, claims_scope};
 use super::status::ServiceError;
 use crate::pb::v1::{self as pb, tool_review_server::ToolReview};
 use crate::pipeline::ParseLimits;
 use crate::registry::Registry;
 use crate::review::{self, EventKind, ReviewKey, ReviewQueue, ReviewRecord, Verdict, VerdictError};
+use crate::tls::PeerIdentity;
 use futures::Stream;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -43,17 +45,21 @@ impl ToolReview for ReviewService {
         &self,
         request: Request<pb::ListPendingRequest>,
     ) -> Result<Response<pb::ListPendingResponse>, Status> {
+        let peer = request.extensions().get::<PeerIdentity>().cloned();
         let req = request.into_inner();
         let tenant = (!req.all_tenants).then_some(req.tenant.as_str());
+        claims_scope(peer.as_ref(), tenant)?;
         let pending = self.queue.pending(tenant).await.iter().map(pb::PendingReview::from).collect();
         Ok(Response::new(pb::ListPendingResponse { pending }))
     }
 
     async fn decide(&self, request: Request<pb::DecideRequest>) -> Result<Response<pb::DecideResponse>, Status> {
+        let peer = request.extensions().get::<PeerIdentity>().cloned();
         let mut req = request.into_inner();
         if req.call_id.is_empty() {
             return Err(ServiceError::BadRequest("call_id is required".into()).into());
         }
+        claims(peer.as_ref(), &req.tenant)?;
         let key = ReviewKey { tenant: req.tenant.clone(), call_id: req.call_id.clone() };
         let reviewer = std::mem::take(&mut req.reviewer);
         let verdict = Self::verdict(req)?;
@@ -73,8 +79,10 @@ impl ToolReview for ReviewService {
         &self,
         request: Request<pb::WatchPendingRequest>,
     ) -> Result<Response<Self::WatchPendingStream>, Status> {
+        let peer = request.extensions().get::<PeerIdentity>().cloned();
         let req = request.into_inner();
         let tenant = (!req.all_tenants).then_some(req.tenant);
+        claims_scope(peer.as_ref(), tenant.as_deref())?;
         let (pending, mut events) = self.queue.subscribe_with_pending(tenant.as_deref()).await;
         let mut closing = self.queue.closing();
         let wanted = move |r: &ReviewRecord| tenant.as_deref().is_none_or(|t| r.key.tenant == t);
