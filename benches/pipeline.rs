@@ -9,7 +9,10 @@ use serde_json::Value;
 use std::collections::HashSet;
 use std::hint::black_box;
 use std::sync::Arc;
-use toolgate::pipeline::{CallContext, CallError, PrepareOptions, RepairSettings, ToolCall, prepare, resolve_tool};
+use toolgate::pipeline::{
+    CallContext, CallError, Check, PrepareOptions, RepairSettings, SplitMode, ToolCall, check_call, prepare,
+    resolve_tool,
+};
 use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bfcl/dev.jsonl");
@@ -19,6 +22,8 @@ const VALID_ID: &str = "claude-3-5-sonnet-20240620-FC/multiple_function_8/0";
 const INVALID_ID: &str = "Nexusflow-Raven-v2/multiple_function_48/0";
 /// A typical small call that repair fixes: `"include_description": "true"` for a boolean.
 const REPAIRED_ID: &str = "claude-3-5-sonnet-20240620/parallel_function_109/0";
+/// A packed parallel call (three values for each of three parameters that take one): split into three calls.
+const PACKED_ID: &str = "Nexusflow-Raven-v2/parallel_function_6/0";
 /// How many distinct tools the resolve benchmark's catalog holds.
 const RESOLVE_TOOLS: usize = 100;
 
@@ -90,6 +95,14 @@ fn bench_prepare(c: &mut Criterion, corpus: &[Line]) {
     assert!(matches!(rejected.error, CallError::Invalid(_)), "the invalid call must fail validation");
     let fixed = prepare(&repaired.catalog, &repaired.call, &ctx, &opts).expect("the repairable call is repaired");
     assert_eq!(fixed.repairs.len(), 1, "one repair: {:?}", fixed.repairs);
+    // As a tool that allows the split (idempotent) checks it.
+    let packed = case_of(line(corpus, PACKED_ID, "invalid"));
+    let split = PrepareOptions { split: SplitMode::Always, ..opts };
+    let parts = match check_call(&packed.catalog, &packed.call, "", &split) {
+        Ok(Check::Split(s)) => s.parts.len(),
+        other => panic!("the packed call must split: {other:?}"),
+    };
+    assert_eq!(parts, 3, "three calls");
 
     let cases: Vec<Case> = corpus.iter().map(case_of).collect();
     let accepted = cases.iter().filter(|k| prepare(&k.catalog, &k.call, &ctx, &opts).is_ok()).count();
@@ -102,6 +115,7 @@ fn bench_prepare(c: &mut Criterion, corpus: &[Line]) {
         move |text: &str| tool.validator.get().is_valid(&serde_json::from_str::<Value>(text).unwrap())
     };
     let (valid_check, repaired_check) = (validate_only(&valid), validate_only(&repaired));
+    let packed_check = validate_only(&packed);
     group.bench_function("validate_only/valid_call", |b| b.iter(|| valid_check(black_box(&valid.call.arguments))));
     group.bench_function("pass_through/valid_call", |b| {
         b.iter(|| prepare(black_box(&valid.catalog), black_box(&valid.call), &ctx, &opts))
@@ -111,6 +125,10 @@ fn bench_prepare(c: &mut Criterion, corpus: &[Line]) {
     });
     group.bench_function("repair_validate/repairable_call", |b| {
         b.iter(|| prepare(black_box(&repaired.catalog), black_box(&repaired.call), &ctx, &opts))
+    });
+    group.bench_function("validate_only/packed_call", |b| b.iter(|| packed_check(black_box(&packed.call.arguments))));
+    group.bench_function("split_validate/packed_call", |b| {
+        b.iter(|| check_call(black_box(&packed.catalog), black_box(&packed.call), "", &split))
     });
     group.bench_function("refused/invalid_call", |b| {
         b.iter(|| prepare(black_box(&invalid.catalog), black_box(&invalid.call), &ctx, &opts))

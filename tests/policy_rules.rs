@@ -163,8 +163,11 @@ async fn a_bad_rule_is_refused_where_it_is_defined_with_its_position() {
         assert_eq!(err.code(), tonic::Code::InvalidArgument);
         assert!(err.message().contains(says), "{} lacks {says:?}", err.message());
     }
-    // An MCP server whose overlay holds a bad rule is refused before anything is started.
-    let mut server = mcp_support::stdio_server("s");
+    // An MCP server whose overlay holds a bad rule is refused before anything is started: its command (which does
+    // not exist) is never run, so this needs no MCP server installed.
+    let stdio = pb::McpStdio { command: "/nonexistent/mcp-server".into(), ..Default::default() };
+    let transport = Some(pb::mcp_server::Transport::Stdio(stdio));
+    let mut server = pb::McpServer { name: "s".into(), transport, ..Default::default() };
     let rule = pb::PolicyRule {
         name: "r".into(),
         when: "args.x ==".into(),

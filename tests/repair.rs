@@ -221,6 +221,9 @@ fn one_line_per_refusal() {
         ("weather", r#"{"arguments": {"town": "Oslo"}}"#, Refused("invalid")),
         ("weather_strict", r#"{"city": "Oslo", "days": "5"}"#, Refused("invalid")),
         ("weather_strict", "{'city': 'Oslo'}", Refused("malformed")),
+        // A tool that turned repair off has its name read as strictly as its arguments.
+        ("WEATHER_STRICT", r#"{"city": "Oslo"}"#, Refused("not_found")),
+        ("functions.weather_strict", r#"{"city": "Oslo"}"#, Refused("not_found")),
         ("weathr", r#"{"city": "Oslo"}"#, Refused("not_found")),
         ("tools.weather", r#"{"city": "Oslo"}"#, Refused("not_found")),
         // Values the model got right stay as they are, even beside a repair.
@@ -294,6 +297,14 @@ fn each_repair_records_where_and_what() {
         [("key_renamed", "/city", "\"City\"", "\"city\""), ("string_to_integer", "/ids/0", "\"7\"", "7")]
     );
     assert_eq!(prepared.arguments_text, r#"{"city":"Oslo","ids":[7]}"#, "effective arguments are the repaired ones");
+    // integer_to_string: the record shows the model wrote a number, a JSON number before and a string after.
+    let call =
+        ToolCall { id: "1".into(), name: "weather".into(), arguments: r#"{"city": "Oslo", "zip": 2134}"#.into() };
+    let prepared = prepare(&catalog(), &call, &CallContext::default(), &PrepareOptions::default()).unwrap();
+    let record = &prepared.repairs[0];
+    assert_eq!((record.rule.as_str(), record.path.as_str()), ("integer_to_string", "/zip"));
+    assert_eq!(serde_json::from_str::<Value>(&record.before).unwrap(), json!(2134), "before: the number as written");
+    assert_eq!(serde_json::from_str::<Value>(&record.after).unwrap(), json!("2134"));
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! `toolgate repair`: offline, no server. Runs JSON-lines calls through the pure pipeline and reports each.
 
-use crate::pipeline::{self, CallContext, CallError, PrepareOptions, ToolCall};
+use crate::pipeline::{self, CallContext, CallError, Check, PrepareOptions, Rejected, SplitMode, ToolCall};
 use crate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -56,8 +56,12 @@ fn repair_record(record: &Record) -> Value {
         Err(e) => return json!({"id": record.id, "status": "invalid", "tool": null, "errors": [e]}),
     };
     let call = ToolCall { id: String::new(), name: record.call.name.clone(), arguments: record.call.arguments.clone() };
-    match pipeline::prepare(&catalog, &call, &CallContext::default(), &PrepareOptions::default()) {
-        Ok(p) => json!({
+    // Offline, a call is split wherever the rule could apply, as if every tool allowed it.
+    let options = PrepareOptions { split: SplitMode::Always, ..PrepareOptions::default() };
+    let ctx = CallContext::default();
+    let checked = pipeline::check_call(&catalog, &call, &ctx.tenant, &options);
+    match checked.and_then(|check| completed(check, &ctx)) {
+        Ok(Completed::One(p)) => json!({
             "id": record.id,
             "status": if p.repairs.is_empty() { "valid" } else { "repaired" },
             "tool": p.tool.spec.name,
@@ -66,22 +70,48 @@ fn repair_record(record: &Record) -> Value {
             "errors": [],
             "suggestions": [],
         }),
-        Err(rejected) => {
-            let tool = rejected.tool.as_ref().map(|t| t.spec.name.clone());
-            let (status, errors, suggestions) = match rejected.error {
-                CallError::NotFound { suggestions } => {
-                    ("unknown_tool", vec![format!("tool {:?} not found", call.name)], suggestions)
-                }
-                CallError::Invalid(violations) => (
-                    "invalid",
-                    violations.into_iter().map(|v| format!("{}: {}", v.instance_path, v.message)).collect(),
-                    vec![],
-                ),
-                other => ("invalid", vec![other.to_string()], vec![]),
-            };
-            json!({"id": record.id, "status": status, "tool": tool, "repairs": rejected.repairs, "errors": errors, "suggestions": suggestions})
+        Ok(Completed::Split { tool, repairs, parts }) => json!({
+            "id": record.id,
+            "status": "repaired",
+            "tool": tool,
+            "calls": parts.iter().map(|p| json!({"arguments": p.arguments, "repairs": p.repairs})).collect::<Vec<_>>(),
+            "repairs": repairs,
+            "errors": [],
+            "suggestions": [],
+        }),
+        Err(rejected) => refused(record, &call, rejected),
+    }
+}
+
+/// A checked call with its context added: one call, or the calls a packed call was split into.
+enum Completed {
+    One(pipeline::Prepared),
+    Split { tool: String, repairs: Vec<pipeline::Repair>, parts: Vec<pipeline::Prepared> },
+}
+
+fn completed(check: Check, ctx: &CallContext) -> Result<Completed, Rejected> {
+    match check {
+        Check::One(checked) => pipeline::complete(checked, ctx).map(Completed::One),
+        Check::Split(split) => {
+            let parts = split.parts.into_iter().map(|part| pipeline::complete(part, ctx)).collect::<Result<_, _>>()?;
+            Ok(Completed::Split { tool: split.tool.spec.name.clone(), repairs: split.repairs, parts })
         }
     }
+}
+
+/// What a refused call gives: unknown_tool with the names offered, or invalid with the reasons.
+fn refused(record: &Record, call: &ToolCall, rejected: Rejected) -> Value {
+    let tool = rejected.tool.as_ref().map(|t| t.spec.name.clone());
+    let (status, errors, suggestions) = match rejected.error {
+        CallError::NotFound { suggestions } => {
+            ("unknown_tool", vec![format!("tool {:?} not found", call.name)], suggestions)
+        }
+        CallError::Invalid(violations) => {
+            ("invalid", violations.into_iter().map(|v| format!("{}: {}", v.instance_path, v.message)).collect(), vec![])
+        }
+        other => ("invalid", vec![other.to_string()], vec![]),
+    };
+    json!({"id": record.id, "status": status, "tool": tool, "repairs": rejected.repairs, "errors": errors, "suggestions": suggestions})
 }
 
 fn catalog_of(tools: &[RecordTool]) -> Result<Catalog, String> {

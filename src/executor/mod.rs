@@ -7,10 +7,12 @@ pub mod idempotency;
 mod offload;
 mod review;
 mod rules;
+mod split;
 
 use crate::backend::Backends;
+use crate::pipeline::Rejected;
 use crate::pipeline::Repair;
-use crate::pipeline::{self, CallContext, CallError, Checked, ErrorKind, Messages, PrepareOptions, Prepared, Rejected};
+use crate::pipeline::{self, CallContext, CallError, Check, Checked, ErrorKind, Messages, PrepareOptions, Prepared};
 use crate::pipeline::{ToolCall, ToolMessage, ToolStatus};
 use crate::policy::rules::{GatewayRules, Rule, Verdict};
 use crate::policy::{BudgetLimits, Policy};
@@ -147,7 +149,7 @@ impl Executor {
     async fn run(self: &Arc<Self>, req: CallRequest<'_>, span: &CallSpan<'_>) -> (ToolMessage, bool) {
         let (call, started) = (req.call, Instant::now());
         let checked = if call.arguments.len() < offload::HEAVY_ARGUMENT_BYTES {
-            pipeline::check(&self.registry.catalog(), call, &req.ctx.tenant, &self.settings.prepare)
+            pipeline::check_call(&self.registry.catalog(), call, &req.ctx.tenant, &self.settings.prepare)
         } else {
             Box::pin(self.check_offloaded(req)).await
         };
@@ -160,7 +162,8 @@ impl Executor {
                 let refused = move || async move { self.error(call, &name, error, repairs) };
                 (self.counted(req, &tool, false, Vec::new(), refused).await, false)
             }
-            Ok(checked) => {
+            Ok(Check::Split(split)) => Box::pin(self.run_split(req, split, span)).await,
+            Ok(Check::One(checked)) => {
                 let tool = Arc::clone(&checked.tool);
                 span.resolved(&tool);
                 let rules = self.rules_for(&tool);
@@ -175,22 +178,22 @@ impl Executor {
         }
     }
 
-    /// `pipeline::check` on the CPU pool: it stops before it starts if the caller has gone or its deadline has
+    /// `pipeline::check_call` on the CPU pool: it stops before it starts if the caller has gone or its deadline has
     /// passed, and a pool with a full queue refuses the call as UNAVAILABLE, retryable.
-    async fn check_offloaded(&self, req: CallRequest<'_>) -> Result<Checked, Rejected> {
+    async fn check_offloaded(&self, req: CallRequest<'_>) -> Result<Check, Rejected> {
         let started = Instant::now();
         let (catalog, options) = (self.registry.catalog(), self.settings.prepare);
         let (owned, tenant) = (req.call.clone(), req.ctx.tenant.clone());
-        let error = match self.cpu.run(req.deadline, move || pipeline::check(&catalog, &owned, &tenant, &options)).await
-        {
-            Ok(checked) => return checked,
-            Err(offload::Refused::Busy { queued }) => CallError::Unavailable(format!(
-                "the gateway is checking {queued} other calls with large arguments; try again shortly"
-            )),
-            Err(offload::Refused::Expired) => {
-                CallError::Timeout { after_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) }
-            }
-        };
+        let error =
+            match self.cpu.run(req.deadline, move || pipeline::check_call(&catalog, &owned, &tenant, &options)).await {
+                Ok(checked) => return checked,
+                Err(offload::Refused::Busy { queued }) => CallError::Unavailable(format!(
+                    "the gateway is checking {queued} other calls with large arguments; try again shortly"
+                )),
+                Err(offload::Refused::Expired) => {
+                    CallError::Timeout { after_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) }
+                }
+            };
         Err(Rejected { tool: None, repairs: Vec::new(), error })
     }
 

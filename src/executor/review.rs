@@ -195,5 +195,6 @@ fn pending_message(call: &ToolCall, record: &ReviewRecord) -> ToolMessage {
         effective_arguments: record.arguments.clone(),
         attempts: 0,
         duration_us: 0,
+        parts: Vec::new(),
     }
 }

@@ -47,6 +47,7 @@ pub fn success_message(call: &ToolCall, name: &str, content: String, structured:
         effective_arguments: String::new(),
         attempts: 1,
         duration_us: 0,
+        parts: Vec::new(),
     }
 }
 
@@ -104,6 +105,7 @@ pub fn error_message(
         effective_arguments: String::new(),
         attempts: 0,
         duration_us: 0,
+        parts: Vec::new(),
     }
 }
 

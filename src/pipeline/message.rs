@@ -111,4 +111,22 @@ pub struct ToolMessage {
     pub effective_arguments: String,
     pub attempts: u32,
     pub duration_us: u64,
+    /// A packed parallel call split into the calls the model meant: one part per call, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<ToolPart>,
+}
+
+/// One of the calls a packed parallel call was split into, and how it went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolPart {
+    pub status: ToolStatus,
+    pub content: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+    pub effective_arguments: String,
+    /// Repairs of this part's own arguments, after the split.
+    pub repairs: Vec<Repair>,
+    pub attempts: u32,
 }

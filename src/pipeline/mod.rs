@@ -7,17 +7,19 @@ mod message;
 mod parse;
 pub mod repair;
 mod resolve;
+mod split;
 mod validate;
 pub mod violations;
 
 pub use answer::{Messages, error_message, success_message};
 pub use inject::{OVERRIDE_REMOVED, inject, strip_overrides};
 pub use message::{
-    CallContext, ErrorKind, FailureClass, Repair, ToolCall, ToolError, ToolMessage, ToolStatus, Violation,
+    CallContext, ErrorKind, FailureClass, Repair, ToolCall, ToolError, ToolMessage, ToolPart, ToolStatus, Violation,
 };
 pub use parse::{ParseLimits, parse_arguments};
 pub use repair::{RepairSettings, Repaired, Rule, repair_arguments};
 pub use resolve::{Resolved, exact as exact_tool, resolve_tool};
+pub use split::{Split, SplitMode};
 pub use validate::validate_arguments;
 
 use crate::registry::{Catalog, CompiledTool};
@@ -133,6 +135,7 @@ pub struct Rejected {
 pub struct PrepareOptions {
     pub limits: ParseLimits,
     pub repair: RepairSettings,
+    pub split: SplitMode,
 }
 
 /// Runs the pure stages on one call: `check`, then `complete` with the context's values.
@@ -145,12 +148,39 @@ pub fn prepare(
     complete(check(catalog, call, &ctx.tenant, options)?, ctx)
 }
 
-/// Resolves the tool and checks what the model wrote. Arguments valid as received pass through untouched;
-/// others are repaired when every change is exact, or refused with the violations of what the model sent.
+/// A checked call: one call, or a packed parallel call split into the calls the model meant.
+#[derive(Debug, Clone)]
+pub enum Check {
+    One(Checked),
+    Split(Split),
+}
+
+/// Resolves the tool and checks what the model wrote, never splitting it: `check_call` for one call only.
 pub fn check(catalog: &Catalog, call: &ToolCall, tenant: &str, options: &PrepareOptions) -> Result<Checked, Rejected> {
+    let options = PrepareOptions { split: SplitMode::Never, ..*options };
+    match check_call(catalog, call, tenant, &options)? {
+        Check::One(checked) => Ok(checked),
+        Check::Split(_) => unreachable!("a call is never split with SplitMode::Never"),
+    }
+}
+
+/// Resolves the tool and checks what the model wrote. Arguments valid as received pass through untouched;
+/// others are repaired when every change is exact, or split into the calls the model meant (`split`), or refused
+/// with the violations of what the model sent.
+pub fn check_call(
+    catalog: &Catalog,
+    call: &ToolCall,
+    tenant: &str,
+    options: &PrepareOptions,
+) -> Result<Check, Rejected> {
     let Resolved { tool, mut repairs } = resolve_tool(catalog, tenant, &call.name, options.repair)
         .map_err(|error| Rejected { tool: None, repairs: Vec::new(), error })?;
     let settings = options.repair.for_tool(tool.spec.repair.enabled);
+    if !repairs.is_empty() && !settings.enabled {
+        // The tool turned repair off, its name's too: the name as called is offered, not read.
+        let suggestions = vec![tool.spec.name.clone()];
+        return Err(Rejected { tool: None, repairs: Vec::new(), error: CallError::NotFound { suggestions } });
+    }
     let reject =
         |error, repairs: &[Repair]| Rejected { tool: Some(Arc::clone(&tool)), repairs: repairs.to_vec(), error };
     let (mut arguments, syntax) =
@@ -165,9 +195,23 @@ pub fn check(catalog: &Catalog, call: &ToolCall, tenant: &str, options: &Prepare
             "" => "{}".to_owned(),
             text => text.to_owned(),
         };
-        return Ok(Checked { tool, arguments, text, repairs });
+        return Ok(Check::One(Checked { tool, arguments, text, repairs }));
     }
-    match repair_arguments(&tool, &arguments, settings, options.limits.max_depth) {
+    repaired_or_split(tool, arguments, repairs, settings, options)
+}
+
+/// Arguments that fail the schema as sent: repaired into a valid call, split into the calls the model meant, or
+/// refused with the violations of what the model sent.
+fn repaired_or_split(
+    tool: Arc<CompiledTool>,
+    arguments: Value,
+    mut repairs: Vec<Repair>,
+    settings: RepairSettings,
+    options: &PrepareOptions,
+) -> Result<Check, Rejected> {
+    let max_depth = options.limits.max_depth;
+    let refused = |error, repairs| Err(Rejected { tool: Some(Arc::clone(&tool)), repairs, error });
+    match repair_arguments(&tool, &arguments, settings, max_depth) {
         Ok(Some(Repaired { mut value, repairs: fixes })) => {
             repairs.extend(fixes);
             // Repair may decode or unwrap what the first strip could not see into: strip what will be sent.
@@ -175,12 +219,21 @@ pub fn check(catalog: &Catalog, call: &ToolCall, tenant: &str, options: &Prepare
             let valid = late.is_empty() || tool.model_validator().is_valid(&value);
             repairs.extend(late);
             if !valid {
-                return Err(reject(CallError::Invalid(validate_arguments(&tool, &arguments)), &repairs));
+                return refused(CallError::Invalid(validate_arguments(&tool, &arguments)), repairs);
             }
-            Ok(Checked { text: json_text(&value), arguments: value, tool, repairs })
+            Ok(Check::One(Checked { text: json_text(&value), arguments: value, tool, repairs }))
         }
-        Ok(None) => Err(reject(CallError::Invalid(validate_arguments(&tool, &arguments)), &repairs)),
-        Err(error) => Err(reject(error, &repairs)),
+        Ok(None) => {
+            let violations = validate_arguments(&tool, &arguments);
+            match split::split(&tool, &arguments, violations, settings, options.split, max_depth) {
+                Ok((parts, record, violations)) => {
+                    repairs.push(record);
+                    Ok(Check::Split(Split { tool, parts, repairs, refused: violations }))
+                }
+                Err(violations) => refused(CallError::Invalid(violations), repairs),
+            }
+        }
+        Err(error) => refused(error, repairs),
     }
 }
 

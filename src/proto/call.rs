@@ -2,7 +2,9 @@
 //! review as reviewers see it.
 
 use crate::pb::v1 as pb;
-use crate::pipeline::{CallContext, ErrorKind, Repair, ToolCall, ToolError, ToolMessage, ToolStatus, Violation};
+use crate::pipeline::{
+    CallContext, ErrorKind, Repair, ToolCall, ToolError, ToolMessage, ToolPart, ToolStatus, Violation,
+};
 use crate::review::ReviewRecord;
 
 impl From<pb::ToolCall> for ToolCall {
@@ -35,11 +37,7 @@ impl From<&CallContext> for pb::CallContext {
 
 impl From<ToolMessage> for pb::ToolMessage {
     fn from(m: ToolMessage) -> Self {
-        let status = match m.status {
-            ToolStatus::Success => pb::ToolStatus::Success,
-            ToolStatus::Error => pb::ToolStatus::Error,
-            ToolStatus::PendingReview => pb::ToolStatus::PendingReview,
-        };
+        let status = pb::ToolStatus::from(m.status);
         pb::ToolMessage {
             tool_call_id: m.tool_call_id,
             name: m.name,
@@ -51,6 +49,31 @@ impl From<ToolMessage> for pb::ToolMessage {
             effective_arguments: m.effective_arguments,
             attempts: m.attempts,
             duration_us: m.duration_us,
+            parts: m.parts.into_iter().map(pb::ToolMessagePart::from).collect(),
+        }
+    }
+}
+
+impl From<ToolPart> for pb::ToolMessagePart {
+    fn from(p: ToolPart) -> Self {
+        pb::ToolMessagePart {
+            status: pb::ToolStatus::from(p.status).into(),
+            content: p.content,
+            structured: p.structured.unwrap_or_default(),
+            error: p.error.map(pb::ToolError::from),
+            effective_arguments: p.effective_arguments,
+            repairs: p.repairs.into_iter().map(pb::Repair::from).collect(),
+            attempts: p.attempts,
+        }
+    }
+}
+
+impl From<ToolStatus> for pb::ToolStatus {
+    fn from(status: ToolStatus) -> Self {
+        match status {
+            ToolStatus::Success => pb::ToolStatus::Success,
+            ToolStatus::Error => pb::ToolStatus::Error,
+            ToolStatus::PendingReview => pb::ToolStatus::PendingReview,
         }
     }
 }

@@ -163,6 +163,7 @@ impl From<pb::RepairPolicy> for RepairPolicy {
             enabled: repair.enabled,
             aliases: repair.aliases.into_iter().collect(),
             drop_unknown: repair.drop_unknown,
+            split_parallel: repair.split_parallel,
         }
     }
 }
@@ -173,6 +174,7 @@ impl From<&RepairPolicy> for pb::RepairPolicy {
             enabled: repair.enabled,
             aliases: repair.aliases.clone().into_iter().collect(),
             drop_unknown: repair.drop_unknown,
+            split_parallel: repair.split_parallel,
         }
     }
 }

@@ -132,6 +132,10 @@ pub struct RepairPolicy {
     pub aliases: BTreeMap<String, String>,
     #[serde(default)]
     pub drop_unknown: bool,
+    /// Whether a packed parallel call (one array per parameter that takes one value) may be split into the calls
+    /// the model meant. `None`: yes when the tool is safe to repeat (`limits.idempotent`); never under review.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_parallel: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

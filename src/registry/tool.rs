@@ -48,6 +48,8 @@ pub enum SpecError {
     Backend(String),
     #[error("repair.aliases {0}")]
     Alias(String),
+    #[error("repair.split_parallel {0}")]
+    Split(&'static str),
     #[error("inject{0}")]
     Inject(String),
     #[error("limits.{0}")]
@@ -75,6 +77,11 @@ impl CompiledTool {
         }
         let injections = inject::plan(&spec.inject, &spec.input_schema).map_err(SpecError::Inject)?;
         check_aliases(&spec, &injections)?;
+        if spec.repair.split_parallel == Some(true) && spec.review.required {
+            return Err(SpecError::Split(
+                "cannot be true for a tool whose calls need review: each part would run unseen",
+            ));
+        }
         let rate = rate_rule(&spec)?;
         let rules = rules::compile_all(&spec.policy)?;
         let model = if injections.is_empty() {
@@ -97,6 +104,12 @@ impl CompiledTool {
     /// The input schema the model sees and writes: injected parameters removed.
     pub fn model_schema(&self) -> &Value {
         self.model.as_ref().map_or(&self.spec.input_schema, |(schema, _)| schema)
+    }
+
+    /// Whether a packed parallel call of this tool may be split into the calls the model meant: as the spec says,
+    /// else when the tool is safe to repeat; never when its calls need review.
+    pub fn splits_parallel(&self) -> bool {
+        !self.spec.review.required && self.spec.repair.split_parallel.unwrap_or(self.spec.limits.idempotent)
     }
 
     /// The validator of `model_schema`, for what the model wrote before anything is injected.

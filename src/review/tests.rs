@@ -55,6 +55,7 @@ fn message(call_id: &str, content: &str) -> ToolMessage {
         effective_arguments: "{}".into(),
         attempts: 1,
         duration_us: 10,
+        parts: Vec::new(),
     }
 }
 

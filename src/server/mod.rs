@@ -27,7 +27,7 @@ use crate::cluster::Redis;
 use crate::config::Config;
 use crate::executor::idempotency::Idempotency;
 use crate::executor::{ExecSettings, Executor};
-use crate::pipeline::PrepareOptions;
+use crate::pipeline::{PrepareOptions, SplitMode};
 use crate::policy::shared::SharedAdmission;
 use crate::policy::{BudgetLimits, Clock, Policy, PolicySettings};
 use crate::registry::shared::SharedRegistry;
@@ -276,7 +276,7 @@ const PRUNE_EVERY: Duration = Duration::from_secs(600);
 
 fn executor(config: &Config, state: &State, alive: tokio::sync::mpsc::Sender<()>) -> Executor {
     let settings = ExecSettings {
-        prepare: PrepareOptions { limits: config.parse_limits, repair: config.repair },
+        prepare: PrepareOptions { limits: config.parse_limits, repair: config.repair, split: SplitMode::AsToolAllows },
         default_timeout: config.default_timeout,
         batch_concurrency: config.batch_concurrency,
         messages: config.messages.clone(),

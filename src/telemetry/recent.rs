@@ -263,6 +263,7 @@ mod tests {
             effective_arguments: String::new(),
             attempts: 1,
             duration_us: 5,
+            parts: Vec::new(),
         }
     }
 

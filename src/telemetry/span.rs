@@ -198,6 +198,18 @@ impl Telemetry {
         })
     }
 
+    /// A span around the `i`-th of the `n` calls a packed parallel call was split into, under the call's span.
+    pub fn part(&self, tool: &str, i: usize, n: usize) -> Context {
+        self.child(|| {
+            let attributes = vec![
+                KeyValue::new("gen_ai.tool.name", tool.to_owned()),
+                KeyValue::new("toolgate.part.index", i as i64),
+                KeyValue::new("toolgate.part.count", n as i64),
+            ];
+            (["execute_tool_part ", tool].concat().into(), SpanKind::Internal, attributes)
+        })
+    }
+
     /// A span around the calls of one batch, which become its children.
     pub fn batch(&self, calls: usize) -> Context {
         self.child(|| {

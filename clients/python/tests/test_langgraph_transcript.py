@@ -201,3 +201,58 @@ def test_a_call_without_an_id_keeps_its_given_id_across_a_review(client, agent_c
     assert (answer.tool_call_id, answer.status) == (given, "success")
     assert out["messages"][1].tool_calls[0]["id"] == given
     assert [r.call_id for r in http_tools.received(name)] == [given], "the resume ran the call it interrupted for"
+
+
+# ---- a packed parallel call: split by the gateway, written as the calls the model meant ----
+
+
+def test_a_packed_call_becomes_three_tool_calls_answered_by_three_tool_messages(client, http_tools):
+    name = unique("sales_tax")
+    client.register_tool(
+        {
+            "name": name,
+            "description": "The sales tax on a purchase in one city.",
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "state": {"type": "string"},
+                    "purchase_amount": {"type": "number"},
+                },
+                "required": ["city", "state", "purchase_amount"],
+            },
+            "limits": {"idempotent": True},
+            "backend": http_tools.route(name, lambda args: (200, {"tax": round(args["purchase_amount"] * 0.1, 2)})),
+        }
+    )
+    packed = call(
+        name,
+        {"city": ["Chicago", "Sacramento", "Portland"], "state": ["IL", "CA", "OR"], "purchase_amount": [30.45, 52.33, 11.23]},
+    )
+    as_written = ai(packed)
+    model = scripted(as_written, "The taxes are 3.05, 5.23 and 1.12.")
+    graph = agent_graph(model, GatewayToolNode(client))
+
+    out = graph.invoke({"messages": [HumanMessage("Sales tax in Chicago, Sacramento and Portland?")]}, thread())
+
+    messages = out["messages"]
+    assert kinds(messages) == ["HumanMessage", "AIMessage", "ToolMessage", "ToolMessage", "ToolMessage", "AIMessage"]
+    transcript = messages[1]
+    assert transcript.id == as_written.id, "the AIMessage is replaced in place"
+    base = packed["id"]
+    expected = [
+        (base, {"city": "Chicago", "state": "IL", "purchase_amount": 30.45}),
+        (f"{base}_2", {"city": "Sacramento", "state": "CA", "purchase_amount": 52.33}),
+        (f"{base}_3", {"city": "Portland", "state": "OR", "purchase_amount": 11.23}),
+    ]
+    assert [(c["id"], c["args"]) for c in transcript.tool_calls] == expected
+    assert all(c["name"] == name for c in transcript.tool_calls)
+    answers = tool_messages(messages)
+    assert [(m.tool_call_id, m.status) for m in answers] == [(i, "success") for i, _ in expected]
+    assert [m.artifact for m in answers] == [{"tax": 3.04}, {"tax": 5.23}, {"tax": 1.12}]
+    rules = [r["rule"] for r in answers[0].additional_kwargs["repairs"]]
+    assert rules == ["parallel_split"]
+    # The model's next turn sees three calls and three answers, as if it had made them.
+    seen = model.seen[1]
+    assert [m.tool_call_id for m in seen if m.type == "tool"] == [i for i, _ in expected]
+    assert [r.args for r in http_tools.received(name)] == [args for _, args in expected]

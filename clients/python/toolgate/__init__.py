@@ -2,7 +2,7 @@
 
 Layout:
 - `toolgate.client`: `Client` (sync) and `AsyncClient` (grpc.aio), and `GatewayError`.
-- `toolgate.types`: the answers as frozen dataclasses (`ToolMessage`, `ToolError`, `Violation`, `Repair`,
+- `toolgate.types`: the answers as frozen dataclasses (`ToolMessage` with its `ToolPart`s, `ToolError`, `Violation`, `Repair`,
   `PendingReview`) and the `CallContext`.
 - `toolgate.langgraph`: `GatewayToolNode`, which takes `ToolNode`'s place in a LangGraph `StateGraph` (not a
   `ToolNode` subclass, so not for `create_react_agent`), and `bind_gateway_tools` (needs the `langgraph` extra).
@@ -11,7 +11,17 @@ Layout:
 """
 
 from .client import AsyncClient, Client, GatewayError
-from .types import CallContext, ErrorKind, PendingReview, Repair, ToolError, ToolMessage, ToolStatus, Violation
+from .types import (
+    CallContext,
+    ErrorKind,
+    PendingReview,
+    Repair,
+    ToolError,
+    ToolMessage,
+    ToolPart,
+    ToolStatus,
+    Violation,
+)
 
 __all__ = [
     "AsyncClient",
@@ -23,6 +33,7 @@ __all__ = [
     "Repair",
     "ToolError",
     "ToolMessage",
+    "ToolPart",
     "ToolStatus",
     "Violation",
 ]

@@ -8,7 +8,17 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from ._pb import gateway_pb2, registry_pb2, review_pb2, types_pb2
-from .types import CallContext, ErrorKind, PendingReview, Repair, ToolError, ToolMessage, ToolStatus, Violation
+from .types import (
+    CallContext,
+    ErrorKind,
+    PendingReview,
+    Repair,
+    ToolError,
+    ToolMessage,
+    ToolPart,
+    ToolStatus,
+    Violation,
+)
 
 # ---- answers -------------------------------------------------------------------------------------------------
 
@@ -51,13 +61,29 @@ def error_from_pb(e: types_pb2.ToolError) -> ToolError:
     )
 
 
+def _structured(text: str) -> Any:
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def part_from_pb(p: types_pb2.ToolMessagePart) -> ToolPart:
+    return ToolPart(
+        status=enum_of(ToolStatus, types_pb2.ToolStatus, "TOOL_STATUS_", p.status),
+        content=p.content,
+        structured=_structured(p.structured),
+        error=error_from_pb(p.error) if p.HasField("error") else None,
+        effective_arguments=p.effective_arguments,
+        repairs=tuple(repair_from_pb(r) for r in p.repairs),
+        attempts=p.attempts,
+    )
+
+
 def message_from_pb(m: types_pb2.ToolMessage) -> ToolMessage:
-    structured: Any = None
-    if m.structured:
-        try:
-            structured = json.loads(m.structured)
-        except ValueError:
-            structured = m.structured
+    structured = _structured(m.structured)
     return ToolMessage(
         tool_call_id=m.tool_call_id,
         name=m.name,
@@ -69,6 +95,7 @@ def message_from_pb(m: types_pb2.ToolMessage) -> ToolMessage:
         effective_arguments=m.effective_arguments,
         attempts=m.attempts,
         duration_us=m.duration_us,
+        parts=tuple(part_from_pb(p) for p in m.parts),
     )
 
 
@@ -311,11 +338,13 @@ def spec_to_pb(spec: Mapping[str, Any]) -> registry_pb2.ToolSpec:
         _only("inject", injection, ("param", "from"))
         out.inject.add(param=injection["param"], **{"from": injection["from"]})
     if "repair" in spec:
-        repair = _only("repair", spec["repair"], ("enabled", "aliases", "drop_unknown"))
+        repair = _only("repair", spec["repair"], ("enabled", "aliases", "drop_unknown", "split_parallel"))
         out.repair.aliases.update(dict(repair.get("aliases") or {}))
         out.repair.drop_unknown = bool(repair.get("drop_unknown", False))
         if repair.get("enabled") is not None:
             out.repair.enabled = bool(repair["enabled"])
+        if repair.get("split_parallel") is not None:
+            out.repair.split_parallel = bool(repair["split_parallel"])
     if "limits" in spec:
         limits = _only(
             "limits", spec["limits"], ("rate", "burst", "key", "max_concurrency", "timeout_ms", "retries", "idempotent")
@@ -369,6 +398,8 @@ def spec_from_pb(spec: registry_pb2.ToolSpec) -> dict[str, Any]:
     out["repair"] = {"aliases": dict(spec.repair.aliases), "drop_unknown": spec.repair.drop_unknown}
     if spec.repair.HasField("enabled"):
         out["repair"]["enabled"] = spec.repair.enabled
+    if spec.repair.HasField("split_parallel"):
+        out["repair"]["split_parallel"] = spec.repair.split_parallel
     lim = spec.limits
     out["limits"] = {
         "rate": lim.rate,

@@ -98,6 +98,31 @@ class ToolError:
 
 
 @dataclass(frozen=True)
+class ToolPart:
+    """One of the calls a packed parallel call was split into (the repair `parallel_split`), and how it went."""
+
+    status: ToolStatus
+    #: This call's own result or, for an error, its model-facing explanation.
+    content: str
+    structured: Any = None
+    error: ToolError | None = None
+    #: JSON text of the model-controlled arguments this call ran with.
+    effective_arguments: str = ""
+    #: Repairs of this call's own arguments, after the split.
+    repairs: tuple[Repair, ...] = ()
+    attempts: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status is ToolStatus.SUCCESS
+
+    @property
+    def arguments(self) -> Any:
+        """`effective_arguments` parsed; None when there are none."""
+        return _parse_json(self.effective_arguments)
+
+
+@dataclass(frozen=True)
 class ToolMessage:
     """The one answer to a tool call, success or error, ready to hand back to the model."""
 
@@ -115,6 +140,9 @@ class ToolMessage:
     effective_arguments: str = ""
     attempts: int = 0
     duration_us: int = 0
+    #: A packed parallel call split into the calls the model meant: one part per call, in order. `content`
+    #: gives every part's result, and the status is ERROR if any part failed.
+    parts: tuple[ToolPart, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -30,6 +30,20 @@ function errorFromPb(e) {
         originalArguments: e.originalArguments,
     };
 }
+function partFromPb(p) {
+    const status = enumName(PbToolStatus, p.status);
+    return {
+        status,
+        content: p.content,
+        structured: parseJson(p.structured),
+        error: p.error === undefined ? undefined : errorFromPb(p.error),
+        effectiveArguments: p.effectiveArguments,
+        arguments: parseJson(p.effectiveArguments),
+        repairs: p.repairs.map(repairFromPb),
+        attempts: p.attempts,
+        ok: status === "SUCCESS",
+    };
+}
 export function messageFromPb(m) {
     if (m === undefined)
         throw new Error("the gateway answered without a ToolMessage");
@@ -48,6 +62,7 @@ export function messageFromPb(m) {
         durationUs: Number(m.durationUs),
         ok: status === "SUCCESS",
         pendingReview: status === "PENDING_REVIEW",
+        parts: m.parts.map(partFromPb),
     };
 }
 export function pendingFromPb(p) {
@@ -251,12 +266,13 @@ export function specToPb(spec) {
         return { $typeName: "toolgate.v1.Injection", param: i.param, from: i.from };
     });
     if (spec.repair !== undefined) {
-        refuseUnknown("repair", spec.repair, new Set(["enabled", "aliases", "drop_unknown"]));
+        refuseUnknown("repair", spec.repair, new Set(["enabled", "aliases", "drop_unknown", "split_parallel"]));
         out.repair = {
             $typeName: "toolgate.v1.RepairPolicy",
             aliases: spec.repair.aliases ?? {},
             dropUnknown: Boolean(spec.repair.drop_unknown),
             ...(spec.repair.enabled === undefined ? {} : { enabled: Boolean(spec.repair.enabled) }),
+            ...(spec.repair.split_parallel === undefined ? {} : { splitParallel: Boolean(spec.repair.split_parallel) }),
         };
     }
     if (spec.limits !== undefined)
@@ -347,7 +363,11 @@ export function specFromPb(spec) {
         description: spec.description,
         input_schema: spec.inputSchema ? JSON.parse(spec.inputSchema) : {},
         inject: spec.inject.map((i) => ({ param: i.param, from: i.from })),
-        repair: { aliases: { ...spec.repair?.aliases }, drop_unknown: spec.repair?.dropUnknown ?? false },
+        repair: {
+            aliases: { ...spec.repair?.aliases },
+            drop_unknown: spec.repair?.dropUnknown ?? false,
+            ...(spec.repair?.splitParallel === undefined ? {} : { split_parallel: spec.repair.splitParallel }),
+        },
         limits,
         review: { required: spec.review?.required ?? false, caller_may_confirm: spec.review?.callerMayConfirm ?? false },
         budget: {

@@ -58,6 +58,27 @@ export interface ToolMessage {
     readonly ok: boolean;
     /** status is PENDING_REVIEW. */
     readonly pendingReview: boolean;
+    /**
+     * A packed parallel call split into the calls the model meant (the repair `parallel_split`): one part per call,
+     * in order. `content` gives every part's result, and the status is ERROR if any part failed. Empty otherwise.
+     */
+    readonly parts: readonly ToolPart[];
+}
+/** One of the calls a packed parallel call was split into, and how it went. */
+export interface ToolPart {
+    readonly status: ToolStatus;
+    /** This call's own result or, for an error, its model-facing explanation. */
+    readonly content: string;
+    readonly structured: unknown;
+    readonly error: ToolError | undefined;
+    /** JSON text of the model-controlled arguments this call ran with. */
+    readonly effectiveArguments: string;
+    /** `effectiveArguments` parsed. */
+    readonly arguments: unknown;
+    /** Repairs of this call's own arguments, after the split. */
+    readonly repairs: readonly Repair[];
+    readonly attempts: number;
+    readonly ok: boolean;
 }
 /** Who is calling. Tenancy, injection and policy read it; the model never writes it. */
 export interface CallContext {
@@ -134,6 +155,7 @@ export interface ToolSpec {
         enabled?: boolean;
         aliases?: Record<string, string>;
         drop_unknown?: boolean;
+        split_parallel?: boolean;
     };
     limits?: Limits;
     review?: {

@@ -37,6 +37,7 @@ import {
   type ToolCallSchema,
   type ToolError as PbToolError,
   type ToolMessage as PbToolMessage,
+  type ToolMessagePart as PbToolMessagePart,
   ToolStatus as PbToolStatus,
 } from "./gen/toolgate/v1/types_pb.js";
 import {
@@ -55,6 +56,7 @@ import {
   type ToolDefinition,
   type ToolError,
   type ToolMessage,
+  type ToolPart,
   type ToolSpec,
   type ToolStatus,
 } from "./types.js";
@@ -84,6 +86,21 @@ function errorFromPb(e: PbToolError): ToolError {
   };
 }
 
+function partFromPb(p: PbToolMessagePart): ToolPart {
+  const status = enumName<ToolStatus>(PbToolStatus, p.status);
+  return {
+    status,
+    content: p.content,
+    structured: parseJson(p.structured),
+    error: p.error === undefined ? undefined : errorFromPb(p.error),
+    effectiveArguments: p.effectiveArguments,
+    arguments: parseJson(p.effectiveArguments),
+    repairs: p.repairs.map(repairFromPb),
+    attempts: p.attempts,
+    ok: status === "SUCCESS",
+  };
+}
+
 export function messageFromPb(m: PbToolMessage | undefined): ToolMessage {
   if (m === undefined) throw new Error("the gateway answered without a ToolMessage");
   const status = enumName<ToolStatus>(PbToolStatus, m.status);
@@ -101,6 +118,7 @@ export function messageFromPb(m: PbToolMessage | undefined): ToolMessage {
     durationUs: Number(m.durationUs),
     ok: status === "SUCCESS",
     pendingReview: status === "PENDING_REVIEW",
+    parts: m.parts.map(partFromPb),
   };
 }
 
@@ -326,12 +344,13 @@ export function specToPb(spec: ToolSpec): PbToolSpec {
     return { $typeName: "toolgate.v1.Injection", param: i.param, from: i.from };
   });
   if (spec.repair !== undefined) {
-    refuseUnknown("repair", spec.repair, new Set(["enabled", "aliases", "drop_unknown"]));
+    refuseUnknown("repair", spec.repair, new Set(["enabled", "aliases", "drop_unknown", "split_parallel"]));
     out.repair = {
       $typeName: "toolgate.v1.RepairPolicy",
       aliases: spec.repair.aliases ?? {},
       dropUnknown: Boolean(spec.repair.drop_unknown),
       ...(spec.repair.enabled === undefined ? {} : { enabled: Boolean(spec.repair.enabled) }),
+      ...(spec.repair.split_parallel === undefined ? {} : { splitParallel: Boolean(spec.repair.split_parallel) }),
     };
   }
   if (spec.limits !== undefined) out.limits = { $typeName: "toolgate.v1.Limits", ...limitsToPb(spec.limits) };
@@ -419,7 +438,11 @@ export function specFromPb(spec: PbToolSpec | undefined): RegisteredTool {
     description: spec.description,
     input_schema: spec.inputSchema ? JSON.parse(spec.inputSchema) : {},
     inject: spec.inject.map((i) => ({ param: i.param, from: i.from })),
-    repair: { aliases: { ...spec.repair?.aliases }, drop_unknown: spec.repair?.dropUnknown ?? false },
+    repair: {
+      aliases: { ...spec.repair?.aliases },
+      drop_unknown: spec.repair?.dropUnknown ?? false,
+      ...(spec.repair?.splitParallel === undefined ? {} : { split_parallel: spec.repair.splitParallel }),
+    },
     limits,
     review: { required: spec.review?.required ?? false, caller_may_confirm: spec.review?.callerMayConfirm ?? false },
     budget: {

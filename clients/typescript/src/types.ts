@@ -77,6 +77,28 @@ export interface ToolMessage {
   readonly ok: boolean;
   /** status is PENDING_REVIEW. */
   readonly pendingReview: boolean;
+  /**
+   * A packed parallel call split into the calls the model meant (the repair `parallel_split`): one part per call,
+   * in order. `content` gives every part's result, and the status is ERROR if any part failed. Empty otherwise.
+   */
+  readonly parts: readonly ToolPart[];
+}
+
+/** One of the calls a packed parallel call was split into, and how it went. */
+export interface ToolPart {
+  readonly status: ToolStatus;
+  /** This call's own result or, for an error, its model-facing explanation. */
+  readonly content: string;
+  readonly structured: unknown;
+  readonly error: ToolError | undefined;
+  /** JSON text of the model-controlled arguments this call ran with. */
+  readonly effectiveArguments: string;
+  /** `effectiveArguments` parsed. */
+  readonly arguments: unknown;
+  /** Repairs of this call's own arguments, after the split. */
+  readonly repairs: readonly Repair[];
+  readonly attempts: number;
+  readonly ok: boolean;
 }
 
 /** Who is calling. Tenancy, injection and policy read it; the model never writes it. */
@@ -155,7 +177,7 @@ export interface ToolSpec {
   output_schema?: Record<string, unknown> | string;
   backend?: Backend;
   inject?: { param: string; from: string }[];
-  repair?: { enabled?: boolean; aliases?: Record<string, string>; drop_unknown?: boolean };
+  repair?: { enabled?: boolean; aliases?: Record<string, string>; drop_unknown?: boolean; split_parallel?: boolean };
   limits?: Limits;
   review?: { required?: boolean; caller_may_confirm?: boolean };
   budget?: { max_calls?: number; max_consecutive_failures?: number };

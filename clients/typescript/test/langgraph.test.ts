@@ -145,4 +145,42 @@ describe("GatewayToolNode", () => {
     assert.equal(ai.invalid_tool_calls?.length, 0);
     assert.deepEqual(answers.map((m) => [m.tool_call_id, m.status]), [["toolgate_ai-n1_0", "success"], ["inv-1", "success"]]);
   });
+
+  it("writes a packed parallel call as the three calls the gateway split it into, each with its own ToolMessage", async () => {
+    const name = unique("sales_tax");
+    await h.admin.registerTool({
+      name,
+      description: "The sales tax on a purchase in one city.",
+      input_schema: {
+        type: "object",
+        properties: { city: { type: "string" }, state: { type: "string" }, purchase_amount: { type: "number" } },
+        required: ["city", "state", "purchase_amount"],
+      },
+      limits: { idempotent: true },
+      backend: h.tools.route(name, (args) => [200, { city: args.city, tax: Math.round(Number(args.purchase_amount) * 10) / 100 }]),
+    });
+    const packed = { city: ["Chicago", "Sacramento", "Portland"], state: ["IL", "CA", "OR"], purchase_amount: 30 };
+    const model = new ScriptedChatModel([
+      aiCalls("ai-s1", [{ id: "call-s", name, args: packed }]),
+      new AIMessage({ id: "ai-s2", content: "3 each." }),
+    ]);
+    const graph = reactGraph(model, new GatewayToolNode(h.agent));
+    const out = await graph.invoke({ messages: [new HumanMessage("Sales tax on 30 dollars in three cities?")] });
+
+    const expected: [string, Record<string, unknown>][] = [
+      ["call-s", { city: "Chicago", state: "IL", purchase_amount: 30 }],
+      ["call-s_2", { city: "Sacramento", state: "CA", purchase_amount: 30 }],
+      ["call-s_3", { city: "Portland", state: "OR", purchase_amount: 30 }],
+    ];
+    const ai = out.messages.find((m) => m.id === "ai-s1") as AIMessage;
+    assert.deepEqual(ai.tool_calls?.map((c) => [c.id, c.args]), expected);
+    const answers = out.messages.filter((m) => ToolMessage.isInstance(m)) as ToolMessage[];
+    assert.deepEqual(answers.map((m) => [m.tool_call_id, m.status]), expected.map(([id]) => [id, "success"]));
+    assert.deepEqual(answers.map((m) => (m.artifact as { city: string }).city), ["Chicago", "Sacramento", "Portland"]);
+    assert.deepEqual((answers[0]!.additional_kwargs.repairs as { rule: string }[]).map((r) => r.rule), ["parallel_split"]);
+    // The model's next turn sees three calls and three answers, as if it had made them.
+    const seen = model.prompts[1]!;
+    assert.deepEqual(seen.filter((m) => ToolMessage.isInstance(m)).map((m) => (m as ToolMessage).tool_call_id), expected.map(([id]) => id));
+    assert.deepEqual(h.tools.received(name).map((r) => r.args), expected.map(([, args]) => args));
+  });
 });

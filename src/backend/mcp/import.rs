@@ -46,6 +46,12 @@ fn spec_of(server: &McpServerSpec, tool: &Tool) -> ToolSpec {
         spec.labels = overlay.labels.clone();
         spec.policy = overlay.policy.clone();
     }
+    // A tool the server declares read-only is safe to repeat: a packed parallel call of it is split, unless the
+    // overlay says otherwise.
+    let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
+    if read_only && spec.repair.split_parallel.is_none() && !spec.review.required {
+        spec.repair.split_parallel = Some(true);
+    }
     spec.labels.insert(SERVER_LABEL.to_owned(), server.name.clone());
     spec
 }

@@ -226,6 +226,7 @@ fn stub(message: &ToolMessage) -> ToolMessage {
         effective_arguments: String::new(),
         attempts: message.attempts,
         duration_us: message.duration_us,
+        parts: Vec::new(),
     }
 }
 
@@ -249,6 +250,7 @@ mod tests {
             effective_arguments: String::new(),
             attempts: 1,
             duration_us: 0,
+            parts: Vec::new(),
         }
     }
 

@@ -8,7 +8,7 @@ mod lookup;
 mod rules;
 mod shape;
 mod syntax;
-mod view;
+pub(crate) mod view;
 mod walk;
 
 pub use rules::{RepairSettings, Rule};

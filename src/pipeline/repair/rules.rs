@@ -28,10 +28,11 @@ pub enum Rule {
     ScalarToArray,
     ArrayToScalar,
     EnumMatched,
+    ParallelSplit,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 23] = [
+    pub const ALL: [Rule; 24] = [
         Rule::ToolNameNormalized,
         Rule::ToolNamePrefix,
         Rule::ToolNameResidue,
@@ -55,6 +56,7 @@ impl Rule {
         Rule::ScalarToArray,
         Rule::ArrayToScalar,
         Rule::EnumMatched,
+        Rule::ParallelSplit,
     ];
 
     pub fn name(self) -> &'static str {
@@ -82,6 +84,7 @@ impl Rule {
             Rule::ScalarToArray => "scalar_to_array",
             Rule::ArrayToScalar => "array_to_scalar",
             Rule::EnumMatched => "enum_matched",
+            Rule::ParallelSplit => "parallel_split",
         }
     }
 

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atoolgate/v1/registry.proto\x12\x0btoolgate.v1\"\xef\x03\n\x08ToolSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x14\n\x0cinput_schema\x18\x03 \x01(\t\x12\x15\n\routput_schema\x18\x04 \x01(\t\x12%\n\x07\x62\x61\x63kend\x18\x05 \x01(\x0b\x32\x14.toolgate.v1.Backend\x12&\n\x06inject\x18\x06 \x03(\x0b\x32\x16.toolgate.v1.Injection\x12)\n\x06repair\x18\x07 \x01(\x0b\x32\x19.toolgate.v1.RepairPolicy\x12#\n\x06limits\x18\x08 \x01(\x0b\x32\x13.toolgate.v1.Limits\x12#\n\x06review\x18\t \x01(\x0b\x32\x13.toolgate.v1.Review\x12\x0e\n\x06tenant\x18\n \x01(\t\x12\x31\n\x06labels\x18\x0b \x03(\x0b\x32!.toolgate.v1.ToolSpec.LabelsEntry\x12\x0f\n\x07version\x18\x0c \x01(\x04\x12#\n\x06\x62udget\x18\r \x01(\x0b\x32\x13.toolgate.v1.Budget\x12\'\n\x06policy\x18\x0e \x03(\x0b\x32\x17.toolgate.v1.PolicyRule\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xa8\x01\n\nPolicyRule\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04when\x18\x02 \x01(\t\x12)\n\x06\x61\x63tion\x18\x03 \x01(\x0e\x32\x19.toolgate.v1.PolicyAction\x12\x0f\n\x07message\x18\x04 \x01(\t\x12+\n\x08on_error\x18\x05 \x01(\x0e\x32\x19.toolgate.v1.PolicyAction\x12\x15\n\rmodel_fixable\x18\x06 \x01(\x08\"\xbb\x01\n\x07\x42\x61\x63kend\x12(\n\x04grpc\x18\x01 \x01(\x0b\x32\x18.toolgate.v1.GrpcBackendH\x00\x12(\n\x04http\x18\x02 \x01(\x0b\x32\x18.toolgate.v1.HttpBackendH\x00\x12&\n\x03mcp\x18\x03 \x01(\x0b\x32\x17.toolgate.v1.McpBackendH\x00\x12,\n\x06worker\x18\x04 \x01(\x0b\x32\x1a.toolgate.v1.WorkerBackendH\x00\x42\x06\n\x04kind\"\x1d\n\x0bGrpcBackend\x12\x0e\n\x06target\x18\x01 \x01(\t\"\x92\x01\n\x0bHttpBackend\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x0e\n\x06method\x18\x02 \x01(\t\x12\x36\n\x07headers\x18\x03 \x03(\x0b\x32%.toolgate.v1.HttpBackend.HeadersEntry\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"*\n\nMcpBackend\x12\x0e\n\x06server\x18\x01 \x01(\t\x12\x0c\n\x04tool\x18\x02 \x01(\t\"\x0f\n\rWorkerBackend\"(\n\tInjection\x12\r\n\x05param\x18\x01 \x01(\t\x12\x0c\n\x04\x66rom\x18\x02 \x01(\t\"\xaf\x01\n\x0cRepairPolicy\x12\x14\n\x07\x65nabled\x18\x01 \x01(\x08H\x00\x88\x01\x01\x12\x37\n\x07\x61liases\x18\x02 \x03(\x0b\x32&.toolgate.v1.RepairPolicy.AliasesEntry\x12\x14\n\x0c\x64rop_unknown\x18\x03 \x01(\x08\x1a.\n\x0c\x41liasesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\n\n\x08_enabled\"\xf3\x01\n\x06Limits\x12\x0c\n\x04rate\x18\x01 \x01(\t\x12\r\n\x05\x62urst\x18\x02 \x01(\r\x12\"\n\x03key\x18\x03 \x01(\x0e\x32\x15.toolgate.v1.LimitKey\x12\x17\n\x0fmax_concurrency\x18\x04 \x01(\r\x12\x12\n\ntimeout_ms\x18\x05 \x01(\x04\x12\x0f\n\x07retries\x18\x06 \x01(\r\x12\x12\n\nidempotent\x18\x07 \x01(\x08\x12%\n\x05scope\x18\x08 \x01(\x0e\x32\x16.toolgate.v1.RateScope\x12/\n\x0fwhen_redis_down\x18\t \x01(\x0e\x32\x16.toolgate.v1.RedisDown\"6\n\x06Review\x12\x10\n\x08required\x18\x01 \x01(\x08\x12\x1a\n\x12\x63\x61ller_may_confirm\x18\x02 \x01(\x08\"=\n\x06\x42udget\x12\x11\n\tmax_calls\x18\x01 \x01(\r\x12 \n\x18max_consecutive_failures\x18\x02 \x01(\r\":\n\x13RegisterToolRequest\x12#\n\x04spec\x18\x01 \x01(\x0b\x32\x15.toolgate.v1.ToolSpec\"L\n\x14RegisterToolResponse\x12#\n\x04tool\x18\x01 \x01(\x0b\x32\x15.toolgate.v1.ToolSpec\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\".\n\x0eGetToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\"6\n\x0fGetToolResponse\x12#\n\x04tool\x18\x01 \x01(\x0b\x32\x15.toolgate.v1.ToolSpec\"7\n\x10ListToolsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x13\n\x0b\x61ll_tenants\x18\x02 \x01(\x08\"9\n\x11ListToolsResponse\x12$\n\x05tools\x18\x01 \x03(\x0b\x32\x15.toolgate.v1.ToolSpec\"1\n\x11\x44\x65leteToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\"\x14\n\x12\x44\x65leteToolResponse*x\n\x0cPolicyAction\x12\x1d\n\x19POLICY_ACTION_UNSPECIFIED\x10\x00\x12\x16\n\x12POLICY_ACTION_DENY\x10\x01\x12\x18\n\x14POLICY_ACTION_REVIEW\x10\x02\x12\x17\n\x13POLICY_ACTION_ALLOW\x10\x03*z\n\x08LimitKey\x12\x19\n\x15LIMIT_KEY_UNSPECIFIED\x10\x00\x12\x12\n\x0eLIMIT_KEY_TOOL\x10\x01\x12\x14\n\x10LIMIT_KEY_TENANT\x10\x02\x12\x12\n\x0eLIMIT_KEY_USER\x10\x03\x12\x15\n\x11LIMIT_KEY_SESSION\x10\x04*W\n\tRateScope\x12\x1a\n\x16RATE_SCOPE_UNSPECIFIED\x10\x00\x12\x16\n\x12RATE_SCOPE_CLUSTER\x10\x01\x12\x16\n\x12RATE_SCOPE_GATEWAY\x10\x02*]\n\tRedisDown\x12\x1a\n\x16REDIS_DOWN_UNSPECIFIED\x10\x00\x12\x18\n\x14REDIS_DOWN_FAIL_OPEN\x10\x01\x12\x1a\n\x16REDIS_DOWN_FAIL_CLOSED\x10\x02\x32\xc4\x02\n\x0cToolRegistry\x12S\n\x0cRegisterTool\x12 .toolgate.v1.RegisterToolRequest\x1a!.toolgate.v1.RegisterToolResponse\x12\x44\n\x07GetTool\x12\x1b.toolgate.v1.GetToolRequest\x1a\x1c.toolgate.v1.GetToolResponse\x12J\n\tListTools\x12\x1d.toolgate.v1.ListToolsRequest\x1a\x1e.toolgate.v1.ListToolsResponse\x12M\n\nDeleteTool\x12\x1e.toolgate.v1.DeleteToolRequest\x1a\x1f.toolgate.v1.DeleteToolResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atoolgate/v1/registry.proto\x12\x0btoolgate.v1\"\xef\x03\n\x08ToolSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x14\n\x0cinput_schema\x18\x03 \x01(\t\x12\x15\n\routput_schema\x18\x04 \x01(\t\x12%\n\x07\x62\x61\x63kend\x18\x05 \x01(\x0b\x32\x14.toolgate.v1.Backend\x12&\n\x06inject\x18\x06 \x03(\x0b\x32\x16.toolgate.v1.Injection\x12)\n\x06repair\x18\x07 \x01(\x0b\x32\x19.toolgate.v1.RepairPolicy\x12#\n\x06limits\x18\x08 \x01(\x0b\x32\x13.toolgate.v1.Limits\x12#\n\x06review\x18\t \x01(\x0b\x32\x13.toolgate.v1.Review\x12\x0e\n\x06tenant\x18\n \x01(\t\x12\x31\n\x06labels\x18\x0b \x03(\x0b\x32!.toolgate.v1.ToolSpec.LabelsEntry\x12\x0f\n\x07version\x18\x0c \x01(\x04\x12#\n\x06\x62udget\x18\r \x01(\x0b\x32\x13.toolgate.v1.Budget\x12\'\n\x06policy\x18\x0e \x03(\x0b\x32\x17.toolgate.v1.PolicyRule\x1a-\n\x0bLabelsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xa8\x01\n\nPolicyRule\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04when\x18\x02 \x01(\t\x12)\n\x06\x61\x63tion\x18\x03 \x01(\x0e\x32\x19.toolgate.v1.PolicyAction\x12\x0f\n\x07message\x18\x04 \x01(\t\x12+\n\x08on_error\x18\x05 \x01(\x0e\x32\x19.toolgate.v1.PolicyAction\x12\x15\n\rmodel_fixable\x18\x06 \x01(\x08\"\xbb\x01\n\x07\x42\x61\x63kend\x12(\n\x04grpc\x18\x01 \x01(\x0b\x32\x18.toolgate.v1.GrpcBackendH\x00\x12(\n\x04http\x18\x02 \x01(\x0b\x32\x18.toolgate.v1.HttpBackendH\x00\x12&\n\x03mcp\x18\x03 \x01(\x0b\x32\x17.toolgate.v1.McpBackendH\x00\x12,\n\x06worker\x18\x04 \x01(\x0b\x32\x1a.toolgate.v1.WorkerBackendH\x00\x42\x06\n\x04kind\"\x1d\n\x0bGrpcBackend\x12\x0e\n\x06target\x18\x01 \x01(\t\"\x92\x01\n\x0bHttpBackend\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x0e\n\x06method\x18\x02 \x01(\t\x12\x36\n\x07headers\x18\x03 \x03(\x0b\x32%.toolgate.v1.HttpBackend.HeadersEntry\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"*\n\nMcpBackend\x12\x0e\n\x06server\x18\x01 \x01(\t\x12\x0c\n\x04tool\x18\x02 \x01(\t\"\x0f\n\rWorkerBackend\"(\n\tInjection\x12\r\n\x05param\x18\x01 \x01(\t\x12\x0c\n\x04\x66rom\x18\x02 \x01(\t\"\xdf\x01\n\x0cRepairPolicy\x12\x14\n\x07\x65nabled\x18\x01 \x01(\x08H\x00\x88\x01\x01\x12\x37\n\x07\x61liases\x18\x02 \x03(\x0b\x32&.toolgate.v1.RepairPolicy.AliasesEntry\x12\x14\n\x0c\x64rop_unknown\x18\x03 \x01(\x08\x12\x1b\n\x0esplit_parallel\x18\x04 \x01(\x08H\x01\x88\x01\x01\x1a.\n\x0c\x41liasesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x42\n\n\x08_enabledB\x11\n\x0f_split_parallel\"\xf3\x01\n\x06Limits\x12\x0c\n\x04rate\x18\x01 \x01(\t\x12\r\n\x05\x62urst\x18\x02 \x01(\r\x12\"\n\x03key\x18\x03 \x01(\x0e\x32\x15.toolgate.v1.LimitKey\x12\x17\n\x0fmax_concurrency\x18\x04 \x01(\r\x12\x12\n\ntimeout_ms\x18\x05 \x01(\x04\x12\x0f\n\x07retries\x18\x06 \x01(\r\x12\x12\n\nidempotent\x18\x07 \x01(\x08\x12%\n\x05scope\x18\x08 \x01(\x0e\x32\x16.toolgate.v1.RateScope\x12/\n\x0fwhen_redis_down\x18\t \x01(\x0e\x32\x16.toolgate.v1.RedisDown\"6\n\x06Review\x12\x10\n\x08required\x18\x01 \x01(\x08\x12\x1a\n\x12\x63\x61ller_may_confirm\x18\x02 \x01(\x08\"=\n\x06\x42udget\x12\x11\n\tmax_calls\x18\x01 \x01(\r\x12 \n\x18max_consecutive_failures\x18\x02 \x01(\r\":\n\x13RegisterToolRequest\x12#\n\x04spec\x18\x01 \x01(\x0b\x32\x15.toolgate.v1.ToolSpec\"L\n\x14RegisterToolResponse\x12#\n\x04tool\x18\x01 \x01(\x0b\x32\x15.toolgate.v1.ToolSpec\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\".\n\x0eGetToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\"6\n\x0fGetToolResponse\x12#\n\x04tool\x18\x01 \x01(\x0b\x32\x15.toolgate.v1.ToolSpec\"7\n\x10ListToolsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x13\n\x0b\x61ll_tenants\x18\x02 \x01(\x08\"9\n\x11ListToolsResponse\x12$\n\x05tools\x18\x01 \x03(\x0b\x32\x15.toolgate.v1.ToolSpec\"1\n\x11\x44\x65leteToolRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\"\x14\n\x12\x44\x65leteToolResponse*x\n\x0cPolicyAction\x12\x1d\n\x19POLICY_ACTION_UNSPECIFIED\x10\x00\x12\x16\n\x12POLICY_ACTION_DENY\x10\x01\x12\x18\n\x14POLICY_ACTION_REVIEW\x10\x02\x12\x17\n\x13POLICY_ACTION_ALLOW\x10\x03*z\n\x08LimitKey\x12\x19\n\x15LIMIT_KEY_UNSPECIFIED\x10\x00\x12\x12\n\x0eLIMIT_KEY_TOOL\x10\x01\x12\x14\n\x10LIMIT_KEY_TENANT\x10\x02\x12\x12\n\x0eLIMIT_KEY_USER\x10\x03\x12\x15\n\x11LIMIT_KEY_SESSION\x10\x04*W\n\tRateScope\x12\x1a\n\x16RATE_SCOPE_UNSPECIFIED\x10\x00\x12\x16\n\x12RATE_SCOPE_CLUSTER\x10\x01\x12\x16\n\x12RATE_SCOPE_GATEWAY\x10\x02*]\n\tRedisDown\x12\x1a\n\x16REDIS_DOWN_UNSPECIFIED\x10\x00\x12\x18\n\x14REDIS_DOWN_FAIL_OPEN\x10\x01\x12\x1a\n\x16REDIS_DOWN_FAIL_CLOSED\x10\x02\x32\xc4\x02\n\x0cToolRegistry\x12S\n\x0cRegisterTool\x12 .toolgate.v1.RegisterToolRequest\x1a!.toolgate.v1.RegisterToolResponse\x12\x44\n\x07GetTool\x12\x1b.toolgate.v1.GetToolRequest\x1a\x1c.toolgate.v1.GetToolResponse\x12J\n\tListTools\x12\x1d.toolgate.v1.ListToolsRequest\x1a\x1e.toolgate.v1.ListToolsResponse\x12M\n\nDeleteTool\x12\x1e.toolgate.v1.DeleteToolRequest\x1a\x1f.toolgate.v1.DeleteToolResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,14 +37,14 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_HTTPBACKEND_HEADERSENTRY']._serialized_options = b'8\001'
   _globals['_REPAIRPOLICY_ALIASESENTRY']._loaded_options = None
   _globals['_REPAIRPOLICY_ALIASESENTRY']._serialized_options = b'8\001'
-  _globals['_POLICYACTION']._serialized_start=2159
-  _globals['_POLICYACTION']._serialized_end=2279
-  _globals['_LIMITKEY']._serialized_start=2281
-  _globals['_LIMITKEY']._serialized_end=2403
-  _globals['_RATESCOPE']._serialized_start=2405
-  _globals['_RATESCOPE']._serialized_end=2492
-  _globals['_REDISDOWN']._serialized_start=2494
-  _globals['_REDISDOWN']._serialized_end=2587
+  _globals['_POLICYACTION']._serialized_start=2207
+  _globals['_POLICYACTION']._serialized_end=2327
+  _globals['_LIMITKEY']._serialized_start=2329
+  _globals['_LIMITKEY']._serialized_end=2451
+  _globals['_RATESCOPE']._serialized_start=2453
+  _globals['_RATESCOPE']._serialized_end=2540
+  _globals['_REDISDOWN']._serialized_start=2542
+  _globals['_REDISDOWN']._serialized_end=2635
   _globals['_TOOLSPEC']._serialized_start=44
   _globals['_TOOLSPEC']._serialized_end=539
   _globals['_TOOLSPEC_LABELSENTRY']._serialized_start=494
@@ -66,31 +66,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_INJECTION']._serialized_start=1143
   _globals['_INJECTION']._serialized_end=1183
   _globals['_REPAIRPOLICY']._serialized_start=1186
-  _globals['_REPAIRPOLICY']._serialized_end=1361
-  _globals['_REPAIRPOLICY_ALIASESENTRY']._serialized_start=1303
-  _globals['_REPAIRPOLICY_ALIASESENTRY']._serialized_end=1349
-  _globals['_LIMITS']._serialized_start=1364
-  _globals['_LIMITS']._serialized_end=1607
-  _globals['_REVIEW']._serialized_start=1609
-  _globals['_REVIEW']._serialized_end=1663
-  _globals['_BUDGET']._serialized_start=1665
-  _globals['_BUDGET']._serialized_end=1726
-  _globals['_REGISTERTOOLREQUEST']._serialized_start=1728
-  _globals['_REGISTERTOOLREQUEST']._serialized_end=1786
-  _globals['_REGISTERTOOLRESPONSE']._serialized_start=1788
-  _globals['_REGISTERTOOLRESPONSE']._serialized_end=1864
-  _globals['_GETTOOLREQUEST']._serialized_start=1866
-  _globals['_GETTOOLREQUEST']._serialized_end=1912
-  _globals['_GETTOOLRESPONSE']._serialized_start=1914
-  _globals['_GETTOOLRESPONSE']._serialized_end=1968
-  _globals['_LISTTOOLSREQUEST']._serialized_start=1970
-  _globals['_LISTTOOLSREQUEST']._serialized_end=2025
-  _globals['_LISTTOOLSRESPONSE']._serialized_start=2027
-  _globals['_LISTTOOLSRESPONSE']._serialized_end=2084
-  _globals['_DELETETOOLREQUEST']._serialized_start=2086
-  _globals['_DELETETOOLREQUEST']._serialized_end=2135
-  _globals['_DELETETOOLRESPONSE']._serialized_start=2137
-  _globals['_DELETETOOLRESPONSE']._serialized_end=2157
-  _globals['_TOOLREGISTRY']._serialized_start=2590
-  _globals['_TOOLREGISTRY']._serialized_end=2914
+  _globals['_REPAIRPOLICY']._serialized_end=1409
+  _globals['_REPAIRPOLICY_ALIASESENTRY']._serialized_start=1332
+  _globals['_REPAIRPOLICY_ALIASESENTRY']._serialized_end=1378
+  _globals['_LIMITS']._serialized_start=1412
+  _globals['_LIMITS']._serialized_end=1655
+  _globals['_REVIEW']._serialized_start=1657
+  _globals['_REVIEW']._serialized_end=1711
+  _globals['_BUDGET']._serialized_start=1713
+  _globals['_BUDGET']._serialized_end=1774
+  _globals['_REGISTERTOOLREQUEST']._serialized_start=1776
+  _globals['_REGISTERTOOLREQUEST']._serialized_end=1834
+  _globals['_REGISTERTOOLRESPONSE']._serialized_start=1836
+  _globals['_REGISTERTOOLRESPONSE']._serialized_end=1912
+  _globals['_GETTOOLREQUEST']._serialized_start=1914
+  _globals['_GETTOOLREQUEST']._serialized_end=1960
+  _globals['_GETTOOLRESPONSE']._serialized_start=1962
+  _globals['_GETTOOLRESPONSE']._serialized_end=2016
+  _globals['_LISTTOOLSREQUEST']._serialized_start=2018
+  _globals['_LISTTOOLSREQUEST']._serialized_end=2073
+  _globals['_LISTTOOLSRESPONSE']._serialized_start=2075
+  _globals['_LISTTOOLSRESPONSE']._serialized_end=2132
+  _globals['_DELETETOOLREQUEST']._serialized_start=2134
+  _globals['_DELETETOOLREQUEST']._serialized_end=2183
+  _globals['_DELETETOOLRESPONSE']._serialized_start=2185
+  _globals['_DELETETOOLRESPONSE']._serialized_end=2205
+  _globals['_TOOLREGISTRY']._serialized_start=2638
+  _globals['_TOOLREGISTRY']._serialized_end=2962
 # @@protoc_insertion_point(module_scope)

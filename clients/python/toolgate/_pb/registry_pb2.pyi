@@ -159,7 +159,7 @@ class Injection(_message.Message):
     def __init__(self, param: _Optional[str] = ..., **kwargs) -> None: ...
 
 class RepairPolicy(_message.Message):
-    __slots__ = ("enabled", "aliases", "drop_unknown")
+    __slots__ = ("enabled", "aliases", "drop_unknown", "split_parallel")
     class AliasesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -170,10 +170,12 @@ class RepairPolicy(_message.Message):
     ENABLED_FIELD_NUMBER: _ClassVar[int]
     ALIASES_FIELD_NUMBER: _ClassVar[int]
     DROP_UNKNOWN_FIELD_NUMBER: _ClassVar[int]
+    SPLIT_PARALLEL_FIELD_NUMBER: _ClassVar[int]
     enabled: bool
     aliases: _containers.ScalarMap[str, str]
     drop_unknown: bool
-    def __init__(self, enabled: _Optional[bool] = ..., aliases: _Optional[_Mapping[str, str]] = ..., drop_unknown: _Optional[bool] = ...) -> None: ...
+    split_parallel: bool
+    def __init__(self, enabled: _Optional[bool] = ..., aliases: _Optional[_Mapping[str, str]] = ..., drop_unknown: _Optional[bool] = ..., split_parallel: _Optional[bool] = ...) -> None: ...
 
 class Limits(_message.Message):
     __slots__ = ("rate", "burst", "key", "max_concurrency", "timeout_ms", "retries", "idempotent", "scope", "when_redis_down")

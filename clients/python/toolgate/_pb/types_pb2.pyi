@@ -119,7 +119,7 @@ class Repair(_message.Message):
     def __init__(self, rule: _Optional[str] = ..., path: _Optional[str] = ..., before: _Optional[str] = ..., after: _Optional[str] = ...) -> None: ...
 
 class ToolMessage(_message.Message):
-    __slots__ = ("tool_call_id", "name", "status", "content", "structured", "error", "repairs", "effective_arguments", "attempts", "duration_us")
+    __slots__ = ("tool_call_id", "name", "status", "content", "structured", "error", "repairs", "effective_arguments", "attempts", "duration_us", "parts")
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -130,6 +130,7 @@ class ToolMessage(_message.Message):
     EFFECTIVE_ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     DURATION_US_FIELD_NUMBER: _ClassVar[int]
+    PARTS_FIELD_NUMBER: _ClassVar[int]
     tool_call_id: str
     name: str
     status: ToolStatus
@@ -140,4 +141,23 @@ class ToolMessage(_message.Message):
     effective_arguments: str
     attempts: int
     duration_us: int
-    def __init__(self, tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., status: _Optional[_Union[ToolStatus, str]] = ..., content: _Optional[str] = ..., structured: _Optional[str] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., repairs: _Optional[_Iterable[_Union[Repair, _Mapping]]] = ..., effective_arguments: _Optional[str] = ..., attempts: _Optional[int] = ..., duration_us: _Optional[int] = ...) -> None: ...
+    parts: _containers.RepeatedCompositeFieldContainer[ToolMessagePart]
+    def __init__(self, tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., status: _Optional[_Union[ToolStatus, str]] = ..., content: _Optional[str] = ..., structured: _Optional[str] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., repairs: _Optional[_Iterable[_Union[Repair, _Mapping]]] = ..., effective_arguments: _Optional[str] = ..., attempts: _Optional[int] = ..., duration_us: _Optional[int] = ..., parts: _Optional[_Iterable[_Union[ToolMessagePart, _Mapping]]] = ...) -> None: ...
+
+class ToolMessagePart(_message.Message):
+    __slots__ = ("status", "content", "structured", "error", "effective_arguments", "repairs", "attempts")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    STRUCTURED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    REPAIRS_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    status: ToolStatus
+    content: str
+    structured: str
+    error: ToolError
+    effective_arguments: str
+    repairs: _containers.RepeatedCompositeFieldContainer[Repair]
+    attempts: int
+    def __init__(self, status: _Optional[_Union[ToolStatus, str]] = ..., content: _Optional[str] = ..., structured: _Optional[str] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., effective_arguments: _Optional[str] = ..., repairs: _Optional[_Iterable[_Union[Repair, _Mapping]]] = ..., attempts: _Optional[int] = ...) -> None: ...

@@ -19,7 +19,7 @@ from ..client import AsyncClient, Client
 from ..types import CallContext, ToolMessage
 from ._binding import context_from_config
 from ._review import Memo, arun, drive, perform_async, perform_sync, run
-from ._transcript import rewrite_ai_message, to_langchain
+from ._transcript import rewrite_ai_message, split_answers, to_langchain
 
 # Marks on the calls the node sends: arguments that did not parse, and an id the node gave the call.
 _INVALID, _ID_GIVEN = "invalid", "toolgate_id_given"
@@ -42,7 +42,9 @@ class GatewayToolNode(RunnableCallable):
 
     - `context`: a CallContext, dict, or `callable(config)` giving the defaults the RunnableConfig completes.
     - `rewrite_transcript` (default True): when what ran differs from what the AIMessage says, answer the
-      AIMessage again (same id) with the arguments that ran.
+      AIMessage again (same id) with the arguments that ran. A packed parallel call the gateway split (one
+      array per parameter that takes one value) is always written as the calls it was split into, with ids
+      `<id>`, `<id>_2`, ..., each answered by its own ToolMessage.
     - `on_error(tool_call, message)`: called for each call that answered an error (`message.error` is set,
       never None), with the LangChain tool call and the typed `toolgate.ToolMessage` (its
       `error.original_arguments` is the input that caused the failure). It may return a replacement content
@@ -153,7 +155,13 @@ class GatewayToolNode(RunnableCallable):
         return (str(conf.get("thread_id", "")), str(conf.get("checkpoint_ns", "")), signature)
 
     def _finish(self, ai: AIMessage, calls: list[dict[str, Any]], messages: list[ToolMessage], as_list: bool):
-        tool_messages = [self._tool_message(call, m) for call, m in zip(calls, messages, strict=True)]
+        tool_messages = []
+        for call, m in zip(calls, messages, strict=True):
+            # A packed parallel call the gateway split: one ToolMessage per call it was split into, written into
+            # the AIMessage too. A node given a list of messages cannot rewrite the AIMessage: there the split
+            # call gets one ToolMessage, whose content gives every part's result.
+            answers = split_answers(call, m) if m.parts and not as_list else [(call, m)]
+            tool_messages += [self._tool_message(sub, answer) for sub, answer in answers]
         return self._output(tool_messages, ai, calls, messages, as_list)
 
     def _tool_message(self, call: dict[str, Any], m: ToolMessage) -> LCToolMessage:
@@ -170,7 +178,11 @@ class GatewayToolNode(RunnableCallable):
         if as_list:
             return tool_messages
         updates: list[AnyMessage] = []
-        rewritten = rewrite_ai_message(ai, calls, messages) if self.rewrite_transcript and calls else None
+        split = any(m.parts for m in messages)
+        # A split call is always written out as its parts, so that each ToolMessage answers a call the AIMessage
+        # carries, even with `rewrite_transcript` off.
+        rewrite = (self.rewrite_transcript or split) and calls
+        rewritten = rewrite_ai_message(ai, calls, messages, splits_only=not self.rewrite_transcript) if rewrite else None
         if rewritten is None and ai.id is not None and any(c.get(_ID_GIVEN) for c in calls):
             rewritten = ai  # the tool call ids the node gave the calls, so the ToolMessages answer calls it carries
         if rewritten is not None:

@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.messages import ToolMessage as LCToolMessage
 
-from ..types import ToolMessage, ToolStatus
+from ..types import ToolMessage, ToolPart, ToolStatus
 
 _TOOL_NAME_RULES = {"tool_name_normalized", "tool_name_prefix", "tool_name_residue"}
 _PROVIDER_SAFE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -44,32 +44,72 @@ def to_langchain(m: ToolMessage, call: Mapping[str, Any] | None = None) -> LCToo
     )
 
 
-def rewrite_ai_message(ai: AIMessage, calls: list[dict[str, Any]], messages: list[ToolMessage]) -> AIMessage | None:
-    """The AIMessage with each tool call's arguments (and a repaired tool name) as they ran, or None when all
-    ran as written. Same id, so LangGraph's `add_messages` replaces the original in the state."""
-    ran: dict[str, tuple[str, Any]] = {}
+def part_id(call_id: str, index: int) -> str:
+    """The id of a split call's `index`-th part, as the gateway names it: the call's own id for the first,
+    `<id>_2`, `<id>_3`, ... for the others."""
+    return call_id if index == 0 or not call_id else f"{call_id}_{index + 1}"
+
+
+def split_answers(call: Mapping[str, Any], m: ToolMessage) -> list[tuple[dict[str, Any], ToolMessage]]:
+    """A split call's parts as the calls the model should have made, each with its own answer. Each answer
+    carries the whole call's repairs (the `parallel_split` record among them) and then the part's own."""
+
+    def answer(i: int, part: ToolPart) -> ToolMessage:
+        return ToolMessage(
+            tool_call_id=part_id(m.tool_call_id or call.get("id", ""), i),
+            name=m.name,
+            status=part.status,
+            content=part.content,
+            structured=part.structured,
+            error=part.error,
+            repairs=(*m.repairs, *part.repairs),
+            effective_arguments=part.effective_arguments,
+            attempts=part.attempts,
+        )
+
+    out = []
+    for i, part in enumerate(m.parts):
+        sub = {k: v for k, v in call.items() if k != "invalid"}
+        sub.update(id=part_id(call.get("id", ""), i), name=_ran_name(call, m), args=part.arguments)
+        out.append((sub, answer(i, part)))
+    return out
+
+
+def _ran_name(call: Mapping[str, Any], m: ToolMessage) -> str:
+    """The tool name that ran: the repaired one when the gateway repaired the name into one a provider takes."""
+    if any(r.rule in _TOOL_NAME_RULES for r in m.repairs) and _PROVIDER_SAFE.match(m.name or ""):
+        return m.name
+    return call["name"]
+
+
+def rewrite_ai_message(
+    ai: AIMessage, calls: list[dict[str, Any]], messages: list[ToolMessage], *, splits_only: bool = False
+) -> AIMessage | None:
+    """The AIMessage with each tool call's arguments (and a repaired tool name) as they ran, and each split call
+    as the calls it was split into (with `splits_only`, only those), or None when nothing changes. Same id, so
+    LangGraph's `add_messages` replaces the original in the state."""
+    ran: dict[str, list[tuple[str, str, Any]]] = {}
     for call, m in zip(calls, messages, strict=True):
+        if m.parts:
+            ran[call["id"]] = [(sub["id"], sub["name"], sub["args"]) for sub, _ in split_answers(call, m)]
+            continue
         args = m.arguments
-        if not isinstance(args, dict):
-            continue  # never got as far as running (or not as an object): nothing to show instead
-        name = call["name"]
-        if any(r.rule in _TOOL_NAME_RULES for r in m.repairs) and _PROVIDER_SAFE.match(m.name or ""):
-            name = m.name
+        if splits_only or not isinstance(args, dict):
+            continue  # not asked for, or never ran (or not as an object): nothing to show instead
+        name = _ran_name(call, m)
         if call.get("invalid") or args != call.get("args") or name != call["name"]:
-            ran[call["id"]] = (name, args)
+            ran[call["id"]] = [(call["id"], name, args)]
     if not ran or ai.id is None:
         return None
     tool_calls = []
     for tc in ai.tool_calls:
-        if tc.get("id") in ran:
-            name, args = ran[tc["id"]]
-            tc = {**tc, "name": name, "args": args}
-        tool_calls.append(tc)
+        for call_id, name, args in ran.get(tc.get("id"), [(tc.get("id"), None, None)]):
+            tool_calls.append(tc if name is None else {**tc, "id": call_id, "name": name, "args": args})
     invalid = []
     for tc in ai.invalid_tool_calls:
         if tc.get("id") in ran:
-            name, args = ran[tc["id"]]
-            tool_calls.append({"name": name, "args": args, "id": tc["id"], "type": "tool_call"})
+            for call_id, name, args in ran[tc["id"]]:
+                tool_calls.append({"name": name, "args": args, "id": call_id, "type": "tool_call"})
         else:
             invalid.append(tc)
     additional = dict(ai.additional_kwargs)
@@ -78,9 +118,11 @@ def rewrite_ai_message(ai: AIMessage, calls: list[dict[str, Any]], messages: lis
         raw_calls = []
         for raw in additional["tool_calls"]:
             if isinstance(raw, Mapping) and raw.get("id") in ran and isinstance(raw.get("function"), Mapping):
-                name, args = ran[raw["id"]]
-                raw = {**raw, "function": {**raw["function"], "name": name, "arguments": json.dumps(args)}}
-            raw_calls.append(raw)
+                for call_id, name, args in ran[raw["id"]]:
+                    function = {**raw["function"], "name": name, "arguments": json.dumps(args)}
+                    raw_calls.append({**raw, "id": call_id, "function": function})
+            else:
+                raw_calls.append(raw)
         additional["tool_calls"] = raw_calls
     return ai.model_copy(
         update={"tool_calls": tool_calls, "invalid_tool_calls": invalid, "additional_kwargs": additional}

@@ -20,7 +20,8 @@ export interface GatewayToolNodeOptions {
     /** The state key holding the messages (default `messages`). */
     messagesKey?: string;
     /** When what ran differs from what the AIMessage says, answer the AIMessage again (same id) with the arguments
-     * that ran (default true). */
+     * that ran (default true). A packed parallel call the gateway split is always written as the calls it was split
+     * into, with ids `<id>`, `<id>_2`, ..., each answered by its own ToolMessage. */
     rewriteTranscript?: boolean;
     onError?: ErrorHook;
     /** The defaults the run's `configurable` completes (tenant, userId, sessionId, values). */

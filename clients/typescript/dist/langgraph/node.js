@@ -8,7 +8,7 @@ import { AIMessage, ToolMessage as LCToolMessage } from "@langchain/core/message
 import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { contextFromConfig, gatewayTools } from "./binding.js";
 import { drive, isObject, Memo, perform, runSteps } from "./review.js";
-import { rewriteAiMessage, toLangChain, withCalls } from "./transcript.js";
+import { rewriteAiMessage, splitAnswers, toLangChain, withCalls } from "./transcript.js";
 /**
  * Runs the last AIMessage's tool calls through the gateway, in one `ExecuteBatch`. It takes `ToolNode`'s place in
  * a `StateGraph` whose state holds the messages, and in `createReactAgent({ llm, tools: node })`.
@@ -56,10 +56,22 @@ export class GatewayToolNode extends ToolNode {
         const messages = this.messagesOf(input);
         const { ai, calls, idsGiven } = parseCalls(messages, config);
         const answers = calls.length > 0 ? await this.execute(calls, config) : [];
-        const toolMessages = calls.map((call, i) => this.toolMessage(call, answers[i]));
-        if (Array.isArray(input))
+        // A packed parallel call the gateway split: one ToolMessage per call it was split into, written into the
+        // AIMessage too. Given a list of messages, the node cannot rewrite the AIMessage: there the split call gets one
+        // ToolMessage, whose content gives every part's result.
+        const asList = Array.isArray(input);
+        const toolMessages = calls.flatMap((call, i) => {
+            const answer = answers[i];
+            const parts = answer.parts.length > 0 && !asList ? splitAnswers(call, answer) : [[call, answer]];
+            return parts.map(([c, m]) => this.toolMessage(c, m));
+        });
+        if (asList)
             return toolMessages;
-        let rewritten = this.rewriteTranscript && calls.length > 0 ? rewriteAiMessage(ai, calls, answers) : undefined;
+        const split = answers.some((m) => m.parts.length > 0);
+        // A split call is always written out as its parts, so that each ToolMessage answers a call the AIMessage
+        // carries, even with `rewriteTranscript` off.
+        const rewrite = (this.rewriteTranscript || split) && calls.length > 0;
+        let rewritten = rewrite ? rewriteAiMessage(ai, calls, answers, !this.rewriteTranscript) : undefined;
         // The ids the node gave the calls, so that each ToolMessage answers a call the AIMessage carries.
         if (rewritten === undefined && idsGiven && ai.id !== undefined)
             rewritten = ai;

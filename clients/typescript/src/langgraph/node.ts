@@ -13,7 +13,7 @@ import type { Client } from "../client.js";
 import type { ToolMessage } from "../types.js";
 import { type ContextSource, contextFromConfig, gatewayTools } from "./binding.js";
 import { drive, isObject, Memo, type NodeCall, perform, runSteps } from "./review.js";
-import { rewriteAiMessage, toLangChain, withCalls } from "./transcript.js";
+import { rewriteAiMessage, splitAnswers, toLangChain, withCalls } from "./transcript.js";
 
 /** Called for each call that answered an error, with the LangChain tool call and the typed toolgate message (its
  * `error.originalArguments` is the input that caused the failure). Returns a replacement content, a whole
@@ -26,7 +26,8 @@ export interface GatewayToolNodeOptions {
   /** The state key holding the messages (default `messages`). */
   messagesKey?: string;
   /** When what ran differs from what the AIMessage says, answer the AIMessage again (same id) with the arguments
-   * that ran (default true). */
+   * that ran (default true). A packed parallel call the gateway split is always written as the calls it was split
+   * into, with ids `<id>`, `<id>_2`, ..., each answered by its own ToolMessage. */
   rewriteTranscript?: boolean;
   onError?: ErrorHook;
   /** The defaults the run's `configurable` completes (tenant, userId, sessionId, values). */
@@ -98,9 +99,21 @@ export class GatewayToolNode extends ToolNode {
     const messages = this.messagesOf(input);
     const { ai, calls, idsGiven } = parseCalls(messages, config);
     const answers = calls.length > 0 ? await this.execute(calls, config) : [];
-    const toolMessages = calls.map((call, i) => this.toolMessage(call, answers[i]!));
-    if (Array.isArray(input)) return toolMessages;
-    let rewritten = this.rewriteTranscript && calls.length > 0 ? rewriteAiMessage(ai, calls, answers) : undefined;
+    // A packed parallel call the gateway split: one ToolMessage per call it was split into, written into the
+    // AIMessage too. Given a list of messages, the node cannot rewrite the AIMessage: there the split call gets one
+    // ToolMessage, whose content gives every part's result.
+    const asList = Array.isArray(input);
+    const toolMessages = calls.flatMap((call, i) => {
+      const answer = answers[i]!;
+      const parts = answer.parts.length > 0 && !asList ? splitAnswers(call, answer) : [[call, answer] as const];
+      return parts.map(([c, m]) => this.toolMessage(c, m));
+    });
+    if (asList) return toolMessages;
+    const split = answers.some((m) => m.parts.length > 0);
+    // A split call is always written out as its parts, so that each ToolMessage answers a call the AIMessage
+    // carries, even with `rewriteTranscript` off.
+    const rewrite = (this.rewriteTranscript || split) && calls.length > 0;
+    let rewritten = rewrite ? rewriteAiMessage(ai, calls, answers, !this.rewriteTranscript) : undefined;
     // The ids the node gave the calls, so that each ToolMessage answers a call the AIMessage carries.
     if (rewritten === undefined && idsGiven && ai.id !== undefined) rewritten = ai;
     return { [this.messagesKey]: rewritten ? [rewritten, ...toolMessages] : toolMessages };

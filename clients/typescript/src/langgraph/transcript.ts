@@ -54,46 +54,88 @@ function sorted(value: unknown): unknown {
   return value;
 }
 
-/** What ran for each call that ran differently from what the AIMessage says: its name and arguments. */
-function ranDifferently(calls: NodeCall[], messages: ToolMessage[]): Map<string, [string, Record<string, unknown>]> {
-  const ran = new Map<string, [string, Record<string, unknown>]>();
+/** The id of a split call's `index`-th part, as the gateway names it: the call's own id for the first, `<id>_2`,
+ * `<id>_3`, ... for the others. */
+export function partId(id: string, index: number): string {
+  return index === 0 || !id ? id : `${id}_${index + 1}`;
+}
+
+/** The tool name that ran: the repaired one when the gateway repaired the name into one a provider takes. */
+function ranName(call: NodeCall, m: ToolMessage): string {
+  return m.repairs.some((r) => TOOL_NAME_RULES.has(r.rule)) && PROVIDER_SAFE.test(m.name) ? m.name : call.name;
+}
+
+/**
+ * A split call's parts as the calls the model should have made, each with its own answer. Each answer carries the
+ * whole call's repairs (the `parallel_split` record among them) and then the part's own.
+ */
+export function splitAnswers(call: NodeCall, m: ToolMessage): [NodeCall, ToolMessage][] {
+  return m.parts.map((part, i) => {
+    const id = partId(call.id, i);
+    const answer: ToolMessage = {
+      ...part,
+      toolCallId: partId(m.toolCallId || call.id, i),
+      name: m.name,
+      repairs: [...m.repairs, ...part.repairs],
+      durationUs: 0,
+      pendingReview: false,
+      parts: [],
+    };
+    return [{ id, name: ranName(call, m), args: part.arguments }, answer];
+  });
+}
+
+/** What ran in place of each call that ran differently from what the AIMessage says: the calls (one, or the parts
+ * of a split call) with their ids, names and arguments. With `splitsOnly`, only split calls. */
+function ranDifferently(calls: NodeCall[], messages: ToolMessage[], splitsOnly: boolean): Map<string, NodeCall[]> {
+  const ran = new Map<string, NodeCall[]>();
   calls.forEach((call, i) => {
     const m = messages[i]!;
-    const args = m.arguments;
-    // Never got as far as running (or not as an object): nothing to show instead.
-    if (args === null || typeof args !== "object" || Array.isArray(args)) return;
-    let name = call.name;
-    if (m.repairs.some((r) => TOOL_NAME_RULES.has(r.rule)) && PROVIDER_SAFE.test(m.name)) name = m.name;
-    if (call.invalid || !sameJson(args, call.args) || name !== call.name) {
-      ran.set(call.id, [name, args as Record<string, unknown>]);
+    if (m.parts.length > 0) {
+      ran.set(call.id, splitAnswers(call, m).map(([part]) => part));
+      return;
     }
+    const args = m.arguments;
+    // Not asked for, or never got as far as running (or not as an object): nothing to show instead.
+    if (splitsOnly || args === null || typeof args !== "object" || Array.isArray(args)) return;
+    const name = ranName(call, m);
+    if (call.invalid || !sameJson(args, call.args) || name !== call.name) ran.set(call.id, [{ id: call.id, name, args }]);
   });
   return ran;
 }
 
 /**
- * The AIMessage with each tool call's arguments (and a repaired tool name) as they ran, or undefined when all ran
- * as written. Same id, so LangGraph's messages reducer replaces the original in the state.
+ * The AIMessage with each tool call's arguments (and a repaired tool name) as they ran, and each split call as the
+ * calls it was split into (with `splitsOnly`, only those), or undefined when nothing changes. Same id, so
+ * LangGraph's messages reducer replaces the original in the state.
  */
-export function rewriteAiMessage(ai: AIMessage, calls: NodeCall[], messages: ToolMessage[]): AIMessage | undefined {
-  const ran = ranDifferently(calls, messages);
+export function rewriteAiMessage(
+  ai: AIMessage,
+  calls: NodeCall[],
+  messages: ToolMessage[],
+  splitsOnly = false,
+): AIMessage | undefined {
+  const ran = ranDifferently(calls, messages, splitsOnly);
   if (ran.size === 0 || ai.id === undefined) return undefined;
-  const toolCalls: ToolCall[] = (ai.tool_calls ?? []).map((tc) => {
+  const asCall = (c: NodeCall): ToolCall => ({ id: c.id, name: c.name, args: c.args as Record<string, unknown>, type: "tool_call" });
+  const toolCalls: ToolCall[] = (ai.tool_calls ?? []).flatMap((tc) => {
     const done = tc.id === undefined ? undefined : ran.get(tc.id);
-    return done ? { ...tc, name: done[0], args: done[1] } : tc;
+    return done ? done.map((c) => ({ ...tc, ...asCall(c) })) : [tc];
   });
   const invalid: InvalidToolCall[] = [];
   for (const tc of ai.invalid_tool_calls ?? []) {
     const done = tc.id === undefined ? undefined : ran.get(tc.id);
-    if (done) toolCalls.push({ name: done[0], args: done[1], id: tc.id, type: "tool_call" });
+    if (done) toolCalls.push(...done.map(asCall));
     else invalid.push(tc);
   }
   const additional = { ...ai.additional_kwargs };
   if (Array.isArray(additional.tool_calls)) {
     // The provider's raw form (OpenAI's), kept in step so a provider that resends it shows the same.
-    additional.tool_calls = additional.tool_calls.map((raw) => {
+    additional.tool_calls = additional.tool_calls.flatMap((raw) => {
       const done = isObject(raw) && isObject(raw.function) ? ran.get(String(raw.id)) : undefined;
-      return done ? { ...raw, function: { ...raw.function, name: done[0], arguments: JSON.stringify(done[1]) } } : raw;
+      if (!done) return [raw];
+      const fn = (raw as unknown as { function: Record<string, unknown> }).function;
+      return done.map((c) => ({ ...raw, id: c.id, function: { ...fn, name: c.name, arguments: JSON.stringify(c.args) } }));
     });
   }
   return withCalls(ai, toolCalls, invalid, additional);

@@ -286,6 +286,14 @@ export type RepairPolicy = Message<"toolgate.v1.RepairPolicy"> & {
      * @generated from field: bool drop_unknown = 3;
      */
     dropUnknown: boolean;
+    /**
+     * Whether a packed parallel call (one array per parameter that takes one value) may be split into the calls
+     * the model meant. Unset: yes when the tool is idempotent (or an imported MCP tool is read-only), never under
+     * review.
+     *
+     * @generated from field: optional bool split_parallel = 4;
+     */
+    splitParallel?: boolean | undefined;
 };
 /**
  * Describes the message toolgate.v1.RepairPolicy.

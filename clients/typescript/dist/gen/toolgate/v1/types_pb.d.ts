@@ -212,12 +212,67 @@ export type ToolMessage = Message<"toolgate.v1.ToolMessage"> & {
      * @generated from field: uint64 duration_us = 10;
      */
     durationUs: bigint;
+    /**
+     * A packed parallel call split into the calls the model meant (the repair `parallel_split`): one part per
+     * call, in order. `content` gives every part's result; `status` is ERROR if any part failed. Empty otherwise.
+     *
+     * @generated from field: repeated toolgate.v1.ToolMessagePart parts = 11;
+     */
+    parts: ToolMessagePart[];
 };
 /**
  * Describes the message toolgate.v1.ToolMessage.
  * Use `create(ToolMessageSchema)` to create a new message.
  */
 export declare const ToolMessageSchema: GenMessage<ToolMessage>;
+/**
+ * One of the calls a packed parallel call was split into.
+ *
+ * @generated from message toolgate.v1.ToolMessagePart
+ */
+export type ToolMessagePart = Message<"toolgate.v1.ToolMessagePart"> & {
+    /**
+     * @generated from field: toolgate.v1.ToolStatus status = 1;
+     */
+    status: ToolStatus;
+    /**
+     * The part's own result or, for an error, its model-facing explanation.
+     *
+     * @generated from field: string content = 2;
+     */
+    content: string;
+    /**
+     * JSON text of a structured result, if any.
+     *
+     * @generated from field: string structured = 3;
+     */
+    structured: string;
+    /**
+     * @generated from field: toolgate.v1.ToolError error = 4;
+     */
+    error?: ToolError | undefined;
+    /**
+     * JSON text of the model-controlled arguments this part ran with.
+     *
+     * @generated from field: string effective_arguments = 5;
+     */
+    effectiveArguments: string;
+    /**
+     * Repairs of this part's own arguments, after the split.
+     *
+     * @generated from field: repeated toolgate.v1.Repair repairs = 6;
+     */
+    repairs: Repair[];
+    /**
+     * @generated from field: uint32 attempts = 7;
+     */
+    attempts: number;
+};
+/**
+ * Describes the message toolgate.v1.ToolMessagePart.
+ * Use `create(ToolMessagePartSchema)` to create a new message.
+ */
+export declare const ToolMessagePartSchema: GenMessage<ToolMessagePart>;
 /**
  * @generated from enum toolgate.v1.ToolStatus
  */

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolgate/v1/types.proto.
  */
 export const file_toolgate_v1_types: GenFile = /*@__PURE__*/
-  fileDesc("Chd0b29sZ2F0ZS92MS90eXBlcy5wcm90bxILdG9vbGdhdGUudjEiNwoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglhcmd1bWVudHMYAyABKAkipwEKC0NhbGxDb250ZXh0Eg4KBnRlbmFudBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSNAoGdmFsdWVzGAQgAygLMiQudG9vbGdhdGUudjEuQ2FsbENvbnRleHQuVmFsdWVzRW50cnkaLQoLVmFsdWVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJICglWaW9sYXRpb24SFQoNaW5zdGFuY2VfcGF0aBgBIAEoCRITCgtzY2hlbWFfcGF0aBgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIuEBCglUb29sRXJyb3ISJAoEa2luZBgBIAEoDjIWLnRvb2xnYXRlLnYxLkVycm9yS2luZBIPCgdtZXNzYWdlGAIgASgJEhUKDW1vZGVsX2ZpeGFibGUYAyABKAgSEQoJcmV0cnlhYmxlGAQgASgIEhYKDnJldHJ5X2FmdGVyX21zGAUgASgEEioKCnZpb2xhdGlvbnMYBiADKAsyFi50b29sZ2F0ZS52MS5WaW9sYXRpb24SEwoLc3VnZ2VzdGlvbnMYByADKAkSGgoSb3JpZ2luYWxfYXJndW1lbnRzGAggASgJIkMKBlJlcGFpchIMCgRydWxlGAEgASgJEgwKBHBhdGgYAiABKAkSDgoGYmVmb3JlGAMgASgJEg0KBWFmdGVyGAQgASgJIpACCgtUb29sTWVzc2FnZRIUCgx0b29sX2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRInCgZzdGF0dXMYAyABKA4yFy50b29sZ2F0ZS52MS5Ub29sU3RhdHVzEg8KB2NvbnRlbnQYBCABKAkSEgoKc3RydWN0dXJlZBgFIAEoCRIlCgVlcnJvchgGIAEoCzIWLnRvb2xnYXRlLnYxLlRvb2xFcnJvchIkCgdyZXBhaXJzGAcgAygLMhMudG9vbGdhdGUudjEuUmVwYWlyEhsKE2VmZmVjdGl2ZV9hcmd1bWVudHMYCCABKAkSEAoIYXR0ZW1wdHMYCSABKA0SEwoLZHVyYXRpb25fdXMYCiABKAQqeQoKVG9vbFN0YXR1cxIbChdUT09MX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1RPT0xfU1RBVFVTX1NVQ0NFU1MQARIVChFUT09MX1NUQVRVU19FUlJPUhACEh4KGlRPT0xfU1RBVFVTX1BFTkRJTkdfUkVWSUVXEAMqigMKCUVycm9yS2luZBIaChZFUlJPUl9LSU5EX1VOU1BFQ0lGSUVEEAASHQoZRVJST1JfS0lORF9UT09MX05PVF9GT1VORBABEiIKHkVSUk9SX0tJTkRfTUFMRk9STUVEX0FSR1VNRU5UUxACEiAKHEVSUk9SX0tJTkRfSU5WQUxJRF9BUkdVTUVOVFMQAxIZChVFUlJPUl9LSU5EX1RPT0xfRVJST1IQBBIWChJFUlJPUl9LSU5EX1RJTUVPVVQQBRIbChdFUlJPUl9LSU5EX1JBVEVfTElNSVRFRBAGEhoKFkVSUk9SX0tJTkRfVU5BVkFJTEFCTEUQBxIXChNFUlJPUl9LSU5EX1JFSkVDVEVEEAgSIAocRVJST1JfS0lORF9QRVJNSVNTSU9OX0RFTklFRBAJEh4KGkVSUk9SX0tJTkRfQlVER0VUX0VYQ0VFREVEEAoSFwoTRVJST1JfS0lORF9JTlRFUk5BTBALEhwKGEVSUk9SX0tJTkRfUE9MSUNZX0RFTklFRBAMYgZwcm90bzM");
+  fileDesc("Chd0b29sZ2F0ZS92MS90eXBlcy5wcm90bxILdG9vbGdhdGUudjEiNwoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglhcmd1bWVudHMYAyABKAkipwEKC0NhbGxDb250ZXh0Eg4KBnRlbmFudBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSNAoGdmFsdWVzGAQgAygLMiQudG9vbGdhdGUudjEuQ2FsbENvbnRleHQuVmFsdWVzRW50cnkaLQoLVmFsdWVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJICglWaW9sYXRpb24SFQoNaW5zdGFuY2VfcGF0aBgBIAEoCRITCgtzY2hlbWFfcGF0aBgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIuEBCglUb29sRXJyb3ISJAoEa2luZBgBIAEoDjIWLnRvb2xnYXRlLnYxLkVycm9yS2luZBIPCgdtZXNzYWdlGAIgASgJEhUKDW1vZGVsX2ZpeGFibGUYAyABKAgSEQoJcmV0cnlhYmxlGAQgASgIEhYKDnJldHJ5X2FmdGVyX21zGAUgASgEEioKCnZpb2xhdGlvbnMYBiADKAsyFi50b29sZ2F0ZS52MS5WaW9sYXRpb24SEwoLc3VnZ2VzdGlvbnMYByADKAkSGgoSb3JpZ2luYWxfYXJndW1lbnRzGAggASgJIkMKBlJlcGFpchIMCgRydWxlGAEgASgJEgwKBHBhdGgYAiABKAkSDgoGYmVmb3JlGAMgASgJEg0KBWFmdGVyGAQgASgJIr0CCgtUb29sTWVzc2FnZRIUCgx0b29sX2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRInCgZzdGF0dXMYAyABKA4yFy50b29sZ2F0ZS52MS5Ub29sU3RhdHVzEg8KB2NvbnRlbnQYBCABKAkSEgoKc3RydWN0dXJlZBgFIAEoCRIlCgVlcnJvchgGIAEoCzIWLnRvb2xnYXRlLnYxLlRvb2xFcnJvchIkCgdyZXBhaXJzGAcgAygLMhMudG9vbGdhdGUudjEuUmVwYWlyEhsKE2VmZmVjdGl2ZV9hcmd1bWVudHMYCCABKAkSEAoIYXR0ZW1wdHMYCSABKA0SEwoLZHVyYXRpb25fdXMYCiABKAQSKwoFcGFydHMYCyADKAsyHC50b29sZ2F0ZS52MS5Ub29sTWVzc2FnZVBhcnQi2wEKD1Rvb2xNZXNzYWdlUGFydBInCgZzdGF0dXMYASABKA4yFy50b29sZ2F0ZS52MS5Ub29sU3RhdHVzEg8KB2NvbnRlbnQYAiABKAkSEgoKc3RydWN0dXJlZBgDIAEoCRIlCgVlcnJvchgEIAEoCzIWLnRvb2xnYXRlLnYxLlRvb2xFcnJvchIbChNlZmZlY3RpdmVfYXJndW1lbnRzGAUgASgJEiQKB3JlcGFpcnMYBiADKAsyEy50b29sZ2F0ZS52MS5SZXBhaXISEAoIYXR0ZW1wdHMYByABKA0qeQoKVG9vbFN0YXR1cxIbChdUT09MX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1RPT0xfU1RBVFVTX1NVQ0NFU1MQARIVChFUT09MX1NUQVRVU19FUlJPUhACEh4KGlRPT0xfU1RBVFVTX1BFTkRJTkdfUkVWSUVXEAMqigMKCUVycm9yS2luZBIaChZFUlJPUl9LSU5EX1VOU1BFQ0lGSUVEEAASHQoZRVJST1JfS0lORF9UT09MX05PVF9GT1VORBABEiIKHkVSUk9SX0tJTkRfTUFMRk9STUVEX0FSR1VNRU5UUxACEiAKHEVSUk9SX0tJTkRfSU5WQUxJRF9BUkdVTUVOVFMQAxIZChVFUlJPUl9LSU5EX1RPT0xfRVJST1IQBBIWChJFUlJPUl9LSU5EX1RJTUVPVVQQBRIbChdFUlJPUl9LSU5EX1JBVEVfTElNSVRFRBAGEhoKFkVSUk9SX0tJTkRfVU5BVkFJTEFCTEUQBxIXChNFUlJPUl9LSU5EX1JFSkVDVEVEEAgSIAocRVJST1JfS0lORF9QRVJNSVNTSU9OX0RFTklFRBAJEh4KGkVSUk9SX0tJTkRfQlVER0VUX0VYQ0VFREVEEAoSFwoTRVJST1JfS0lORF9JTlRFUk5BTBALEhwKGEVSUk9SX0tJTkRfUE9MSUNZX0RFTklFRBAMYgZwcm90bzM");
 
 /**
  * One tool call as the model wrote it. `arguments` is raw JSON text, possibly broken.
@@ -259,6 +259,14 @@ export type ToolMessage = Message<"toolgate.v1.ToolMessage"> & {
    * @generated from field: uint64 duration_us = 10;
    */
   durationUs: bigint;
+
+  /**
+   * A packed parallel call split into the calls the model meant (the repair `parallel_split`): one part per
+   * call, in order. `content` gives every part's result; `status` is ERROR if any part failed. Empty otherwise.
+   *
+   * @generated from field: repeated toolgate.v1.ToolMessagePart parts = 11;
+   */
+  parts: ToolMessagePart[];
 };
 
 /**
@@ -267,6 +275,63 @@ export type ToolMessage = Message<"toolgate.v1.ToolMessage"> & {
  */
 export const ToolMessageSchema: GenMessage<ToolMessage> = /*@__PURE__*/
   messageDesc(file_toolgate_v1_types, 5);
+
+/**
+ * One of the calls a packed parallel call was split into.
+ *
+ * @generated from message toolgate.v1.ToolMessagePart
+ */
+export type ToolMessagePart = Message<"toolgate.v1.ToolMessagePart"> & {
+  /**
+   * @generated from field: toolgate.v1.ToolStatus status = 1;
+   */
+  status: ToolStatus;
+
+  /**
+   * The part's own result or, for an error, its model-facing explanation.
+   *
+   * @generated from field: string content = 2;
+   */
+  content: string;
+
+  /**
+   * JSON text of a structured result, if any.
+   *
+   * @generated from field: string structured = 3;
+   */
+  structured: string;
+
+  /**
+   * @generated from field: toolgate.v1.ToolError error = 4;
+   */
+  error?: ToolError | undefined;
+
+  /**
+   * JSON text of the model-controlled arguments this part ran with.
+   *
+   * @generated from field: string effective_arguments = 5;
+   */
+  effectiveArguments: string;
+
+  /**
+   * Repairs of this part's own arguments, after the split.
+   *
+   * @generated from field: repeated toolgate.v1.Repair repairs = 6;
+   */
+  repairs: Repair[];
+
+  /**
+   * @generated from field: uint32 attempts = 7;
+   */
+  attempts: number;
+};
+
+/**
+ * Describes the message toolgate.v1.ToolMessagePart.
+ * Use `create(ToolMessagePartSchema)` to create a new message.
+ */
+export const ToolMessagePartSchema: GenMessage<ToolMessagePart> = /*@__PURE__*/
+  messageDesc(file_toolgate_v1_types, 6);
 
 /**
  * @generated from enum toolgate.v1.ToolStatus
