@@ -35,10 +35,25 @@ async fn without_a_session_every_page_sends_to_the_login_and_every_action_is_ref
     }
     let post = c.http.post(c.url("/review/decide")).form(&[("call_id", "x"), ("action", "approve")]).send().await;
     assert_eq!(post.unwrap().status(), 401);
-    let wrong = c.http.post(c.url("/login")).form(&[("name", "eve"), ("token", "guess")]).send().await.unwrap();
+    let wrong = c.post_login("eve", "guess").await;
     assert_eq!(wrong.status(), 401);
-    assert!(wrong.headers().get("set-cookie").is_none());
+    let cookies: Vec<_> =
+        wrong.headers().get_all("set-cookie").iter().map(|v| v.to_str().unwrap().to_owned()).collect();
+    assert!(cookies.iter().all(|c| !c.starts_with("toolgate_console=")), "no session: {cookies:?}");
     assert!(wrong.text().await.unwrap().contains("opens neither"));
+    // The login form carries a CSRF token too: a login posted without it, or with another form's, is refused
+    // even with the right token, and starts no session.
+    let (_, cookie) = c.login_form().await;
+    let (other, _) = c.login_form().await;
+    for (csrf, cookie) in [("", cookie.as_str()), (other.as_str(), cookie.as_str()), (other.as_str(), "")] {
+        let form = [("name", "eve"), ("token", REVIEW_TOKEN), ("csrf", csrf)];
+        let forged = c.http.post(c.url("/login")).header("cookie", cookie).form(&form).send().await.unwrap();
+        assert_eq!(forged.status(), 403, "csrf {csrf:?} with cookie {cookie:?}");
+        let set: Vec<_> =
+            forged.headers().get_all("set-cookie").iter().map(|v| v.to_str().unwrap().to_owned()).collect();
+        assert!(set.iter().all(|c| !c.starts_with("toolgate_console=")), "no session: {set:?}");
+        assert!(forged.text().await.unwrap().contains("log in again"));
+    }
     let forged = c.http.get(c.url("/reviews")).header("cookie", "toolgate_console=forged").send().await.unwrap();
     assert_eq!(forged.status(), 303);
     // The list refreshing itself after the session ended: htmx is told to load the login page whole.

@@ -69,9 +69,21 @@ async fn the_overview_counts_the_hour_per_tool_as_charts() {
     let page = c.get_with(&session.cookie, "/overview").await;
     let echo = page.split("data-tool=\"echo\"").nth(1).expect("echo has a section").split("</section>").next().unwrap();
     assert!(echo.contains("4 calls"), "{echo}");
-    assert!(echo.contains("<code>INVALID_ARGUMENTS</code> 1"), "{echo}");
-    assert!(echo.contains("<code>string_to_integer</code> 3"), "{echo}");
     assert!(echo.contains("<svg") && echo.contains("fill=\"#b3261e\""), "a chart with the failed part: {echo}");
+    // Failures by kind and repairs by rule are charts too: one bar per name, its count as a label and a title.
+    let chart = |class: &str| {
+        let svg = echo
+            .split(&format!("<svg class=\"chart {class}\""))
+            .nth(1)
+            .unwrap_or_else(|| panic!("a {class} chart: {echo}"));
+        svg.split("</svg>").next().unwrap().to_owned()
+    };
+    let failures = chart("failures");
+    assert!(failures.contains("<title>INVALID_ARGUMENTS: 1</title>") && failures.contains(">1</text>"), "{failures}");
+    assert_eq!(failures.matches("<rect").count(), 1, "one bar per kind: {failures}");
+    let repairs = chart("repairs");
+    assert!(repairs.contains("<title>string_to_integer: 3</title>") && repairs.contains(">3</text>"), "{repairs}");
+    assert!(repairs.contains("width=\"360\""), "the most frequent rule fills the chart: {repairs}");
 }
 
 #[tokio::test]

@@ -120,8 +120,13 @@ async fn the_console_is_served_over_tls_with_a_secure_session_cookie() {
     let page = http.get(format!("{base}/login")).send().await.expect("the login page over TLS");
     assert_eq!(page.status(), 200);
     assert_eq!(page.version(), reqwest::Version::HTTP_2, "ALPN chose HTTP/2");
-    let form = [("name", "ana"), ("token", "review-secret")];
-    let login = http.post(format!("{base}/login")).form(&form).send().await.unwrap();
+    let login_cookie = page.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(login_cookie.contains("; Secure"), "the login form's cookie too: {login_cookie}");
+    let html = page.text().await.unwrap();
+    let csrf = html.split("name=\"csrf\" value=\"").nth(1).and_then(|rest| rest.split('"').next()).unwrap();
+    let form = [("name", "ana"), ("token", "review-secret"), ("csrf", csrf)];
+    let sent = login_cookie.split(';').next().unwrap();
+    let login = http.post(format!("{base}/login")).header("cookie", sent).form(&form).send().await.unwrap();
     assert_eq!(login.status(), 303);
     let cookie = login.headers()["set-cookie"].to_str().unwrap();
     assert!(cookie.contains("; Secure"), "{cookie}");

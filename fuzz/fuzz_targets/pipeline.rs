@@ -9,7 +9,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use toolgate::pipeline::{
-    CallContext, CallError, Checked, ParseLimits, PrepareOptions, RepairSettings, ToolCall, check, complete,
+    CallContext, CallError, Check, Checked, ParseLimits, PrepareOptions, RepairSettings, SplitMode, ToolCall, check,
+    check_call, complete,
 };
 use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments, compile_schema, same_name};
 use toolgate_fuzz::{CTX_VALUE, Case, cases, documents, layout};
@@ -74,7 +75,7 @@ fuzz_target!(|data: &[u8]| {
     let inject = input.flags & layout::INJECT != 0;
     let Some(t) = tool(input.index, inject).or_else(|| tool(input.index, false)) else { return };
     let repair = if input.flags & layout::NO_REPAIR != 0 { RepairSettings::off() } else { RepairSettings::default() };
-    let options = PrepareOptions { limits: ParseLimits::default(), repair };
+    let options = PrepareOptions { limits: ParseLimits::default(), repair, split: SplitMode::Never };
     let own_name = input.name.is_none();
     let name = input.name.unwrap_or_else(|| t.tool.spec.name.clone());
     let call = ToolCall { id: "fuzz".into(), name, arguments: String::from_utf8_lossy(input.arguments).into_owned() };
@@ -96,10 +97,27 @@ fuzz_target!(|data: &[u8]| {
         Err(rejected) => {
             if let CallError::Invalid(violations) = &rejected.error {
                 assert!(!violations.is_empty(), "INVALID_ARGUMENTS with no violation");
+                assert_split_parts_are_valid(&t, &call, &options);
             }
         }
     }
 });
+
+/// A call refused as invalid that the split rule splits becomes two or more calls, each valid against the
+/// model-facing schema, and recorded as one `parallel_split` whose `after` holds one object per part.
+fn assert_split_parts_are_valid(t: &Tool, call: &ToolCall, options: &PrepareOptions) {
+    let always = PrepareOptions { split: SplitMode::Always, ..*options };
+    let Ok(Check::Split(split)) = check_call(&t.catalog, call, "", &always) else { return };
+    assert!(split.parts.len() >= 2, "a split into {} part", split.parts.len());
+    for part in &split.parts {
+        assert!(t.model.is_valid(&part.arguments), "an invalid part: {}", part.text);
+        assert_eq!(serde_json::from_str::<Value>(&part.text).ok().as_ref(), Some(&part.arguments));
+    }
+    let record = split.repairs.last().expect("the split's record");
+    assert_eq!(record.rule, "parallel_split");
+    let after: Vec<Value> = serde_json::from_str(&record.after).expect("after is an array");
+    assert_eq!(after.len(), split.parts.len());
+}
 
 /// A resolved name is the tool's name, its provider-safe name, or one of them after the documented repairs
 /// (template residue cut, a `functions.` / `default_api.` prefix, case and separators): never a mere typo.

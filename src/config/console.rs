@@ -8,7 +8,8 @@ use std::net::SocketAddr;
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConsole {
-    /// Serves the console at `http://{listen}/`; absent, there is none (unless `--console-listen` sets one).
+    /// Serves the console at `http://{listen}/`; absent, there is none (unless `--console-listen` sets one). A port
+    /// alone (`8809`) is on loopback.
     pub listen: Option<String>,
     /// Recent calls kept in memory for the console's calls page.
     pub recent_calls: Option<usize>,
@@ -34,10 +35,9 @@ impl ConsoleSettings {
         let invalid = |reason: String| ConfigError::Invalid(format!("console.{reason}"));
         let listen = match listen.or(raw.listen) {
             None => None,
-            Some(text) => Some(
-                text.parse::<SocketAddr>()
-                    .map_err(|e| invalid(format!("listen {text:?} is not an address like 127.0.0.1:8809: {e}")))?,
-            ),
+            Some(text) => Some(address(&text).map_err(|e| {
+                invalid(format!("listen {text:?} is not a port or an address like 127.0.0.1:8809: {e}"))
+            })?),
         };
         if let Some(addr) = listen
             && !closed
@@ -56,6 +56,15 @@ impl ConsoleSettings {
     }
 }
 
+/// An address, or a port alone on loopback: the console is for the people on this host unless an address says
+/// otherwise.
+fn address(text: &str) -> Result<SocketAddr, std::net::AddrParseError> {
+    match text.trim().parse::<u16>() {
+        Ok(port) => Ok(SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port))),
+        Err(_) => text.parse(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +78,14 @@ mod tests {
         assert_eq!(ConsoleSettings::from_raw(RawConsole::default(), None, false).unwrap(), ConsoleSettings::default());
         let set = ConsoleSettings::from_raw(raw("127.0.0.1:1"), Some("127.0.0.1:2".into()), false).unwrap();
         assert_eq!(set.listen, Some("127.0.0.1:2".parse().unwrap()));
+    }
+
+    #[test]
+    fn a_port_alone_listens_on_loopback() {
+        let set = ConsoleSettings::from_raw(raw("8809"), None, true).unwrap();
+        assert_eq!(set.listen, Some("127.0.0.1:8809".parse().unwrap()));
+        let flag = ConsoleSettings::from_raw(RawConsole::default(), Some("0".into()), false).unwrap();
+        assert_eq!(flag.listen, Some("127.0.0.1:0".parse().unwrap()), "an open console on any free port");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::{CallRequest, Executor};
 use crate::pipeline::{
-    CallError, Checked, Repair, Rule, Split, ToolCall, ToolMessage, ToolPart, ToolStatus, json_text,
+    CallError, Checked, Repair, Rule, Split, ToolCall, ToolMessage, ToolPart, ToolStatus, json_text, validate_arguments,
 };
 use crate::policy::rules::Rule as PolicyRule;
 use crate::telemetry::{CallSpan, kind_name};
@@ -22,13 +22,15 @@ impl Executor {
         split: Split,
         span: &CallSpan<'_>,
     ) -> (ToolMessage, bool) {
-        let Split { tool, parts, mut repairs, refused } = split;
+        let Split { tool, parts, mut repairs, sent, one_call_each } = split;
         span.resolved(&tool);
         let rules = self.rules_for(&tool);
         if tool.spec.review.required || rules.iter().any(|rule| rule.may_review()) {
             repairs.retain(|r| r.rule != Rule::ParallelSplit.name());
+            let mut violations = validate_arguments(&tool, &sent);
+            violations.push(one_call_each);
             let name = tool.spec.name.clone();
-            let run = move || async move { self.error(req.call, &name, CallError::Invalid(refused), repairs) };
+            let run = move || async move { self.error(req.call, &name, CallError::Invalid(violations), repairs) };
             return (self.counted(req, &tool, false, Vec::new(), run).await, false);
         }
         let n = parts.len();

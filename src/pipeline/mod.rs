@@ -223,16 +223,18 @@ fn repaired_or_split(
             }
             Ok(Check::One(Checked { text: json_text(&value), arguments: value, tool, repairs }))
         }
-        Ok(None) => {
-            let violations = validate_arguments(&tool, &arguments);
-            match split::split(&tool, &arguments, violations, settings, options.split, max_depth) {
-                Ok((parts, record, violations)) => {
-                    repairs.push(record);
-                    Ok(Check::Split(Split { tool, parts, repairs, refused: violations }))
-                }
-                Err(violations) => refused(CallError::Invalid(violations), repairs),
+        Ok(None) => match split::split(&tool, &arguments, settings, options.split, max_depth) {
+            split::Outcome::Split(parts, record, one_call_each) => {
+                repairs.push(record);
+                Ok(Check::Split(Split { tool, parts, repairs, sent: arguments, one_call_each }))
             }
-        }
+            split::Outcome::NotPacked => refused(CallError::Invalid(validate_arguments(&tool, &arguments)), repairs),
+            split::Outcome::NotAllowed(line) => {
+                let mut violations = validate_arguments(&tool, &arguments);
+                violations.push(line);
+                refused(CallError::Invalid(violations), repairs)
+            }
+        },
         Err(error) => refused(error, repairs),
     }
 }

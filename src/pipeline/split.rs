@@ -31,9 +31,10 @@ pub struct Split {
     pub parts: Vec<Checked>,
     /// The repairs of the whole call (its name, its syntax), then the split itself.
     pub repairs: Vec<Repair>,
-    /// The call as sent refused, with a line telling the model to make one call per value: the answer when the
-    /// executor cannot run the parts (a policy rule may send them to review).
-    pub refused: Vec<Violation>,
+    /// The arguments as sent, and the line telling the model to make one call per value: the refusal when the
+    /// executor cannot run the parts (a policy rule may send them to review), made only then.
+    pub sent: Value,
+    pub one_call_each: Violation,
 }
 
 /// The packed parameters of `arguments` (those that take one value but hold an array), if they all hold arrays
@@ -110,28 +111,36 @@ fn within(path: &str, name: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
-/// Splits `arguments` (refused with `violations`) into the calls the model meant, when the rule applies and the
-/// tool allows it. `Err` carries the violations to answer with: with a line telling the model to make one call
-/// per value when the split would have worked but the tool does not allow it.
+/// What the split rule makes of arguments that fail the schema and that repair could not fix.
+pub(super) enum Outcome {
+    /// The parts, the split's record, and the line the model would read if the parts could not run.
+    Split(Vec<Checked>, Repair, Violation),
+    /// The rule does not apply: refused as any other call.
+    NotPacked,
+    /// The rule would split the call, but the tool does not allow it: refused with this line for the model.
+    NotAllowed(Violation),
+}
+
+/// Splits `arguments` into the calls the model meant, when the rule applies and the tool allows it. The
+/// violations of the call as sent are not made here: only a refusal needs them.
 pub(super) fn split(
     tool: &Arc<CompiledTool>,
     arguments: &Value,
-    mut violations: Vec<Violation>,
     settings: RepairSettings,
     mode: SplitMode,
     max_depth: usize,
-) -> Result<(Vec<Checked>, Repair, Vec<Violation>), Vec<Violation>> {
+) -> Outcome {
     if mode == SplitMode::Never || !settings.allows(Rule::ParallelSplit) {
-        return Err(violations);
+        return Outcome::NotPacked;
     }
-    let Some((names, n)) = packed(tool, arguments) else { return Err(violations) };
+    let Some((names, n)) = packed(tool, arguments) else { return Outcome::NotPacked };
     let objects = unpacked(arguments, &names, n);
     let parts: Option<Vec<Checked>> =
         objects.iter().map(|part| checked_part(tool, part.clone(), &names, settings, max_depth)).collect();
-    let Some(parts) = parts else { return Err(violations) };
-    violations.push(one_call_each(&tool.spec.name, &names, n));
+    let Some(parts) = parts else { return Outcome::NotPacked };
+    let line = one_call_each(&tool.spec.name, &names, n);
     if mode == SplitMode::AsToolAllows && !tool.splits_parallel() {
-        return Err(violations);
+        return Outcome::NotAllowed(line);
     }
     let record = Repair {
         rule: Rule::ParallelSplit.name().to_owned(),
@@ -139,7 +148,7 @@ pub(super) fn split(
         before: json_text(arguments),
         after: json_text(&Value::Array(objects)),
     };
-    Ok((parts, record, violations))
+    Outcome::Split(parts, record, line)
 }
 
 /// The line that tells the model what it should have done: one call per value.

@@ -90,10 +90,27 @@ impl Console {
         self.login_with(name, REVIEW_TOKEN).await
     }
 
+    /// The login form as a browser gets it: its CSRF token, and the login cookie to send back with it.
+    pub async fn login_form(&self) -> (String, String) {
+        let response = self.http.get(self.url("/login")).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        let set_cookie = response.headers()["set-cookie"].to_str().unwrap();
+        let cookie = set_cookie.split(';').next().unwrap().to_owned();
+        let page = response.text().await.unwrap();
+        let csrf = page.split("name=\"csrf\" value=\"").nth(1).and_then(|rest| rest.split('"').next()).unwrap();
+        (csrf.to_owned(), cookie)
+    }
+
+    /// Posts the login form `name` and `token`, as a browser that loaded it first.
+    pub async fn post_login(&self, name: &str, token: &str) -> reqwest::Response {
+        let (csrf, cookie) = self.login_form().await;
+        let form = [("name", name), ("token", token), ("csrf", csrf.as_str())];
+        self.http.post(self.url("/login")).header("cookie", cookie).form(&form).send().await.unwrap()
+    }
+
     /// Logs `name` in with `token`.
     pub async fn login_with(&self, name: &str, token: &str) -> Session {
-        let form = [("name", name), ("token", token)];
-        let response = self.http.post(self.url("/login")).form(&form).send().await.unwrap();
+        let response = self.post_login(name, token).await;
         assert_eq!(response.status(), 303, "a good login redirects to the reviews");
         let set_cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
         let cookie = set_cookie.split(';').next().unwrap().to_owned();

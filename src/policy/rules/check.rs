@@ -2,7 +2,7 @@
 //! `now` (and those a macro binds), the fields of `context` and `tool`, and the functions of CEL's standard library
 //! that `cost.rs` can bound. Anything else is refused with its line and column, rather than failing on calls.
 
-use cel::common::ast::{EntryExpr, Expr, IdedExpr};
+use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
 /// The variables a rule sees.
 pub const VARIABLES: [&str; 4] = ["args", "context", "tool", "now"];
@@ -110,6 +110,16 @@ impl<'p> Walk<'p> {
             Expr::Call(call) => {
                 if !FUNCTIONS.contains(&call.func_name.as_str()) {
                     return Err(self.at(node, format!("unknown function `{}`", call.func_name)));
+                }
+                if call.func_name == "matches"
+                    && let Some(Expr::Literal(LiteralValue::String(pattern))) = call.args.last().map(|a| &a.expr)
+                    && let Err(err) = regex::Regex::new(pattern.inner())
+                {
+                    // A pattern written in the rule is compiled here, as the rule is: else it would fail on every
+                    // call, and the rule would fall to its `on_error`.
+                    let reason =
+                        format!("the pattern {:?} of `matches` is not a regular expression: {err}", pattern.inner());
+                    return Err(self.at(node, reason));
                 }
                 if let Some(target) = &call.target {
                     self.expr(target)?;

@@ -139,6 +139,14 @@ fn a_bad_rule_is_refused_with_its_position() {
             other => panic!("{when}: {other:?}"),
         }
     }
+    // A pattern written in the rule is compiled with it: a bad one is refused where it is defined.
+    match Rule::compile(&rule("args.s.matches('(')")) {
+        Err(RuleError::Condition { line: 1, reason, .. }) => {
+            assert!(reason.contains("the pattern \"(\" of `matches` is not a regular expression"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(Rule::compile(&rule("args.s.matches('^[a-z]+$') && matches(args.s, 'a')")).is_ok());
     for (bad, says) in [("", "name"), ("has space", "name"), (&"x".repeat(65), "name")] {
         let error = Rule::compile(&PolicyRule { name: bad.to_owned(), ..rule("true") }).unwrap_err();
         assert!(error.to_string().contains(says), "{error}");

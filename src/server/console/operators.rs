@@ -94,13 +94,49 @@ impl From<&CallRecord> for CallRow {
     }
 }
 
-/// One tool's hour: totals, and a bar per minute (calls, the failed part drawn over it).
+/// One tool's hour: totals, a bar per minute (calls, the failed part drawn over it), and a bar per failure kind
+/// and per repair rule.
 pub struct ToolHour {
     pub tool: String,
     pub calls: u64,
-    pub failures: Vec<(String, u64)>,
-    pub repairs: Vec<(String, u64)>,
+    pub failures: Vec<Count>,
+    pub repairs: Vec<Count>,
     pub bars: Vec<Bar>,
+}
+
+/// One row of a horizontal bar chart: a name, its count, and its bar's place and length (the chart is 600 wide,
+/// `COUNT_ROW_H` a row).
+pub struct Count {
+    pub name: String,
+    pub n: u64,
+    pub y: u64,
+    pub width: u64,
+}
+
+/// A count chart's row height, and the longest bar (after the names' column).
+const COUNT_ROW_H: u64 = 20;
+const COUNT_BAR_MAX: u64 = 360;
+
+impl ToolHour {
+    /// The heights of the failures' and the repairs' charts.
+    pub fn failures_height(&self) -> u64 {
+        self.failures.len() as u64 * COUNT_ROW_H
+    }
+
+    pub fn repairs_height(&self) -> u64 {
+        self.repairs.len() as u64 * COUNT_ROW_H
+    }
+}
+
+/// `map`'s names by count, most first, as chart rows.
+fn counts(map: BTreeMap<String, u64>) -> Vec<Count> {
+    let mut v: Vec<_> = map.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let peak = v.first().map_or(1, |(_, n)| (*n).max(1));
+    v.into_iter()
+        .enumerate()
+        .map(|(i, (name, n))| Count { name, n, y: i as u64 * COUNT_ROW_H, width: (n * COUNT_BAR_MAX / peak).max(1) })
+        .collect()
 }
 
 /// A minute's bar in the chart's coordinates (the chart is 600 × 80).
@@ -140,16 +176,11 @@ fn hour(tool: String, minutes: &[Minute], now_minute: u64) -> ToolHour {
             }
         })
         .collect();
-    let by_count = |map: BTreeMap<String, u64>| {
-        let mut v: Vec<_> = map.into_iter().collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        v
-    };
     ToolHour {
         tool,
         calls: minutes.iter().map(|m| m.calls).sum(),
-        failures: by_count(failures),
-        repairs: by_count(repairs),
+        failures: counts(failures),
+        repairs: counts(repairs),
         bars,
     }
 }

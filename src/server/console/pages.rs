@@ -32,7 +32,14 @@ pub(super) fn message(status: StatusCode, session: &Session, title: &str, text: 
 }
 
 pub async fn login_form(State(console): Shared) -> Response {
-    page(StatusCode::OK, &LoginPage { user: None, error: None, closed: console.sessions.closed() })
+    login_page(&console, StatusCode::OK, None)
+}
+
+/// The login form with a fresh CSRF token, which its cookie holds too.
+fn login_page(console: &Console, status: StatusCode, error: Option<&str>) -> Response {
+    let (csrf, cookie) = session::login_form_token(console.tls);
+    let view = LoginPage { user: None, error: error.map(str::to_owned), closed: console.sessions.closed(), csrf };
+    ([(SET_COOKIE, cookie)], page(status, &view)).into_response()
 }
 
 #[derive(Deserialize)]
@@ -40,21 +47,33 @@ pub struct LoginForm {
     name: String,
     #[serde(default)]
     token: String,
+    #[serde(default)]
+    csrf: String,
 }
 
-pub async fn login(State(console): Shared, Form(form): Form<LoginForm>) -> Response {
-    let closed = console.sessions.closed();
-    let refuse =
-        |error: &str| page(StatusCode::UNAUTHORIZED, &LoginPage { user: None, error: Some(error.to_owned()), closed });
+pub async fn login(State(console): Shared, headers: HeaderMap, Form(form): Form<LoginForm>) -> Response {
+    let cookies = headers.get(COOKIE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if !session::login_form_matches(cookies, &form.csrf) {
+        let expired = "This login form was not served by this console, or has expired: log in again.";
+        return login_page(&console, StatusCode::FORBIDDEN, Some(expired));
+    }
     let Some(name) = reviewer_name(&form.name) else {
-        return refuse("Give your name: decisions are recorded under it.");
+        return login_page(
+            &console,
+            StatusCode::UNAUTHORIZED,
+            Some("Give your name: decisions are recorded under it."),
+        );
     };
     match console.sessions.login(&form.token, &name) {
         Some(login) => {
             tracing::info!(reviewer = %name, admin = login.session.admin, "console login");
             ([(SET_COOKIE, session::set_cookie(&login.id, console.tls))], Redirect::to("/reviews")).into_response()
         }
-        None => refuse("That token opens neither the reviews nor the admin plane."),
+        None => login_page(
+            &console,
+            StatusCode::UNAUTHORIZED,
+            Some("That token opens neither the reviews nor the admin plane."),
+        ),
     }
 }
 

@@ -9,6 +9,11 @@ use subtle::ConstantTimeEq;
 
 /// The cookie's name.
 pub const COOKIE: &str = "toolgate_console";
+/// The cookie the login form's CSRF token is also in: a login posted from a page the console did not serve (login
+/// CSRF, which would log a reviewer in under another's session) lacks it.
+pub const LOGIN_COOKIE: &str = "toolgate_login";
+/// How long a login form may be filled in.
+const LOGIN_FORM_LIFETIME: Duration = Duration::from_secs(60 * 60);
 /// A session ends this long after login.
 const LIFETIME: Duration = Duration::from_secs(12 * 60 * 60);
 /// Sessions kept at most; past it the oldest ends.
@@ -107,6 +112,24 @@ pub fn clear_cookie() -> String {
     format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")
 }
 
+/// A new login form's CSRF token and the `Set-Cookie` value that holds it too (HttpOnly, SameSite=Strict, for
+/// `/login` only).
+pub fn login_form_token(secure: bool) -> (String, String) {
+    let token = random_token();
+    let secure = if secure { "; Secure" } else { "" };
+    let cookie = format!(
+        "{LOGIN_COOKIE}={token}; Path=/login; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+        LOGIN_FORM_LIFETIME.as_secs()
+    );
+    (token, cookie)
+}
+
+/// Whether a posted login form's CSRF token is the one its cookie holds (compared in constant time).
+pub fn login_form_matches(cookies: &str, posted: &str) -> bool {
+    let held = cookie_value(cookies, LOGIN_COOKIE).unwrap_or_default();
+    !held.is_empty() && bool::from(held.as_bytes().ct_eq(posted.as_bytes()))
+}
+
 /// One cookie's value from a `Cookie` header (`a=1; b=2`).
 fn cookie_value<'a>(header: &'a str, name: &str) -> Option<&'a str> {
     header.split(';').map(str::trim).find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
@@ -150,6 +173,15 @@ mod tests {
         let sessions = Sessions::new(&tokens(None, None));
         assert!(!sessions.closed());
         assert!(sessions.login("", "ana").unwrap().session.admin);
+    }
+
+    #[test]
+    fn a_login_form_token_matches_only_its_own_cookie() {
+        let (token, cookie) = login_form_token(false);
+        let sent = cookie.split(';').next().unwrap();
+        assert!(login_form_matches(&format!("a=1; {sent}"), &token));
+        assert!(!login_form_matches(sent, "forged") && !login_form_matches("", &token) && !login_form_matches("", ""));
+        assert!(cookie.contains("Path=/login; HttpOnly; SameSite=Strict"), "{cookie}");
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub struct LoginPage {
     pub error: Option<String>,
     /// A token is needed (else the console is open on loopback, and a name is enough).
     pub closed: bool,
+    /// The login form's CSRF token, the same as the login cookie's.
+    pub csrf: String,
 }
 
 #[derive(Template)]
