@@ -120,6 +120,12 @@ fn packed_calls_split_only_when_nothing_is_guessed_and_the_tool_allows_it() {
         ),
         ("one array of length 1", "tax", json!({"city": ["Chicago"]}), One(json!({"city": "Chicago"}))),
         (
+            "more values than one call may be split into",
+            "tax",
+            json!({"city": (0..=toolgate::pipeline::MAX_PARTS).map(|i| format!("c{i}")).collect::<Vec<_>>()}),
+            Refused("- city: ["),
+        ),
+        (
             "a schema that takes an array",
             "tax",
             json!({"city": "Oslo", "tags": ["a", "b"]}),

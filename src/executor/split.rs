@@ -54,7 +54,7 @@ impl Executor {
 }
 
 impl Executor {
-    /// One part, as a call of its own under a span of its own (`at` is its index and the number of parts).
+    /// The `i`-th of `n` parts, as a call of its own under a span of its own.
     async fn run_part(
         self: &Arc<Self>,
         req: CallRequest<'_>,

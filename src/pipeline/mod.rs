@@ -19,7 +19,7 @@ pub use message::{
 pub use parse::{ParseLimits, parse_arguments};
 pub use repair::{RepairSettings, Repaired, Rule, repair_arguments};
 pub use resolve::{Resolved, exact as exact_tool, resolve_tool};
-pub use split::{Split, SplitMode};
+pub use split::{MAX_PARTS, Split, SplitMode};
 pub use validate::validate_arguments;
 
 use crate::registry::{Catalog, CompiledTool};

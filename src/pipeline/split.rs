@@ -37,8 +37,12 @@ pub struct Split {
     pub one_call_each: Violation,
 }
 
+/// The most calls one call is split into. Each part copies the parameters sent once and runs the tool, so a
+/// packed array of thousands would be thousands of copies and calls from one request: past this, nothing is split.
+pub const MAX_PARTS: usize = 16;
+
 /// The packed parameters of `arguments` (those that take one value but hold an array), if they all hold arrays
-/// of one length N ≥ 2: their names and N.
+/// of one length N, 2 ≤ N ≤ `MAX_PARTS`: their names and N.
 fn packed(tool: &CompiledTool, arguments: &Value) -> Option<(Vec<String>, usize)> {
     let (object, schema) = (arguments.as_object()?, tool.model_schema());
     let view = View::new(schema);
@@ -56,7 +60,7 @@ fn packed(tool: &CompiledTool, arguments: &Value) -> Option<(Vec<String>, usize)
         }
         names.push(name.clone());
     }
-    length.filter(|n| *n >= 2).map(|n| (names, n))
+    length.filter(|n| (2..=MAX_PARTS).contains(n)).map(|n| (names, n))
 }
 
 /// The N argument objects: the i-th element of each packed parameter, every other parameter copied.
