@@ -41,6 +41,22 @@ fn benches(c: &mut Criterion) {
             policy.budgets.record(&session, "search", false);
         })
     });
+    // What was measured is the pass path of checks that do refuse: past the limits, each says so (checked in the
+    // smoke pass of `cargo test --benches` too).
+    let one = RateRule { rate: parse_rate("1/h").unwrap(), burst: 1 };
+    assert!(policy.rates.check(&tool, &one, "smoke").is_ok() && policy.rates.check(&tool, &one, "smoke").is_err());
+    let spent = BudgetLimits { max_calls: Some(1), max_tool_calls: None, max_consecutive_failures: None };
+    let fresh = SessionKey::new("acme", "smoke");
+    assert!(policy.budgets.admit(&fresh, "search", &spent).is_ok());
+    policy.budgets.record(&fresh, "search", false);
+    assert!(policy.budgets.admit(&fresh, "search", &spent).is_err(), "a spent session budget refuses");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    runtime.block_on(async {
+        let permit = policy.concurrency.acquire(&tool, 1, None).await.unwrap();
+        let past = Some(tokio::time::Instant::now());
+        assert!(policy.concurrency.acquire(&tool, 1, past).await.is_err(), "a full cap refuses at the deadline");
+        drop(permit);
+    });
 }
 
 criterion_group!(policy, benches);

@@ -74,8 +74,16 @@ fn benches(c: &mut Criterion) {
         let t = telemetry(raw);
         c.bench_function(&format!("telemetry/call {name}"), |b| b.iter(|| one_call(&t, &tool, &call, &ctx)));
     }
+    // The spans of the last side reached the collector (its export runs every 200 ms): the measured path is the
+    // one that exports, not one that drops everything. A smoke pass (`cargo test --benches`) checks it too.
+    let waited = std::time::Instant::now();
+    while sink.received().spans == 0 {
+        assert!(waited.elapsed() < std::time::Duration::from_secs(30), "no span reached the collector");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let received = sink.received();
     println!("sink: {} spans received; the gateway dropped {:?}", received.spans, received.spans_dropped);
+    assert!(received.spans >= 2, "a call's span and its backend span: {}", received.spans);
 }
 
 criterion_group!(group, benches);

@@ -225,7 +225,10 @@ async fn the_callers_deadline_is_honoured() {
     let started = std::time::Instant::now();
     let m = gw.gateway.execute(request).await.expect("answered before the deadline").into_inner().message.unwrap();
     assert_eq!(kind_of(&m), K::Timeout, "{m:?}");
-    assert!(started.elapsed().as_millis() < 1500, "answered within the caller's deadline, not the 30 s default");
+    // Within the deadline by the gateway's own measure, which scheduling between the processes cannot stretch;
+    // and by the wall clock nowhere near the 30 s default.
+    assert!(m.duration_us < 1_500_000, "answered within the caller's deadline: {} µs", m.duration_us);
+    assert!(started.elapsed().as_secs() < 15, "answered by the caller's deadline, not the 30 s default");
 }
 
 #[tokio::test]

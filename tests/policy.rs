@@ -105,17 +105,19 @@ async fn a_burst_then_the_steady_rate() {
 async fn beyond_its_concurrency_cap_a_call_waits_until_its_deadline() {
     let (_dir, config) = temp_config();
     let mut gw = start_gateway_with_clock(config, Clock::real()).await;
-    let target = start_runtime(Runtime::default()).await;
+    let runtime = Runtime::default();
+    let target = start_runtime(runtime.clone()).await;
     let schema = json!({"type": "object", "properties": {"ms": {"type": "integer"}}});
     let spec = json!({"name": "sleep", "input_schema": schema, "limits": {"max_concurrency": 2},
         "backend": {"grpc": {"target": target}}});
     gw.register(spec).await.unwrap();
+    // Two calls hold both slots for 5 s: far longer than anything below takes, however loaded the machine.
     let slow: Vec<_> = (0..2)
         .map(|i| {
             let mut client = gw.gateway.clone();
             tokio::spawn(async move {
                 let call =
-                    pb::ToolCall { id: format!("slow{i}"), name: "sleep".into(), arguments: r#"{"ms": 1500}"#.into() };
+                    pb::ToolCall { id: format!("slow{i}"), name: "sleep".into(), arguments: r#"{"ms": 5000}"#.into() };
                 client
                     .execute(pb::ExecuteRequest { call: Some(call), ..Default::default() })
                     .await
@@ -124,17 +126,27 @@ async fn beyond_its_concurrency_cap_a_call_waits_until_its_deadline() {
             })
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(300)).await; // lets both slow calls take their slots
+    // Both reached the tool: both slots are taken.
+    let waiting = std::time::Instant::now();
+    while runtime.calls.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+        assert!(waiting.elapsed() < Duration::from_secs(30), "the slow calls never reached the tool");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     let call = pb::ToolCall { id: "late".into(), name: "sleep".into(), arguments: r#"{"ms": 0}"#.into() };
     let mut request = tonic::Request::new(pb::ExecuteRequest { call: Some(call.clone()), ..Default::default() });
     request.set_timeout(Duration::from_millis(400));
+    let sent = std::time::Instant::now();
     let refused = gw.gateway.execute(request).await.unwrap().into_inner().message.unwrap();
+    let waited = sent.elapsed();
     assert_eq!(kind_of(&refused), K::Unavailable, "{refused:?}");
     assert!(refused.error.as_ref().unwrap().retryable);
     assert_eq!(refused.content, "Error: sleep is busy right now. You may try again later.");
+    // It waited for a slot until (about) its deadline, rather than being refused at once; and never ran.
+    assert!(waited >= Duration::from_millis(250), "refused after {waited:?}, not at its deadline");
+    assert_eq!(runtime.calls.load(std::sync::atomic::Ordering::SeqCst), 2, "the refused call never reached the tool");
 
     let mut patient = tonic::Request::new(pb::ExecuteRequest { call: Some(call), ..Default::default() });
-    patient.set_timeout(Duration::from_secs(10));
+    patient.set_timeout(Duration::from_secs(30));
     let waited = gw.gateway.execute(patient).await.unwrap().into_inner().message.unwrap();
     assert_eq!(status_of(&waited), ToolStatus::Success, "it got a slot once one was freed: {waited:?}");
     for task in slow {

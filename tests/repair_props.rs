@@ -325,7 +325,14 @@ fn depth(v: &Value) -> usize {
 
 proptest! {
     // No failure persistence: a failing case is printed, never written next to the test.
-    #![proptest_config(ProptestConfig { cases: 2048, failure_persistence: None, ..ProptestConfig::default() })]
+    // A case whose premise does not hold (a call refused, a slip with nowhere to go) is rejected with
+    // `prop_assume!`, so proptest counts only cases that tested something; the reject budget allows for refusals.
+    #![proptest_config(ProptestConfig {
+        cases: 2048,
+        max_global_rejects: 1 << 16,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// Valid arguments, compact or pretty, pass through untouched: same value, the model's own text, no repairs.
     #[test]
@@ -342,12 +349,13 @@ proptest! {
     fn repaired_output_validates((tool, value) in valid_call(), slips in slips(1..5), style in 0..5usize) {
         let (mutated, _, _) = mutate(tool, &value, &slips);
         let text = render(&mutated, style);
-        if let Ok(p) = run(tool, &text, &PrepareOptions::default()) {
-            prop_assert!(p.tool.validator.get().is_valid(&p.arguments), "{text} -> {}", p.arguments);
-            prop_assert_eq!(&serde_json::from_str::<Value>(&p.arguments_text).unwrap(), &p.arguments);
-            if !p.tool.validator.get().is_valid(&mutated) || style > 1 {
-                prop_assert!(!p.repairs.is_empty(), "{text} changed without a record");
-            }
+        let prepared = run(tool, &text, &PrepareOptions::default());
+        prop_assume!(prepared.is_ok(), "refused: what a refusal must be is checked by the other properties");
+        let p = prepared.unwrap();
+        prop_assert!(p.tool.validator.get().is_valid(&p.arguments), "{text} -> {}", p.arguments);
+        prop_assert_eq!(&serde_json::from_str::<Value>(&p.arguments_text).unwrap(), &p.arguments);
+        if !p.tool.validator.get().is_valid(&mutated) || style > 1 {
+            prop_assert!(!p.repairs.is_empty(), "{text} changed without a record");
         }
     }
 
@@ -356,9 +364,8 @@ proptest! {
     fn one_meaning_kept_slip_is_undone_exactly((tool, value) in valid_call(), slip in 0..MEANING_KEPT,
                                                pick in any::<usize>(), variant in 0..8usize, style in 0..5usize) {
         let (mutated, expected, applied) = mutate(tool, &value, &[(slip, pick, variant)]);
-        if applied.is_empty() {
-            return Ok(()); // nowhere to slip in this value, e.g. no number for NumberToString
-        }
+        // Nowhere to slip in this value (no number for NumberToString, say): not a case.
+        prop_assume!(!applied.is_empty());
         let text = render(&mutated, style);
         let p = run(tool, &text, &PrepareOptions::default())
             .map_err(|r| TestCaseError::fail(format!("{:?} refused: {text}: {:?}", applied, r.error)))?;
@@ -374,9 +381,7 @@ proptest! {
     fn one_garbage_slip_is_refused((tool, value) in valid_call(), slip in MEANING_KEPT..SLIPS.len(),
                                    pick in any::<usize>(), style in 0..5usize) {
         let (mutated, _, applied) = mutate(tool, &value, &[(slip, pick, 0)]);
-        if applied.is_empty() {
-            return Ok(());
-        }
+        prop_assume!(!applied.is_empty());
         let text = render(&mutated, style);
         if let Ok(p) = run(tool, &text, &PrepareOptions::default()) {
             prop_assert!(false, "{:?} accepted: {text} -> {} via {:?}", applied, p.arguments, p.repairs);

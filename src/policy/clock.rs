@@ -93,7 +93,9 @@ mod tests {
     fn a_real_clock_is_monotonic() {
         let clock = Clock::real();
         let first = clock.now();
-        assert!(clock.now() >= first);
+        std::thread::sleep(Duration::from_millis(2));
+        let later = clock.now();
+        assert!(later >= first + Duration::from_millis(2), "it moves with time: {first:?} then {later:?}");
         assert!(!clock.is_fake());
     }
 

@@ -327,11 +327,18 @@ mod tests {
 
     #[test]
     fn gcra_matches_governors_quota() {
-        assert_eq!(gcra_micros(&rule("10/s", 0)), (100_000, 900_000));
-        assert_eq!(gcra_micros(&rule("1/s", 3)), (1_000_000, 2_000_000));
-        assert_eq!(gcra_micros(&rule("1/s", 1)), (1_000_000, 0));
-        assert_eq!(gcra_micros(&rule("1000000000/s", 0)).0, 1, "at least 1 µs");
-        assert_eq!(gcra_micros(&rule("1/d", u32::MAX)).1, MAX_WINDOW_MICROS, "clamped to 100 years");
+        // The script's emission interval and tolerance are those of the governor `Quota` the local limiter runs:
+        // its replenish interval, and the time its burst less one takes to replenish.
+        for (text, burst) in [("10/s", 0), ("1/s", 3), ("1/s", 1), ("600/m", 0), ("5/h", 2), ("7/s", 100)] {
+            let rule = rule(text, burst);
+            let quota = rule.quota();
+            let interval = u64::try_from(quota.replenish_interval().as_micros()).unwrap();
+            let tolerance = interval * u64::from(quota.burst_size().get() - 1);
+            assert_eq!(gcra_micros(&rule), (interval, tolerance), "{text} burst {burst}");
+        }
+        assert_eq!(gcra_micros(&rule("1000000000/s", 0)).0, 1, "at least 1 µs (governor's interval is 1 ns)");
+        assert_eq!(gcra_micros(&rule("1/d", u32::MAX)).1, MAX_WINDOW_MICROS, "clamped to 100 years, as the quota is");
+        assert!(rule("1/d", u32::MAX).quota().burst_size_replenished_in().as_micros() <= u128::from(MAX_WINDOW_MICROS));
     }
 
     #[test]
