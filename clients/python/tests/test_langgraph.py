@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 
 from langchain_core.messages import HumanMessage
 from support import agent_graph, ai, call, kinds, scripted, thread, tool_messages, unique
@@ -189,26 +188,30 @@ def test_parallel_tool_calls_run_concurrently_and_are_answered_in_call_order(cli
     name = unique("slow_square")
     finished: list[int] = []
     lock = threading.Lock()
+    # Events, not delays: all four calls must be inside the tool at once to pass the barrier (they run
+    # concurrently), and each waits for the next one to finish, so they finish last call first.
+    together = threading.Barrier(4, timeout=30)
+    done = [threading.Event() for _ in range(4)]
 
     def slow_square(args):
-        time.sleep(args["delay_ms"] / 1000)
+        n = args["n"]
+        together.wait()
+        if n < 3 and not done[n + 1].wait(30):
+            raise RuntimeError(f"call {n + 1} never finished")
         with lock:
-            finished.append(args["n"])
-        return {"content": str(args["n"] ** 2), "structured": {"n": args["n"], "square": args["n"] ** 2}}
+            finished.append(n)
+        done[n].set()
+        return {"content": str(n**2), "structured": {"n": n, "square": n**2}}
 
     client.register_tool(
         {
             "name": name,
-            "input_schema": {
-                "type": "object",
-                "properties": {"n": {"type": "integer"}, "delay_ms": {"type": "integer"}},
-                "required": ["n", "delay_ms"],
-            },
+            "input_schema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
             "backend": grpc_tools.route(name, slow_square),
         }
     )
-    # The first call is the slowest: answers in completion order would come back reversed.
-    calls = [call(name, {"n": n, "delay_ms": 600 - 150 * n}) for n in range(4)]
+    # The first call finishes last: answers in completion order would come back reversed.
+    calls = [call(name, {"n": n}) for n in range(4)]
     graph = agent_graph(scripted(ai(*calls), "0, 1, 4, 9"), GatewayToolNode(client))
 
     out = graph.invoke({"messages": [HumanMessage("Squares of 0..3")]}, thread())
@@ -217,7 +220,7 @@ def test_parallel_tool_calls_run_concurrently_and_are_answered_in_call_order(cli
     assert [m.tool_call_id for m in answers] == [c["id"] for c in calls]
     assert [m.content for m in answers] == ["0", "1", "4", "9"]
     assert [m.artifact["n"] for m in answers] == [0, 1, 2, 3]
-    assert finished == [3, 2, 1, 0], "the calls ran at the same time, the quickest finishing first"
+    assert finished == [3, 2, 1, 0], "the calls ran at the same time, the last finishing first"
 
 
 # ---- an error handler that receives the original arguments ----
