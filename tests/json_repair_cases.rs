@@ -50,7 +50,7 @@ fn json_repair_cases() {
     assert!(unexplained.is_empty(), "read to a value json_repair does not give: {unexplained:#?}");
     assert_eq!(different.len(), KNOWN_DIFFERENT.len(), "a known difference went away: update KNOWN_DIFFERENT");
     // Floors, not a pin: reading more cases to json_repair's value is an improvement; reading fewer, a regression.
-    // Every case is accounted for, and a cut-off text is always refused (it is among the refusals).
+    // Every case is accounted for.
     let total = cases().len();
     assert_eq!(
         same.len() + refused.len() + different.len(),
@@ -58,7 +58,8 @@ fn json_repair_cases() {
         "every case is read the same, refused or explained"
     );
     assert!(same.len() >= 37, "fewer cases read to json_repair's value than the floor of 37: {}", same.len());
-    assert!(truncated >= 1 && truncated <= refused.len(), "cut-off texts are among the refusals: {truncated}");
+    // A cut-off text stays cut off whatever the reader learns: refused as such, at least the 36 of today.
+    assert!(truncated >= 36, "fewer cut-off texts refused as cut off than the 36 the cases hold: {truncated}");
 }
 
 /// Where we read a case to another value than json_repair, and why ours is the reading the text has.

@@ -3,9 +3,7 @@
 //! another under a span of its own, and the parts' answers become one `ToolMessage` for the call id the model sent.
 
 use super::{CallRequest, Executor};
-use crate::pipeline::{
-    CallError, Checked, Repair, Rule, Split, ToolCall, ToolMessage, ToolPart, ToolStatus, json_text, validate_arguments,
-};
+use crate::pipeline::{Checked, Repair, Rule, Split, ToolCall, ToolMessage, ToolPart, ToolStatus, json_text};
 use crate::policy::rules::Rule as PolicyRule;
 use crate::telemetry::{CallSpan, kind_name};
 use opentelemetry::context::FutureExt;
@@ -22,17 +20,17 @@ impl Executor {
         split: Split,
         span: &CallSpan<'_>,
     ) -> (ToolMessage, bool) {
-        let Split { tool, parts, mut repairs, sent, one_call_each } = split;
-        span.resolved(&tool);
-        let rules = self.rules_for(&tool);
-        if tool.spec.review.required || rules.iter().any(|rule| rule.may_review()) {
+        span.resolved(&split.tool);
+        let rules = self.rules_for(&split.tool);
+        if split.tool.spec.review.required || rules.iter().any(|rule| rule.may_review()) {
+            let error = split.refusal();
+            let Split { tool, mut repairs, .. } = split;
             repairs.retain(|r| r.rule != Rule::ParallelSplit.name());
-            let mut violations = validate_arguments(&tool, &sent);
-            violations.push(one_call_each);
             let name = tool.spec.name.clone();
-            let run = move || async move { self.error(req.call, &name, CallError::Invalid(violations), repairs) };
+            let run = move || async move { self.error(req.call, &name, error, repairs) };
             return (self.counted(req, &tool, false, Vec::new(), run).await, false);
         }
+        let Split { tool, parts, repairs, .. } = split;
         let n = parts.len();
         let calls: Vec<ToolCall> = parts
             .iter()

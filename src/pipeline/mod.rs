@@ -229,11 +229,7 @@ fn repaired_or_split(
                 Ok(Check::Split(Split { tool, parts, repairs, sent: arguments, one_call_each }))
             }
             split::Outcome::NotPacked => refused(CallError::Invalid(validate_arguments(&tool, &arguments)), repairs),
-            split::Outcome::NotAllowed(line) => {
-                let mut violations = validate_arguments(&tool, &arguments);
-                violations.push(line);
-                refused(CallError::Invalid(violations), repairs)
-            }
+            split::Outcome::NotAllowed(line) => refused(split::refusal(&tool, &arguments, line), repairs),
         },
         Err(error) => refused(error, repairs),
     }

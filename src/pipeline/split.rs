@@ -8,7 +8,7 @@
 use super::message::{Repair, Violation};
 use super::repair::view::{Types, View};
 use super::repair::{RepairSettings, Repaired, Rule, repair_arguments};
-use super::{Checked, inject::strip_overrides, json_text};
+use super::{CallError, Checked, inject::strip_overrides, json_text, validate::validate_arguments};
 use crate::registry::CompiledTool;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -113,6 +113,21 @@ fn within(path: &str, name: &str) -> bool {
     path.strip_prefix('/')
         .and_then(|rest| rest.strip_prefix(escaped.as_str()))
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+impl Split {
+    /// The call refused as sent, with the line telling the model to make one call per value: the answer when the
+    /// executor cannot run the parts (a policy rule may send them to review).
+    pub fn refusal(&self) -> CallError {
+        refusal(&self.tool, &self.sent, self.one_call_each.clone())
+    }
+}
+
+/// `arguments` refused with their violations and `line` after them.
+pub(super) fn refusal(tool: &CompiledTool, arguments: &Value, line: Violation) -> CallError {
+    let mut violations = validate_arguments(tool, arguments);
+    violations.push(line);
+    CallError::Invalid(violations)
 }
 
 /// What the split rule makes of arguments that fail the schema and that repair could not fix.
