@@ -5,25 +5,30 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import uuid
 from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import grpc
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import tools_condition
-from pydantic import Field
 
 from toolgate._pb import runtime_pb2, runtime_pb2_grpc
+
+# The scripted chat model is the examples' own (examples/scripted.py).
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+sys.path.insert(0, str(EXAMPLES))
+from scripted import ScriptedChatModel as ScriptedChatModel  # noqa: E402
+from scripted import scripted as scripted  # noqa: E402
 
 
 def free_port() -> int:
@@ -150,24 +155,6 @@ class GrpcTools(runtime_pb2_grpc.ToolRuntimeServicer):
 
     def close(self) -> None:
         self._server.stop(grace=None)
-
-
-class ScriptedChatModel(GenericFakeChatModel):
-    """GenericFakeChatModel that also records what it was shown, and binds tools the way real chat models do
-    (OpenAI-form tools as a `tools` kwarg), so `bind_gateway_tools` can be checked."""
-
-    seen: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        self.seen.append(list(messages))
-        return super()._generate(messages, *args, **kwargs)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
-
-
-def scripted(*replies: AIMessage | str) -> ScriptedChatModel:
-    return ScriptedChatModel(messages=iter(replies))
 
 
 def call(name: str, args: dict[str, Any], id: str | None = None) -> dict[str, Any]:

@@ -2,10 +2,11 @@
 
 Layout:
 - `toolgate.client`: `Client` (sync) and `AsyncClient` (grpc.aio), and `GatewayError`.
-- `toolgate.types`: the answers as frozen dataclasses (`ToolMessage` with its `ToolPart`s, `ToolError`, `Violation`, `Repair`,
-  `PendingReview`) and the `CallContext`.
-- `toolgate.langgraph`: `GatewayToolNode`, which takes `ToolNode`'s place in a LangGraph `StateGraph` (not a
-  `ToolNode` subclass, so not for `create_react_agent`), and `bind_gateway_tools` (needs the `langgraph` extra).
+- `toolgate.types`: the answers as frozen dataclasses (`ToolMessage` with its `ToolPart`s, `ToolError`,
+  `Violation`, `Repair`, `PendingReview`) and the `CallContext`.
+- `toolgate.langgraph`: `GatewayToolNode`, a LangGraph `ToolNode` for a `StateGraph` or `create_react_agent`,
+  `toolgate_middleware` for LangChain v1's `create_agent`, `gateway_tools` and `bind_gateway_tools` (needs the
+  `langgraph` extra; the middleware, the `langchain` extra).
 - `toolgate._convert`: the one place protobuf messages become those types and back.
 - `toolgate._pb`: the gRPC stubs generated from proto/ by scripts/gen_stubs.py.
 """

@@ -1,7 +1,9 @@
-"""LangGraph integration: `GatewayToolNode`, which takes the place of `langgraph.prebuilt.ToolNode` in a
-`StateGraph` over messages and runs the last AIMessage's tool calls through the gateway (it is not a `ToolNode`
-subclass: `create_react_agent`, which requires one, does not take it), and `bind_gateway_tools`, which binds a chat
-model to the gateway's model-facing definitions. Needs the `langgraph` extra (`pip install toolgate[langgraph]`).
+"""LangGraph and LangChain integration: `GatewayToolNode`, a `langgraph.prebuilt.ToolNode` that runs the last
+AIMessage's tool calls through the gateway (in a hand-built `StateGraph`, or as `create_react_agent`'s tools);
+`toolgate_middleware`, LangChain v1 agent middleware for `create_agent`; `gateway_tools`, the gateway's tools as
+LangChain tools; and `bind_gateway_tools`, which binds a chat model to the gateway's model-facing definitions. Needs
+the `langgraph` extra (`pip install toolgate[langgraph]`); the middleware needs `langchain` too (the `langchain`
+extra).
 
 What the node does with one AIMessage:
 
@@ -19,15 +21,23 @@ What the node does with one AIMessage:
    AIMessage says (repaired, injected parameters removed, edited by a reviewer), the AIMessage again with the
    same id and the arguments that ran, so the `add_messages` reducer replaces it in the transcript.
 
+The middleware does 1 to 3 for each call on its own (`create_agent` runs each call as a task), without the
+AIMessage rewrite.
+
 Layout (this module is the public surface; the others are private):
 - `_node`: `GatewayToolNode`, reading the graph's input and answering its messages.
+- `_middleware`: `ToolgateMiddleware`, imported on first use of `toolgate_middleware`.
 - `_review`: the steps of one run, the review interrupt and its resume values, and the in-process memo of
   what each step answered.
 - `_transcript`: `to_langchain` and `rewrite_ai_message`, the LangChain messages a run answers.
-- `_binding`: `bind_gateway_tools`, `abind_gateway_tools` and `context_from_config`.
+- `_binding`: `bind_gateway_tools`, `gateway_tools` (and their async forms) and `context_from_config`.
 """
 
-from ._binding import abind_gateway_tools, bind_gateway_tools, context_from_config
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._binding import abind_gateway_tools, agateway_tools, bind_gateway_tools, context_from_config, gateway_tools
 from ._node import ErrorHook as ErrorHook
 from ._node import GatewayToolNode
 from ._review import INTERRUPT_TYPE as INTERRUPT_TYPE
@@ -35,4 +45,33 @@ from ._review import RESUME_ACTIONS as RESUME_ACTIONS
 from ._transcript import rewrite_ai_message as rewrite_ai_message
 from ._transcript import to_langchain as to_langchain
 
-__all__ = ["GatewayToolNode", "abind_gateway_tools", "bind_gateway_tools", "context_from_config"]
+if TYPE_CHECKING:
+    from ._middleware import ToolgateMiddleware
+
+
+def toolgate_middleware(client: Any, **kwargs: Any) -> ToolgateMiddleware:
+    """LangChain v1 middleware for `create_agent(model, tools=[], middleware=[toolgate_middleware(client)])`: every
+    tool call goes to the gateway as the model wrote it, before the host's own schema check. It registers the
+    gateway's tools with the agent (fetched now with a `Client`; pass `tools=await agateway_tools(client)` with an
+    `AsyncClient`, or `tools=[]` when the agent's own tools already carry them). Keyword arguments: `tools`,
+    `context`, `review`, `on_error`, `timeout`, as `GatewayToolNode` takes them."""
+    try:
+        from ._middleware import ToolgateMiddleware
+    except ModuleNotFoundError as err:
+        if err.name != "langchain" and not (err.name or "").startswith("langchain."):
+            raise
+        raise ModuleNotFoundError(
+            f"toolgate_middleware needs LangChain v1 ({err}): pip install 'toolgate[langchain]'", name=err.name
+        ) from err
+    return ToolgateMiddleware(client, **kwargs)
+
+
+__all__ = [
+    "GatewayToolNode",
+    "abind_gateway_tools",
+    "agateway_tools",
+    "bind_gateway_tools",
+    "context_from_config",
+    "gateway_tools",
+    "toolgate_middleware",
+]

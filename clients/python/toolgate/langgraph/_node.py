@@ -1,5 +1,6 @@
-"""`GatewayToolNode`: the LangGraph node itself. It reads the tool calls out of the graph's input, runs them with
-the steps of `_review` on a sync or async client, and answers the LangChain messages `_transcript` makes."""
+"""`GatewayToolNode`: the LangGraph node itself, a `ToolNode` subclass. It reads the tool calls out of the graph's
+input, runs them with the steps of `_review` on a sync or async client, and answers the LangChain messages
+`_transcript` makes."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage
 from langchain_core.messages import ToolMessage as LCToolMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph._internal._runnable import RunnableCallable
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt import ToolNode
 
 from ..client import AsyncClient, Client
 from ..types import CallContext, ToolMessage
-from ._binding import context_from_config
+from ._binding import agateway_tools, context_from_config, gateway_tools
 from ._review import Memo, arun, drive, perform_async, perform_sync, run
 from ._transcript import rewrite_ai_message, split_answers, to_langchain
 
@@ -27,14 +29,25 @@ _INVALID, _ID_GIVEN = "invalid", "toolgate_id_given"
 ErrorHook = Callable[[dict[str, Any], ToolMessage], "str | LCToolMessage | None"]
 
 
-class GatewayToolNode(RunnableCallable):
-    """Runs the last AIMessage's tool calls through the gateway. It takes ToolNode's place in a `StateGraph`
-    whose state holds the messages (`MessagesState`, or a list of messages):
+class GatewayToolNode(ToolNode):
+    """Runs the last AIMessage's tool calls through the gateway, in one ExecuteBatch. It takes ToolNode's place in
+    a `StateGraph` whose state holds the messages (`MessagesState`, or a list of messages), and is one for
+    prebuilt agents:
 
         builder.add_node("tools", GatewayToolNode(client))
         builder.add_conditional_edges("agent", tools_condition)
 
-    It is not a `ToolNode` subclass: prebuilt agents that require one (`create_react_agent`) do not take it.
+        agent = create_react_agent(model, tools=GatewayToolNode(client))
+
+    Its `tools_by_name` are the gateway's tools as LangChain tools (`gateway_tools`), which a prebuilt agent binds
+    its model to; the node never invokes them. With a `Client` they are fetched when first asked for, as the
+    `context` (when not a callable) sees them; with an `AsyncClient`, pass them (`tools=await
+    agateway_tools(client)`) or build the node with `await GatewayToolNode.acreate(client)`.
+
+    Sent one call at a time (`Send`, as `create_react_agent`'s default version "v2" does), the node still sends
+    one batch per AIMessage: the task carrying the first of the AIMessage's unanswered calls runs all of them, and
+    answers every ToolMessage and the rewritten AIMessage; the tasks of the other calls answer nothing. A call sent
+    that the last AIMessage does not carry runs on its own.
 
     `client` is a `Client` (for `invoke`/`stream`) or an `AsyncClient` (for `ainvoke`/`astream`); a `Client`
     also serves the async methods, from a worker thread. Resuming a review decides it through ToolReview, so
@@ -61,6 +74,7 @@ class GatewayToolNode(RunnableCallable):
         self,
         client: Client | AsyncClient,
         *,
+        tools: Sequence[BaseTool] | None = None,
         name: str = "tools",
         tags: Sequence[str] | None = None,
         messages_key: str = "messages",
@@ -70,7 +84,8 @@ class GatewayToolNode(RunnableCallable):
         review: bool = True,
         timeout: float | None = None,
     ) -> None:
-        super().__init__(self._func, self._afunc, name=name, tags=tags, trace=False)
+        super().__init__(list(tools or ()), name=name, tags=list(tags) if tags else None, messages_key=messages_key)
+        self._tools_given = tools is not None
         self.client = client
         self.messages_key = messages_key
         self.rewrite_transcript = rewrite_transcript
@@ -79,6 +94,30 @@ class GatewayToolNode(RunnableCallable):
         self.review = review
         self.timeout = timeout
         self._memo = Memo()
+
+    @classmethod
+    async def acreate(cls, client: AsyncClient, **kwargs: Any) -> GatewayToolNode:
+        """A node on an `AsyncClient`, carrying the gateway's tools for a prebuilt agent to bind."""
+        if "tools" not in kwargs:
+            context = kwargs.get("context")
+            default = None if callable(context) else context
+            kwargs["tools"] = await agateway_tools(client, context=default, timeout=kwargs.get("timeout"))
+        return cls(client, **kwargs)
+
+    @property
+    def tools_by_name(self) -> dict[str, BaseTool]:
+        """The gateway's tools by name, for prebuilt agents to bind their model to; fetched on first use when the
+        node was built on a `Client` without `tools`."""
+        if not self._tools_given:
+            if isinstance(self.client, AsyncClient):
+                raise TypeError(
+                    "GatewayToolNode on an AsyncClient has no tools to give a prebuilt agent: build it with "
+                    "`await GatewayToolNode.acreate(client)` or pass `tools=await agateway_tools(client)`"
+                )
+            default = None if callable(self.context) else self.context
+            self._tools_by_name = {t.name: t for t in gateway_tools(self.client, context=default, timeout=self.timeout)}
+            self._tools_given = True
+        return self._tools_by_name
 
     # ---- entry points ----
 
@@ -119,30 +158,41 @@ class GatewayToolNode(RunnableCallable):
     def _parse_input(self, input: Any, config: RunnableConfig) -> tuple[AIMessage, list[dict[str, Any]], bool]:
         """The last AIMessage (its tool calls given ids where they had none), the calls to send, and whether the
         input was a list of messages."""
-        if isinstance(input, list):
-            messages, as_list = input, True
-        elif isinstance(input, Mapping):
-            messages, as_list = input.get(self.messages_key, []), False
-        else:
-            messages, as_list = getattr(input, self.messages_key, []), False
-        position = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
+        sent = _sent_calls(input)
+        if sent is not None:
+            return self._parse_sent(input, sent, config)
+        as_list = isinstance(input, list)
+        messages = self._messages_of(input)
+        position = _last_ai(messages)
         if position is None:
             raise ValueError("no AIMessage found in input")
         written = messages[position]
         ai = with_call_ids(written, position, config)
-        calls = [dict(c) for c in ai.tool_calls]
-        # Calls whose arguments did not parse: the gateway repairs broken JSON, so they are run too.
-        calls += [
-            {"name": c["name"], "args": c.get("args") or "", "id": c["id"], _INVALID: True}
-            for c in ai.invalid_tool_calls
-            if c.get("name")
-        ]
-        if ai is not written:
-            written_ids = {c.get("id") for c in [*written.tool_calls, *written.invalid_tool_calls]}
-            for call in calls:
-                # The AIMessage is answered again, carrying the ids the node gave.
-                call[_ID_GIVEN] = call["id"] not in written_ids
-        return ai, calls, as_list
+        return ai, _calls_of(ai, written), as_list
+
+    def _parse_sent(self, input: Any, sent: list[dict[str, Any]], config: RunnableConfig):
+        """Calls sent on their own (`Send`): the task of the AIMessage's first unanswered call runs all its
+        unanswered calls, the other tasks none; calls the last AIMessage does not carry run alone."""
+        messages = self._messages_of(self._extract_state(input, config))
+        position = _last_ai(messages)
+        if position is not None:
+            written = messages[position]
+            ai = with_call_ids(written, position, config)
+            answered = {m.tool_call_id for m in messages[position + 1 :] if isinstance(m, LCToolMessage)}
+            calls = [c for c in _calls_of(ai, written) if c["id"] not in answered]
+            ids = [_sent_id(s, written, ai) for s in sent]
+            if calls and all(i in {c["id"] for c in calls} for i in ids):
+                return ai, calls if calls[0]["id"] in ids else [], False
+        # Not the AIMessage's calls: an AIMessage of their own, with no id, which is never answered again.
+        alone = with_call_ids(AIMessage(content="", tool_calls=sent), 0, config)
+        return alone, [dict(c) for c in alone.tool_calls], False
+
+    def _messages_of(self, input: Any) -> list[Any]:
+        if isinstance(input, list):
+            return input
+        if isinstance(input, Mapping):
+            return input.get(self.messages_key, [])
+        return getattr(input, self.messages_key, [])
 
     def _context_of(self, config: RunnableConfig) -> CallContext:
         default = self.context(config) if callable(self.context) else self.context
@@ -182,12 +232,58 @@ class GatewayToolNode(RunnableCallable):
         # A split call is always written out as its parts, so that each ToolMessage answers a call the AIMessage
         # carries, even with `rewrite_transcript` off.
         rewrite = (self.rewrite_transcript or split) and calls
-        rewritten = rewrite_ai_message(ai, calls, messages, splits_only=not self.rewrite_transcript) if rewrite else None
+        rewritten = (
+            rewrite_ai_message(ai, calls, messages, splits_only=not self.rewrite_transcript) if rewrite else None
+        )
         if rewritten is None and ai.id is not None and any(c.get(_ID_GIVEN) for c in calls):
             rewritten = ai  # the tool call ids the node gave the calls, so the ToolMessages answer calls it carries
         if rewritten is not None:
             updates.append(rewritten)
         return {self.messages_key: [*updates, *tool_messages]}
+
+
+# ---- reading the input ----
+
+
+def _sent_calls(input: Any) -> list[dict[str, Any]] | None:
+    """The tool calls of a `Send` payload (a ToolCallWithContext, or a list of tool calls), or None."""
+    if isinstance(input, Mapping) and input.get("__type") == "tool_call_with_context":
+        return [dict(input["tool_call"])]
+    if isinstance(input, list) and input and isinstance(input[-1], Mapping) and input[-1].get("type") == "tool_call":
+        return [dict(c) for c in input]
+    return None
+
+
+def _last_ai(messages: Sequence[Any]) -> int | None:
+    return next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)), None)
+
+
+def _calls_of(ai: AIMessage, written: AIMessage) -> list[dict[str, Any]]:
+    """The calls to send for `ai`: its tool calls, then its named invalid ones (the gateway repairs broken JSON),
+    each marked when the node gave it its id."""
+    calls = [dict(c) for c in ai.tool_calls]
+    calls += [
+        {"name": c["name"], "args": c.get("args") or "", "id": c["id"], _INVALID: True}
+        for c in ai.invalid_tool_calls
+        if c.get("name")
+    ]
+    if ai is not written:
+        written_ids = {c.get("id") for c in [*written.tool_calls, *written.invalid_tool_calls]}
+        for call in calls:
+            # The AIMessage is answered again, carrying the ids the node gave.
+            call[_ID_GIVEN] = call["id"] not in written_ids
+    return calls
+
+
+def _sent_id(sent: Mapping[str, Any], written: AIMessage, ai: AIMessage) -> str | None:
+    """The id a sent call has in `ai`: its own, or, for a call sent without one, the id the node gave it."""
+    if sent.get("id"):
+        return sent["id"]
+    same = (
+        i for i, c in enumerate(written.tool_calls) if c["name"] == sent.get("name") and c["args"] == sent.get("args")
+    )
+    index = next(same, None)
+    return None if index is None else ai.tool_calls[index]["id"]
 
 
 # ---- tool call ids ----

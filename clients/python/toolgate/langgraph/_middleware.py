@@ -1,0 +1,119 @@
+"""`ToolgateMiddleware`: LangChain v1 agent middleware (`create_agent(..., middleware=[...])`) whose
+`wrap_tool_call` sends each call to the gateway as the model wrote it, before the host's own tool and its schema
+see it. Imports `langchain`, which only this module needs (`pip install toolgate[langchain]`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import ToolMessage as LCToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+
+from ..client import AsyncClient, Client
+from ..types import ToolMessage
+from ._binding import context_from_config, gateway_tools
+from ._node import ErrorHook
+from ._review import Memo, arun, drive, perform_async, perform_sync, run
+from ._transcript import to_langchain
+
+
+class ToolgateMiddleware(AgentMiddleware):
+    """Runs every tool call of a `create_agent` agent through the gateway: repaired, validated, injected and
+    reviewed there, answering one LangChain ToolMessage (`status="error"` with the typed error in
+    `additional_kwargs["error"]` when it failed, the structured result as `artifact`, the arguments that ran in
+    `response_metadata["toolgate"]["effective_arguments"]`). The agent's own tools are never invoked, so their
+    schemas never reject a call the gateway would repair. Each call is one `Execute` with the tool call's id.
+
+    Unlike `GatewayToolNode`, it does not rewrite the AIMessage: `create_agent` runs each call as a task of its
+    own, and tasks that each answered the AIMessage again would undo one another's rewrites."""
+
+    def __init__(
+        self,
+        client: Client | AsyncClient,
+        *,
+        tools: Sequence[BaseTool] | None = None,
+        context: Any = None,
+        review: bool = True,
+        on_error: ErrorHook | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        super().__init__()
+        if tools is None:
+            if isinstance(client, AsyncClient):
+                raise TypeError(
+                    "toolgate_middleware on an AsyncClient cannot fetch the gateway's tools here: pass "
+                    "tools=await agateway_tools(client), or tools=[] when the agent has its own"
+                )
+            tools = gateway_tools(client, context=None if callable(context) else context, timeout=timeout)
+        self.tools = list(tools)
+        self.client = client
+        self.context = context
+        self.review = review
+        self.on_error = on_error
+        self.timeout = timeout
+        self._memo = Memo()
+
+    @property
+    def name(self) -> str:
+        return "toolgate"
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> LCToolMessage:
+        if isinstance(self.client, AsyncClient):
+            raise TypeError("toolgate_middleware with an AsyncClient runs only in async agents (ainvoke, astream)")
+        call, config = self._call_of(request)
+        ctx, client, mode = self._context_of(config), self.client, self._mode
+
+        def perform(step: Any) -> Any:
+            return perform_sync(client, step, mode, ctx, self.timeout)
+
+        [message] = run(drive([call], self.review), perform, self._memo, _key(config, call))
+        return self._answer(call, message)
+
+    async def awrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Awaitable[Any]]) -> LCToolMessage:
+        call, config = self._call_of(request)
+        ctx, client, mode = self._context_of(config), self.client, self._mode
+
+        def perform(step: Any) -> Any:
+            if isinstance(client, AsyncClient):
+                return perform_async(client, step, mode, ctx, self.timeout)
+            return asyncio.to_thread(perform_sync, client, step, mode, ctx, self.timeout)
+
+        [message] = await arun(drive([call], self.review), perform, self._memo, _key(config, call))
+        return self._answer(call, message)
+
+    @property
+    def _mode(self) -> str:
+        return "defer" if self.review else "wait"
+
+    @staticmethod
+    def _call_of(request: ToolCallRequest) -> tuple[dict[str, Any], RunnableConfig]:
+        tool_call = request.tool_call
+        config = getattr(request.runtime, "config", None) or {}
+        return {"name": tool_call["name"], "args": tool_call.get("args"), "id": tool_call.get("id") or ""}, config
+
+    def _context_of(self, config: RunnableConfig) -> Any:
+        default = self.context(config) if callable(self.context) else self.context
+        return context_from_config(config, default)
+
+    def _answer(self, call: dict[str, Any], message: ToolMessage) -> LCToolMessage:
+        out = to_langchain(message, call)
+        if message.error is not None and self.on_error is not None:
+            replaced = self.on_error(dict(call), message)
+            if isinstance(replaced, LCToolMessage):
+                return replaced
+            if replaced is not None:
+                out.content = str(replaced)
+        return out
+
+
+def _key(config: RunnableConfig, call: dict[str, Any]) -> tuple:
+    """The memo's key of one call: the thread, the task's namespace and the call."""
+    conf = config.get("configurable") or {}
+    args = json.dumps(call.get("args"), sort_keys=True, default=str)
+    return (str(conf.get("thread_id", "")), str(conf.get("checkpoint_ns", "")), ((call["id"], call["name"], args),))
