@@ -159,13 +159,15 @@ def test_create_agent_with_the_middleware_alone_binds_the_gateways_tools(client,
     name = forecast_tool(client, http_tools)
     wrong = call(name, {"city": "Oslo"})
     model = scripted(ai(wrong), AIMessage("Which days?"))
-    agent = create_agent(model, middleware=[toolgate_middleware(agent_client)])
+    hook = toolgate_middleware(agent_client, on_error=lambda c, m: f"{c['id']}: {m.error.kind.value}, ask for days")
+    agent = create_agent(model, middleware=[hook])
     out = agent.invoke({"messages": [HumanMessage("Weather in Oslo?")]}, thread())
 
     assert name in {t["function"]["name"] for t in model.seen_tools}
     [answer] = tool_messages(out["messages"])
     error = answer.additional_kwargs["error"]
     assert (answer.status, error["kind"], error["model_fixable"]) == ("error", "INVALID_ARGUMENTS", True)
+    assert answer.content == f"{wrong['id']}: INVALID_ARGUMENTS, ask for days"
     assert http_tools.received(name) == []
 
 
@@ -212,3 +214,33 @@ def test_create_react_agent_with_the_node_interrupts_for_review_and_runs_the_bat
     # The resume did not send the batch again: the call that needed no review ran once, the reviewed one once.
     assert [r.args for r in http_tools.received(plain)] == [{"city": "Oslo", "days": 2}]
     assert [r.args for r in http_tools.received(name)] == [{"to": "team@example.com"}]
+
+
+def test_create_agent_with_the_middleware_interrupts_for_review_and_sends_the_edit(client, agent_client, http_tools):
+    name = unique("send_email")
+    client.register_tool(
+        {
+            "name": name,
+            "description": "Sends an email.",
+            "input_schema": {"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]},
+            "review": {"required": True},
+            "backend": http_tools.route(name, lambda args: (200, {"queued": True})),
+        }
+    )
+    mail = call(name, {"to": "all@example.com"})
+    seen_errors = []
+    middleware = toolgate_middleware(agent_client, on_error=lambda c, m: seen_errors.append(c["id"]))
+    agent = create_agent(scripted(ai(mail), "Sent."), middleware=[middleware], checkpointer=InMemorySaver())
+    config = thread(user_id="u-1")
+
+    paused = agent.invoke({"messages": [HumanMessage("Mail everyone.")]}, config)
+    [pending] = paused["__interrupt__"]
+    assert (pending.value["tool_call_id"], pending.value["args"]) == (mail["id"], {"to": "all@example.com"})
+    assert http_tools.received(name) == []
+    out = agent.invoke(Command(resume={"action": "update", "data": {"to": "team@example.com"}}), config)
+
+    [answer] = tool_messages(out["messages"])
+    assert (answer.tool_call_id, answer.status) == (mail["id"], "success")
+    assert answer.response_metadata["toolgate"]["effective_arguments"] == {"to": "team@example.com"}
+    assert [r.args for r in http_tools.received(name)] == [{"to": "team@example.com"}]
+    assert seen_errors == []
