@@ -17,7 +17,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import tools_condition
-from scripted import ToolServer, ai_calls, check, connect, scripted, transcript
+from scripted import FORECAST, ToolServer, ai_calls, check, connect, scripted, transcript
 
 from toolgate.langgraph import GatewayToolNode
 
@@ -62,17 +62,6 @@ def build_graph(client: Any, cheap: Any, better: Any) -> Any:
     builder.add_edge("remove_failed_attempt", "better_agent")
     builder.add_conditional_edges("better_agent", tools_condition, ["tools", END])
     return builder.compile()
-
-
-FORECAST = {
-    "name": "forecast",
-    "description": "The forecast for a city, for a number of days.",
-    "input_schema": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1, "maximum": 14}},
-        "required": ["city", "days"],
-    },
-}
 
 
 def main() -> None:

@@ -13,19 +13,9 @@ import warnings
 
 from langchain_core.messages import HumanMessage
 from langgraph.prebuilt import create_react_agent
-from scripted import ToolServer, ai_calls, check, connect, scripted, transcript
+from scripted import FORECAST, ToolServer, ai_calls, check, connect, scripted, transcript
 
 from toolgate.langgraph import GatewayToolNode
-
-FORECAST = {
-    "name": "forecast",
-    "description": "The forecast for a city, for a number of days.",
-    "input_schema": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1, "maximum": 14}},
-        "required": ["city", "days"],
-    },
-}
 
 
 def main() -> None:

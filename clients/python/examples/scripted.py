@@ -25,6 +25,17 @@ from pydantic import Field
 
 import toolgate
 
+#: The forecast tool two examples register (with a backend of their own).
+FORECAST = {
+    "name": "forecast",
+    "description": "The forecast for a city, for a number of days.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1, "maximum": 14}},
+        "required": ["city", "days"],
+    },
+}
+
 
 def connect() -> tuple[toolgate.Client, toolgate.Client]:
     """The clients an example needs: the agent's (data and review tokens) and the operator's (admin token), which

@@ -157,6 +157,33 @@ class GrpcTools(runtime_pb2_grpc.ToolRuntimeServicer):
         self._server.stop(grace=None)
 
 
+def register(
+    client: Any, http_tools: HttpTools, base: str, properties: dict[str, Any], handler: Handler, **spec: Any
+) -> str:
+    """Registers an HTTP tool named `base` plus a unique suffix, taking an object with these properties (all
+    required), served by `handler`; `spec` adds to the spec (`review`, ...). Answers its name."""
+    name = unique(base)
+    schema = {"type": "object", "properties": properties, "required": list(properties)}
+    client.register_tool(
+        {
+            "name": name,
+            "description": f"{base}.",
+            "input_schema": schema,
+            "backend": http_tools.route(name, handler),
+            **spec,
+        }
+    )
+    return name
+
+
+def forecast_tool(client: Any, http_tools: HttpTools) -> str:
+    """A forecast tool taking a city and a whole number of days (at least 1); answers its name."""
+    properties = {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1}}
+    return register(
+        client, http_tools, "forecast", properties, lambda args: (200, {"city": args["city"], "sky": "clear"})
+    )
+
+
 def call(name: str, args: dict[str, Any], id: str | None = None) -> dict[str, Any]:
     return {"name": name, "args": args, "id": id or f"call_{uuid.uuid4().hex[:10]}", "type": "tool_call"}
 

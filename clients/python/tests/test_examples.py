@@ -11,7 +11,7 @@ import sys
 import pytest
 from conftest import ADMIN_TOKEN, DATA_TOKEN, REVIEW_TOKEN
 from langchain_core.messages import AIMessage, HumanMessage
-from support import EXAMPLES, ai, call, kinds, scripted, tool_messages, unique
+from support import EXAMPLES, ai, call, forecast_tool, kinds, scripted, tool_messages
 
 # What each example must print, in order: its checks.
 EXPECTED = {
@@ -71,19 +71,7 @@ def test_the_fallback_graph_ends_with_the_better_models_valid_call_and_no_trace_
 ):
     from error_fallback import build_graph
 
-    name = unique("forecast")
-    client.register_tool(
-        {
-            "name": name,
-            "description": "The forecast for a city, for a number of days.",
-            "input_schema": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1}},
-                "required": ["city", "days"],
-            },
-            "backend": http_tools.route(name, lambda args: (200, {"sky": "clear"})),
-        }
-    )
+    name = forecast_tool(client, http_tools)
     wrong, right = call(name, {"city": "Oslo", "days": "next week"}), call(name, {"city": "Oslo", "days": 7})
     failed_attempt, better_call = ai(wrong), ai(right)
     cheap, better = scripted(failed_attempt, AIMessage("Clear all week.")), scripted(better_call)
@@ -94,7 +82,11 @@ def test_the_fallback_graph_ends_with_the_better_models_valid_call_and_no_trace_
     assert kinds(messages) == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage"]
     assert messages[1].id == better_call.id and messages[1].tool_calls == better_call.tool_calls
     [answer] = tool_messages(messages)
-    assert (answer.tool_call_id, answer.status, answer.artifact) == (right["id"], "success", {"sky": "clear"})
+    assert (answer.tool_call_id, answer.status, answer.artifact) == (
+        right["id"],
+        "success",
+        {"city": "Oslo", "sky": "clear"},
+    )
     # Nothing of the failed attempt: not its AIMessage, not its call, not its error.
     assert failed_attempt.id not in {m.id for m in messages}
     assert wrong["id"] not in {getattr(m, "tool_call_id", None) for m in messages}

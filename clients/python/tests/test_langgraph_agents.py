@@ -13,7 +13,7 @@ from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import ToolNode, create_react_agent
 from langgraph.types import Command
-from support import ai, call, kinds, scripted, thread, tool_messages, unique
+from support import ai, call, forecast_tool, kinds, register, scripted, thread, tool_messages
 
 import toolgate
 from toolgate.langgraph import GatewayToolNode, agateway_tools, gateway_tools, toolgate_middleware
@@ -22,22 +22,12 @@ from toolgate.langgraph import GatewayToolNode, agateway_tools, gateway_tools, t
 pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
 
 
-def forecast_tool(client, http_tools) -> str:
-    """A forecast tool taking a city and a whole number of days; answers its name."""
-    name = unique("forecast")
-    client.register_tool(
-        {
-            "name": name,
-            "description": "The forecast for a city, for a number of days.",
-            "input_schema": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer", "minimum": 1}},
-                "required": ["city", "days"],
-            },
-            "backend": http_tools.route(name, lambda args: (200, {"city": args["city"], "sky": "clear"})),
-        }
+def mailer(client, http_tools) -> str:
+    """A send_email tool that needs review."""
+    to = {"to": {"type": "string"}}
+    return register(
+        client, http_tools, "send_email", to, lambda args: (200, {"queued": True}), review={"required": True}
     )
-    return name
 
 
 # ---- create_react_agent ----
@@ -116,20 +106,8 @@ def host_tagger(name: str) -> StructuredTool:
 
 
 def tagger_on_gateway(client, http_tools) -> str:
-    name = unique("tag_ticket")
-    client.register_tool(
-        {
-            "name": name,
-            "description": "Tags the ticket with labels.",
-            "input_schema": {
-                "type": "object",
-                "properties": {"labels": {"type": "array", "items": {"type": "string"}}},
-                "required": ["labels"],
-            },
-            "backend": http_tools.route(name, lambda args: (200, {"tagged": args["labels"]})),
-        }
-    )
-    return name
+    labels = {"labels": {"type": "array", "items": {"type": "string"}}}
+    return register(client, http_tools, "tag_ticket", labels, lambda args: (200, {"tagged": args["labels"]}))
 
 
 def test_create_agent_with_the_middleware_runs_a_call_the_hosts_schema_would_reject(client, agent_client, http_tools):
@@ -184,16 +162,7 @@ def test_the_middleware_on_an_async_client_needs_its_tools_given(gateway):
 def test_create_react_agent_with_the_node_interrupts_for_review_and_runs_the_batch_once(
     client, agent_client, http_tools
 ):
-    name, plain = unique("send_email"), forecast_tool(client, http_tools)
-    client.register_tool(
-        {
-            "name": name,
-            "description": "Sends an email.",
-            "input_schema": {"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]},
-            "review": {"required": True},
-            "backend": http_tools.route(name, lambda args: (200, {"queued": True})),
-        }
-    )
+    name, plain = mailer(client, http_tools), forecast_tool(client, http_tools)
     mail, weather = call(name, {"to": "team@example.com"}), call(plain, {"city": "Oslo", "days": "2"})
     model = scripted(ai(weather, mail), "Sent, and it is clear.")
     agent = create_react_agent(model, tools=GatewayToolNode(agent_client), checkpointer=InMemorySaver())
@@ -217,16 +186,7 @@ def test_create_react_agent_with_the_node_interrupts_for_review_and_runs_the_bat
 
 
 def test_create_agent_with_the_middleware_interrupts_for_review_and_sends_the_edit(client, agent_client, http_tools):
-    name = unique("send_email")
-    client.register_tool(
-        {
-            "name": name,
-            "description": "Sends an email.",
-            "input_schema": {"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]},
-            "review": {"required": True},
-            "backend": http_tools.route(name, lambda args: (200, {"queued": True})),
-        }
-    )
+    name = mailer(client, http_tools)
     mail = call(name, {"to": "all@example.com"})
     seen_errors = []
     middleware = toolgate_middleware(agent_client, on_error=lambda c, m: seen_errors.append(c["id"]))

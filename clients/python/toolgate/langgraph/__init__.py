@@ -38,10 +38,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._binding import abind_gateway_tools, agateway_tools, bind_gateway_tools, context_from_config, gateway_tools
-from ._node import ErrorHook as ErrorHook
 from ._node import GatewayToolNode
 from ._review import INTERRUPT_TYPE as INTERRUPT_TYPE
 from ._review import RESUME_ACTIONS as RESUME_ACTIONS
+from ._transcript import ErrorHook as ErrorHook
 from ._transcript import rewrite_ai_message as rewrite_ai_message
 from ._transcript import to_langchain as to_langchain
 

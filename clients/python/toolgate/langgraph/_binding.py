@@ -84,6 +84,16 @@ def _answer(m: ToolMessage) -> tuple[str, Any]:
     return m.content, m.structured
 
 
+def fixed_context(context: Any) -> Any:
+    """A context given as a value (not a function of the run's config), which fetching tools can use; else None."""
+    return None if callable(context) else context
+
+
+def run_context(context: Any, config: RunnableConfig) -> CallContext:
+    """The CallContext of a run, over `context`: a CallContext, a dict, or a function of the run's config."""
+    return context_from_config(config, context(config) if callable(context) else context)
+
+
 def context_from_config(config: RunnableConfig | None, default: Any = None) -> CallContext:
     """The CallContext of a run: `configurable.tenant`, `configurable.user_id`, and `configurable.session_id`
     or else `configurable.thread_id`, each over the same field of `default`; `configurable.toolgate_values`

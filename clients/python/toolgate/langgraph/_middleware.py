@@ -4,7 +4,6 @@ see it. Imports `langchain`, which only this module needs (`pip install toolgate
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -16,11 +15,9 @@ from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from ..client import AsyncClient, Client
-from ..types import ToolMessage
-from ._binding import context_from_config, gateway_tools
-from ._node import ErrorHook
-from ._review import Memo, arun, drive, perform_async, perform_sync, run
-from ._transcript import to_langchain
+from ._binding import fixed_context, gateway_tools, run_context
+from ._review import Memo, execute_async, execute_sync
+from ._transcript import ErrorHook, answer
 
 
 class ToolgateMiddleware(AgentMiddleware):
@@ -50,7 +47,7 @@ class ToolgateMiddleware(AgentMiddleware):
                     "toolgate_middleware on an AsyncClient cannot fetch the gateway's tools here: pass "
                     "tools=await agateway_tools(client), or tools=[] when the agent has its own"
                 )
-            tools = gateway_tools(client, context=None if callable(context) else context, timeout=timeout)
+            tools = gateway_tools(client, context=fixed_context(context), timeout=timeout)
         self.tools = list(tools)
         self.client = client
         self.context = context
@@ -66,50 +63,23 @@ class ToolgateMiddleware(AgentMiddleware):
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Any]) -> LCToolMessage:
         if isinstance(self.client, AsyncClient):
             raise TypeError("toolgate_middleware with an AsyncClient runs only in async agents (ainvoke, astream)")
-        call, config = self._call_of(request)
-        ctx, client, mode = self._context_of(config), self.client, self._mode
-
-        def perform(step: Any) -> Any:
-            return perform_sync(client, step, mode, ctx, self.timeout)
-
-        [message] = run(drive([call], self.review), perform, self._memo, _key(config, call))
-        return self._answer(call, message)
+        call, config = _call_of(request)
+        ctx, key = run_context(self.context, config), _key(config, call)
+        [message] = execute_sync(self.client, [call], self.review, ctx, self.timeout, self._memo, key)
+        return answer(message, call, self.on_error)
 
     async def awrap_tool_call(self, request: ToolCallRequest, handler: Callable[..., Awaitable[Any]]) -> LCToolMessage:
-        call, config = self._call_of(request)
-        ctx, client, mode = self._context_of(config), self.client, self._mode
+        call, config = _call_of(request)
+        ctx, key = run_context(self.context, config), _key(config, call)
+        [message] = await execute_async(self.client, [call], self.review, ctx, self.timeout, self._memo, key)
+        return answer(message, call, self.on_error)
 
-        def perform(step: Any) -> Any:
-            if isinstance(client, AsyncClient):
-                return perform_async(client, step, mode, ctx, self.timeout)
-            return asyncio.to_thread(perform_sync, client, step, mode, ctx, self.timeout)
 
-        [message] = await arun(drive([call], self.review), perform, self._memo, _key(config, call))
-        return self._answer(call, message)
-
-    @property
-    def _mode(self) -> str:
-        return "defer" if self.review else "wait"
-
-    @staticmethod
-    def _call_of(request: ToolCallRequest) -> tuple[dict[str, Any], RunnableConfig]:
-        tool_call = request.tool_call
-        config = getattr(request.runtime, "config", None) or {}
-        return {"name": tool_call["name"], "args": tool_call.get("args"), "id": tool_call.get("id") or ""}, config
-
-    def _context_of(self, config: RunnableConfig) -> Any:
-        default = self.context(config) if callable(self.context) else self.context
-        return context_from_config(config, default)
-
-    def _answer(self, call: dict[str, Any], message: ToolMessage) -> LCToolMessage:
-        out = to_langchain(message, call)
-        if message.error is not None and self.on_error is not None:
-            replaced = self.on_error(dict(call), message)
-            if isinstance(replaced, LCToolMessage):
-                return replaced
-            if replaced is not None:
-                out.content = str(replaced)
-        return out
+def _call_of(request: ToolCallRequest) -> tuple[dict[str, Any], RunnableConfig]:
+    """The call as the model wrote it, and the run's config."""
+    tool_call = request.tool_call
+    config = getattr(request.runtime, "config", None) or {}
+    return {"name": tool_call["name"], "args": tool_call.get("args"), "id": tool_call.get("id") or ""}, config
 
 
 def _key(config: RunnableConfig, call: dict[str, Any]) -> tuple:

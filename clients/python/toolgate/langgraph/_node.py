@@ -4,7 +4,6 @@ input, runs them with the steps of `_review` on a sync or async client, and answ
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
@@ -19,14 +18,12 @@ from langgraph.prebuilt import ToolNode
 
 from ..client import AsyncClient, Client
 from ..types import CallContext, ToolMessage
-from ._binding import agateway_tools, context_from_config, gateway_tools
-from ._review import Memo, arun, drive, perform_async, perform_sync, run
-from ._transcript import rewrite_ai_message, split_answers, to_langchain
+from ._binding import agateway_tools, fixed_context, gateway_tools, run_context
+from ._review import Memo, execute_async, execute_sync
+from ._transcript import ErrorHook, answer, rewrite_ai_message, split_answers
 
 # Marks on the calls the node sends: arguments that did not parse, and an id the node gave the call.
 _INVALID, _ID_GIVEN = "invalid", "toolgate_id_given"
-
-ErrorHook = Callable[[dict[str, Any], ToolMessage], "str | LCToolMessage | None"]
 
 
 class GatewayToolNode(ToolNode):
@@ -99,9 +96,8 @@ class GatewayToolNode(ToolNode):
     async def acreate(cls, client: AsyncClient, **kwargs: Any) -> GatewayToolNode:
         """A node on an `AsyncClient`, carrying the gateway's tools for a prebuilt agent to bind."""
         if "tools" not in kwargs:
-            context = kwargs.get("context")
-            default = None if callable(context) else context
-            kwargs["tools"] = await agateway_tools(client, context=default, timeout=kwargs.get("timeout"))
+            context = fixed_context(kwargs.get("context"))
+            kwargs["tools"] = await agateway_tools(client, context=context, timeout=kwargs.get("timeout"))
         return cls(client, **kwargs)
 
     @property
@@ -114,8 +110,8 @@ class GatewayToolNode(ToolNode):
                     "GatewayToolNode on an AsyncClient has no tools to give a prebuilt agent: build it with "
                     "`await GatewayToolNode.acreate(client)` or pass `tools=await agateway_tools(client)`"
                 )
-            default = None if callable(self.context) else self.context
-            self._tools_by_name = {t.name: t for t in gateway_tools(self.client, context=default, timeout=self.timeout)}
+            tools = gateway_tools(self.client, context=fixed_context(self.context), timeout=self.timeout)
+            self._tools_by_name = {t.name: t for t in tools}
             self._tools_given = True
         return self._tools_by_name
 
@@ -127,31 +123,17 @@ class GatewayToolNode(ToolNode):
         ai, calls, as_list = self._parse_input(input, config)
         if not calls:
             return self._output([], ai, [], [], as_list)
-        ctx, client = self._context_of(config), self.client
-
-        def perform(step: Any) -> Any:
-            return perform_sync(client, step, self._review_mode, ctx, self.timeout)
-
-        messages = run(drive(calls, self.review), perform, self._memo, self._batch_key(config, calls))
+        ctx, key = run_context(self.context, config), self._batch_key(config, calls)
+        messages = execute_sync(self.client, calls, self.review, ctx, self.timeout, self._memo, key)
         return self._finish(ai, calls, messages, as_list)
 
     async def _afunc(self, input: Any, config: RunnableConfig) -> Any:
         ai, calls, as_list = self._parse_input(input, config)
         if not calls:
             return self._output([], ai, [], [], as_list)
-        ctx = self._context_of(config)
-
-        def perform(step: Any) -> Any:
-            if isinstance(self.client, AsyncClient):
-                return perform_async(self.client, step, self._review_mode, ctx, self.timeout)
-            return asyncio.to_thread(perform_sync, self.client, step, self._review_mode, ctx, self.timeout)
-
-        messages = await arun(drive(calls, self.review), perform, self._memo, self._batch_key(config, calls))
+        ctx, key = run_context(self.context, config), self._batch_key(config, calls)
+        messages = await execute_async(self.client, calls, self.review, ctx, self.timeout, self._memo, key)
         return self._finish(ai, calls, messages, as_list)
-
-    @property
-    def _review_mode(self) -> str:
-        return "defer" if self.review else "wait"
 
     # ---- input and output ----
 
@@ -194,10 +176,6 @@ class GatewayToolNode(ToolNode):
             return input.get(self.messages_key, [])
         return getattr(input, self.messages_key, [])
 
-    def _context_of(self, config: RunnableConfig) -> CallContext:
-        default = self.context(config) if callable(self.context) else self.context
-        return context_from_config(config, default)
-
     @staticmethod
     def _batch_key(config: RunnableConfig, calls: list[dict[str, Any]]) -> tuple:
         conf = config.get("configurable") or {}
@@ -215,14 +193,7 @@ class GatewayToolNode(ToolNode):
         return self._output(tool_messages, ai, calls, messages, as_list)
 
     def _tool_message(self, call: dict[str, Any], m: ToolMessage) -> LCToolMessage:
-        out = to_langchain(m, call)
-        if m.error is not None and self.on_error is not None:
-            replaced = self.on_error({k: v for k, v in call.items() if k not in (_INVALID, _ID_GIVEN)}, m)
-            if isinstance(replaced, LCToolMessage):
-                return replaced
-            if replaced is not None:
-                out.content = str(replaced)
-        return out
+        return answer(m, {k: v for k, v in call.items() if k not in (_INVALID, _ID_GIVEN)}, self.on_error)
 
     def _output(self, tool_messages: list[LCToolMessage], ai: AIMessage, calls, messages, as_list: bool) -> Any:
         if as_list:

@@ -9,6 +9,7 @@ Between the first batch and the second, calls pending review raise a LangGraph `
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections import OrderedDict
@@ -128,6 +129,41 @@ async def arun(driver: Driver, perform: Callable[[Step], Awaitable[Any]], memo: 
         done, step = replay.send(driver, answer)
         if done:
             return step
+
+
+def execute_sync(
+    client: Client,
+    calls: list[dict[str, Any]],
+    review: bool,
+    ctx: CallContext,
+    timeout: float | None,
+    memo: Memo,
+    key: tuple,
+) -> list[ToolMessage]:
+    """The answers to `calls` on a `Client`, through the steps of `drive` (interrupting for review unless `review`
+    is off, when the gateway waits for the decision instead), remembered in `memo` under `key`."""
+    mode = "defer" if review else "wait"
+    return run(drive(calls, review), lambda step: perform_sync(client, step, mode, ctx, timeout), memo, key)
+
+
+async def execute_async(
+    client: Client | AsyncClient,
+    calls: list[dict[str, Any]],
+    review: bool,
+    ctx: CallContext,
+    timeout: float | None,
+    memo: Memo,
+    key: tuple,
+) -> list[ToolMessage]:
+    """`execute_sync` in an event loop: on an `AsyncClient`, or on a `Client` from a worker thread."""
+    mode = "defer" if review else "wait"
+
+    def perform(step: Step) -> Awaitable[Any]:
+        if isinstance(client, AsyncClient):
+            return perform_async(client, step, mode, ctx, timeout)
+        return asyncio.to_thread(perform_sync, client, step, mode, ctx, timeout)
+
+    return await arun(drive(calls, review), perform, memo, key)
 
 
 # ---- the steps of a run ----

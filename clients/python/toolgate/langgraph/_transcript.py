@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage
 from langchain_core.messages import ToolMessage as LCToolMessage
 
 from ..types import ToolMessage, ToolPart, ToolStatus
+
+#: Called for each call that answered an error, with the LangChain tool call and the typed `toolgate.ToolMessage`;
+#: answers a replacement content, a whole LangChain ToolMessage, or None to keep the default.
+ErrorHook = Callable[[dict[str, Any], ToolMessage], "str | LCToolMessage | None"]
 
 _TOOL_NAME_RULES = {"tool_name_normalized", "tool_name_prefix", "tool_name_residue"}
 _PROVIDER_SAFE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -42,6 +46,18 @@ def to_langchain(m: ToolMessage, call: Mapping[str, Any] | None = None) -> LCToo
             }
         },
     )
+
+
+def answer(m: ToolMessage, call: dict[str, Any], on_error: ErrorHook | None) -> LCToolMessage:
+    """`to_langchain(m, call)`, or what `on_error` makes of it when the call answered an error."""
+    out = to_langchain(m, call)
+    if m.error is not None and on_error is not None:
+        replaced = on_error(dict(call), m)
+        if isinstance(replaced, LCToolMessage):
+            return replaced
+        if replaced is not None:
+            out.content = str(replaced)
+    return out
 
 
 def part_id(call_id: str, index: int) -> str:
