@@ -79,7 +79,14 @@ async fn a_packed_call_runs_as_three_calls_answered_in_one_message() {
     }
 
     let spans = collector
-        .wait_for_spans(|s| s.iter().filter(|s| s.name == "backend sales_tax").count() >= 3, Duration::from_secs(10))
+        .wait_for_spans(
+            // The call's span ends after its parts' and may come in a later export: wait for it too.
+            |s| {
+                let named = |name: &str| s.iter().filter(|s| s.name == name).count();
+                named("backend sales_tax") >= 3 && named("execute_tool sales_tax") == 1
+            },
+            Duration::from_secs(10),
+        )
         .await;
     let call = spans.iter().find(|s| s.name == "execute_tool sales_tax").expect("the call's span");
     let parts: Vec<_> = spans.iter().filter(|s| s.parent_span_id == call.span_id).collect();

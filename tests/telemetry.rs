@@ -70,6 +70,12 @@ fn find<'a>(spans: &'a [SpanRecord], name: &str) -> &'a SpanRecord {
     spans.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no span {name:?} in {:?}", names(spans)))
 }
 
+/// How many spans have a name starting with `prefix`. A test waits for every span it reads: a call's span ends
+/// after its children's, so it can come in a later export than theirs.
+fn count(spans: &[SpanRecord], prefix: &str) -> usize {
+    spans.iter().filter(|s| s.name.starts_with(prefix)).count()
+}
+
 fn names(spans: &[SpanRecord]) -> Vec<&str> {
     spans.iter().map(|s| s.name.as_str()).collect()
 }
@@ -93,8 +99,7 @@ async fn a_call_span_joins_the_agents_trace_and_its_backend_continues_it() {
 
     let grpc = call_traced(&mut gw.gateway, "call-g", "traceparent", "{}").await;
     let http = call_traced(&mut gw.gateway, "call-h", "http_trace", "{}").await;
-    let spans =
-        collector.wait_for_spans(|s| s.iter().filter(|s| s.name.starts_with("backend ")).count() >= 2, WAIT).await;
+    let spans = collector.wait_for_spans(|s| count(s, "backend ") >= 2 && count(s, "execute_tool ") >= 2, WAIT).await;
 
     let call = find(&spans, "execute_tool traceparent");
     assert_eq!((call.trace_id.as_str(), call.parent_span_id.as_str()), (TRACE, PARENT), "a child of the agent's span");
@@ -181,7 +186,8 @@ async fn a_batchs_calls_are_siblings_under_the_batch() {
     request.metadata_mut().insert("traceparent", format!("00-{TRACE}-{PARENT}-01").parse().unwrap());
     gw.gateway.execute_batch(request).await.unwrap();
 
-    let spans = collector.wait_for_spans(|s| s.iter().any(|s| s.name == "execute_tool_batch"), WAIT).await;
+    let spans =
+        collector.wait_for_spans(|s| count(s, "execute_tool_batch") == 1 && count(s, "execute_tool ") >= 2, WAIT).await;
     let batch = find(&spans, "execute_tool_batch");
     assert_eq!((batch.trace_id.as_str(), batch.parent_span_id.as_str()), (TRACE, PARENT));
     let mut ids: Vec<_> =
@@ -241,7 +247,8 @@ async fn each_retry_is_a_backend_span_of_its_own() {
     let message = call_traced(&mut gw.gateway, "call-f", "flaky", "{}").await;
     assert_eq!((message.error.is_none(), message.attempts), (true, 3), "{message:?}");
 
-    let spans = collector.wait_for_spans(|s| s.iter().filter(|s| s.name == "backend flaky").count() == 3, WAIT).await;
+    let spans =
+        collector.wait_for_spans(|s| count(s, "backend flaky") == 3 && count(s, "execute_tool flaky") == 1, WAIT).await;
     let call = find(&spans, "execute_tool flaky");
     assert_eq!(call.int_attr("toolgate.attempts"), Some(3));
     let mut attempts: Vec<(i64, i32, Option<&str>)> = children(&spans, call)
@@ -283,7 +290,9 @@ async fn a_reviewed_call_runs_inside_the_span_of_the_execute_that_waited_for_it(
     reviewer.decide(approve).await.expect("the approval");
     let message = tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
 
-    let spans = collector.wait_for_spans(|s| s.iter().any(|s| s.name == "backend traceparent"), WAIT).await;
+    let spans = collector
+        .wait_for_spans(|s| count(s, "backend traceparent") == 1 && count(s, "execute_tool traceparent") == 1, WAIT)
+        .await;
     let call = find(&spans, "execute_tool traceparent");
     let backend = find(&spans, "backend traceparent");
     assert_eq!((call.parent_span_id.as_str(), backend.parent_span_id.as_str()), (PARENT, call.span_id.as_str()));
@@ -341,8 +350,7 @@ async fn a_call_through_the_mcp_front_door_says_so_and_joins_the_hosts_trace() {
     params.arguments = Some(serde_json::from_value(json!({"city": "Oslo"})).unwrap());
     assert_eq!(host.call_tool(params).await.unwrap().is_error, Some(false));
 
-    let spans =
-        collector.wait_for_spans(|s| s.iter().filter(|s| s.name.starts_with("backend ")).count() >= 2, WAIT).await;
+    let spans = collector.wait_for_spans(|s| count(s, "backend ") >= 2 && count(s, "execute_tool ") >= 2, WAIT).await;
     let call = find(&spans, "execute_tool traceparent");
     assert_eq!(call.str_attr("toolgate.door"), Some("mcp"));
     assert_eq!((call.trace_id.as_str(), call.parent_span_id.as_str()), (TRACE, PARENT), "a child of the host's span");

@@ -57,7 +57,8 @@ async fn spans_and_metrics_reach_a_collector_over_mtls() {
     let collector = tls_collector(&ca, &server).await;
     export(&collector, Some(files(&ca, Some(&client))), ClientFiles::default()).await;
     collector.wait_for_spans(|spans| spans.iter().any(|s| s.name.starts_with("execute_tool")), WAIT).await;
-    assert!(!collector.metric_names().is_empty(), "metrics share the connection");
+    // Metrics share the connection but are flushed apart from spans: wait for them too.
+    collector.wait_for_points("toolgate.registry.tools", |p| !p.is_empty(), WAIT).await;
 
     // None set: [tls.client]'s.
     let collector = tls_collector(&ca, &server).await;

@@ -250,7 +250,10 @@ impl TraceService for Sink {
                 }
             }
         }
-        self.0.lock().unwrap().spans.extend(flat);
+        // An export the gateway timed out on but we received is sent again: keep each span once.
+        let mut received = self.0.lock().unwrap();
+        flat.retain(|s| !received.spans.iter().any(|seen| seen.span_id == s.span_id));
+        received.spans.extend(flat);
         Ok(Response::new(ExportTraceServiceResponse::default()))
     }
 }
