@@ -78,14 +78,16 @@ async fn a_claim_whose_gateway_stopped_is_lost_after_its_lease_and_never_runs_ag
     let prefix = Prefix::new(&redis_url());
     let settings = IdempotencySettings::default();
     let key = CallKey { tenant: "acme".into(), call_id: "gone-1".into() };
-    let lease = Duration::from_millis(200);
+    // Long enough that the second gateway's first claim, which opens its Redis connection, falls inside it
+    // on a loaded machine.
+    let lease = Duration::from_secs(2);
     // A gateway claims the call, then stops without settling it.
     let dead = Idempotency::shared(prefix.redis(), settings);
     assert!(matches!(dead.claim(&key, &[7; 32], lease).await, Claimed::Run(_)));
     drop(dead);
     let other = Idempotency::shared(prefix.redis(), settings);
     assert!(matches!(other.claim(&key, &[7; 32], lease).await, Claimed::Running(_)), "within the lease it runs");
-    let until = tokio::time::Instant::now() + Duration::from_secs(5);
+    let until = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
         match other.claim(&key, &[7; 32], lease).await {
             Claimed::Lost => break,

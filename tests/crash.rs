@@ -6,6 +6,8 @@ mod common;
 use common::backends::{Runtime, start_runtime};
 use serde_json::json;
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use toolgate::pb::v1::{self as pb, tool_registry_client::ToolRegistryClient};
@@ -51,21 +53,31 @@ async fn a_registration_killed_midway_leaves_the_previous_version_intact() {
     let (mut child, addr) = spawn_gateway(dir.path()).await;
     let mut client = ToolRegistryClient::new(common::connect(addr.parse::<http_addr::Addr>().unwrap().0).await);
 
-    // Register revisions back to back from a second task while this one kills the process.
-    let writer = tokio::spawn(async move {
-        let mut acknowledged = 0;
-        for n in 1.. {
-            match client.register_tool(revision(n, &target)).await {
-                Ok(r) => {
-                    assert_eq!(r.into_inner().tool.unwrap().version, n);
-                    acknowledged = n;
+    // Register revisions back to back from a second task while this one kills the process, once a few
+    // have been acknowledged (waiting on the count, not on the clock, so a slow machine still kills midway).
+    let landed = Arc::new(AtomicU64::new(0));
+    let writer = tokio::spawn({
+        let landed = landed.clone();
+        async move {
+            let mut acknowledged = 0;
+            for n in 1.. {
+                match client.register_tool(revision(n, &target)).await {
+                    Ok(r) => {
+                        assert_eq!(r.into_inner().tool.unwrap().version, n);
+                        acknowledged = n;
+                        landed.store(n, Ordering::SeqCst);
+                    }
+                    Err(_) => break,
                 }
-                Err(_) => break,
             }
+            acknowledged
         }
-        acknowledged
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let until = tokio::time::Instant::now() + Duration::from_secs(30);
+    while landed.load(Ordering::SeqCst) < 5 {
+        assert!(tokio::time::Instant::now() < until, "no registration was acknowledged within 30 s");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     child.start_kill().unwrap();
     child.wait().await.unwrap();
     let acknowledged = writer.await.unwrap();

@@ -9,6 +9,7 @@ use common::{kind_of, start_gateway, status_of, temp_config};
 use mcp_support::{add, admin, call_until, pid_alive, status, stdio_server};
 use serde_json::json;
 use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
 use toolgate::backend::mcp::McpServerSpec;
 use toolgate::pb::v1 as pb;
 
@@ -243,7 +244,22 @@ async fn a_stdio_servers_stderr_goes_to_the_gateways_log() {
         assert!(tokio::time::Instant::now() < deadline, "s__pid never answered: {message:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let stderr = common::log_of(server).await;
-    let line = stderr.lines().find(|l| l.contains("toolgate-test-mcp: started")).unwrap_or_else(|| panic!("{stderr}"));
+    // The gateway copies the server's stderr from a task of its own, so the line may come after the answer:
+    // read the log until it does, rather than kill the gateway and look.
+    let mut server = server;
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let find = async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains("toolgate-test-mcp: started") {
+                return line;
+            }
+            seen.push(line);
+        }
+        panic!("the gateway exited without logging the server's stderr")
+    };
+    let line = tokio::time::timeout(Duration::from_secs(20), find).await;
+    let line = line.unwrap_or_else(|_| panic!("no stderr line of the server in 20 s of log:\n{}", seen.join("\n")));
     assert!(line.contains("server=s") && line.contains("INFO"), "{line}");
+    server.start_kill().unwrap();
 }

@@ -6,7 +6,7 @@ mod otlp_support;
 
 use common::backends::start_http;
 use common::{Gateway, start_gateway_with_clock, status_of, temp_config};
-use otlp_support::Collector;
+use otlp_support::{Collector, count};
 use serde_json::{Value, json};
 use std::time::Duration;
 use toolgate::pb::v1::{self as pb, ErrorKind as K, ToolStatus};
@@ -81,10 +81,7 @@ async fn a_packed_call_runs_as_three_calls_answered_in_one_message() {
     let spans = collector
         .wait_for_spans(
             // The call's span ends after its parts' and may come in a later export: wait for it too.
-            |s| {
-                let named = |name: &str| s.iter().filter(|s| s.name == name).count();
-                named("backend sales_tax") >= 3 && named("execute_tool sales_tax") == 1
-            },
+            |s| count(s, "backend sales_tax") >= 3 && count(s, "execute_tool sales_tax") == 1,
             Duration::from_secs(10),
         )
         .await;

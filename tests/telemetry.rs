@@ -6,7 +6,7 @@ mod otlp_support;
 
 use common::backends::{Runtime, start_http, start_runtime};
 use common::{Gateway, city_schema, start_gateway, temp_config};
-use otlp_support::{Collector, SpanRecord};
+use otlp_support::{Collector, SpanRecord, count};
 use serde_json::{Value, json};
 use std::time::Duration;
 use toolgate::pb::v1 as pb;
@@ -72,10 +72,6 @@ fn find<'a>(spans: &'a [SpanRecord], name: &str) -> &'a SpanRecord {
 
 /// How many spans have a name starting with `prefix`. A test waits for every span it reads: a call's span ends
 /// after its children's, so it can come in a later export than theirs.
-fn count(spans: &[SpanRecord], prefix: &str) -> usize {
-    spans.iter().filter(|s| s.name.starts_with(prefix)).count()
-}
-
 fn names(spans: &[SpanRecord]) -> Vec<&str> {
     spans.iter().map(|s| s.name.as_str()).collect()
 }

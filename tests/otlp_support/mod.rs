@@ -81,6 +81,11 @@ pub struct SpanRecord {
     pub service_name: String,
 }
 
+/// How many of `spans` have a name that starts with `prefix`.
+pub fn count(spans: &[SpanRecord], prefix: &str) -> usize {
+    spans.iter().filter(|s| s.name.starts_with(prefix)).count()
+}
+
 impl SpanRecord {
     pub fn attr(&self, key: &str) -> Option<&AttrValue> {
         self.attributes.get(key)
