@@ -75,13 +75,12 @@ async fn a_registration_killed_midway_leaves_the_previous_version_intact() {
     });
     let until = tokio::time::Instant::now() + Duration::from_secs(30);
     while landed.load(Ordering::SeqCst) < 5 {
-        assert!(tokio::time::Instant::now() < until, "no registration was acknowledged within 30 s");
+        assert!(tokio::time::Instant::now() < until, "fewer than five registrations were acknowledged in 30 s");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     child.start_kill().unwrap();
     child.wait().await.unwrap();
     let acknowledged = writer.await.unwrap();
-    assert!(acknowledged > 0, "some registrations landed before the kill");
 
     let (_child, addr) = spawn_gateway(dir.path()).await;
     let mut client = ToolRegistryClient::new(common::connect(addr.parse::<http_addr::Addr>().unwrap().0).await);

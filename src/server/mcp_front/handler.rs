@@ -26,11 +26,15 @@ const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
 #[derive(Clone)]
 pub struct FrontDoor {
     executor: Arc<Executor>,
+    /// The registry's changes since this session was created (with its `initialize`), so that a tool registered
+    /// before the host's `initialized` arrives is still announced.
+    changes: tokio::sync::watch::Receiver<()>,
 }
 
 impl FrontDoor {
     pub fn new(executor: Arc<Executor>) -> Self {
-        Self { executor }
+        let changes = executor.registry().changes();
+        Self { executor, changes }
     }
 
     /// MCP has no call id: a call to a tool that needs review gets one from who calls, in which session, which
@@ -99,7 +103,7 @@ impl ServerHandler for FrontDoor {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        tokio::spawn(tell_changes(self.executor.registry().changes(), context.peer));
+        tokio::spawn(tell_changes(self.changes.clone(), context.peer));
     }
 
     async fn list_tools(
@@ -148,7 +152,6 @@ impl ServerHandler for FrontDoor {
 
 /// Sends `notifications/tools/list_changed` to one session at each registry change, until the session ends.
 async fn tell_changes(mut changes: tokio::sync::watch::Receiver<()>, peer: Peer<RoleServer>) {
-    changes.mark_unchanged();
     loop {
         tokio::select! {
             changed = changes.changed() => {
