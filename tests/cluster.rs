@@ -10,7 +10,7 @@ mod fleet;
 
 use cluster_support::{Prefix, PrivateRedis, redis_url};
 use common::backends::start_http;
-use fleet::eventually;
+use common::eventually;
 use serde_json::json;
 use std::time::Duration;
 use toolgate::pb::v1::{self as pb};

@@ -1,6 +1,7 @@
 //! Shared admission on a real Redis: budgets and GCRA rate limits in one round trip, shared by every gateway.
 
 mod cluster_support;
+mod common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -390,11 +391,8 @@ async fn nothing_asked_needs_no_redis_and_anything_asked_fails_when_redis_is_dow
     let rated = gateway.admit(None, Some(RateAsk { tool: &search(), rule: &rule("1/s", 0), key: "" })).await;
     assert!(matches!(rated, Err(ClusterError::Unavailable { .. })), "{rated:?}");
     // The dial may time out before this test's accept loop gets to run on a loaded machine: wait for it.
-    let until = tokio::time::Instant::now() + Duration::from_secs(10);
-    while asked.load(std::sync::atomic::Ordering::SeqCst) == 0 {
-        assert!(tokio::time::Instant::now() < until, "asking for a rate dials it");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let dialled = async || asked.load(std::sync::atomic::Ordering::SeqCst) > 0;
+    common::eventually(Duration::from_secs(10), "asking for a rate dials it", dialled).await;
     let s1 = session("s1");
     let ask = BudgetAsk { session: &s1, tool: "search", limits: BudgetLimits::default(), idle_ttl: HOUR };
     assert!(matches!(gateway.admit(Some(ask), None).await, Err(ClusterError::Unavailable { .. })));

@@ -35,7 +35,7 @@ async fn a_call_waiting_on_one_gateway_is_approved_in_the_console_of_another() {
     let spec = json!({"name": "deploy", "input_schema": {"type": "object"}, "backend": {"grpc": {"target": target}},
         "review": {"required": true}});
     a.register(spec).await.unwrap();
-    fleet::eventually(Duration::from_secs(5), "registered on b", async || b.version("deploy").await.is_some()).await;
+    common::eventually(Duration::from_secs(5), "registered on b", async || b.version("deploy").await.is_some()).await;
 
     // The agent's call waits on gateway a.
     let mut agent = a.gateway.clone();
@@ -64,7 +64,7 @@ async fn a_call_waiting_on_one_gateway_is_approved_in_the_console_of_another() {
         let (http, session) = (http.clone(), session.clone());
         async move { http.get(url(&path)).header("cookie", session).send().await.unwrap().text().await.unwrap() }
     };
-    fleet::eventually(Duration::from_secs(10), "the call listed on b", async || {
+    common::eventually(Duration::from_secs(10), "the call listed on b", async || {
         page("/reviews".into()).await.contains("data-call-id=\"c-1\"")
     })
     .await;

@@ -11,7 +11,7 @@ mod fleet;
 mod tls_support;
 
 use common::backends::start_http;
-use fleet::eventually;
+use common::eventually;
 use serde_json::json;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;

@@ -24,15 +24,8 @@ async fn spawn_gateway(data_dir: &std::path::Path) -> (tokio::process::Child, St
         .spawn()
         .expect("toolgate serve starts");
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let read_addr = async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(rest) = line.split("addr=").nth(1) {
-                return rest.split_whitespace().next().unwrap().to_owned();
-            }
-        }
-        panic!("toolgate serve exited without logging its address");
-    };
-    let addr = tokio::time::timeout(Duration::from_secs(30), read_addr).await.expect("the gateway logs its address");
+    let line = common::line_of(&mut lines, Duration::from_secs(30), |l| l.contains("addr=")).await;
+    let addr = line.split("addr=").nth(1).and_then(|rest| rest.split_whitespace().next()).unwrap().to_owned();
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     (child, format!("http://{addr}"))
 }
@@ -73,11 +66,8 @@ async fn a_registration_killed_midway_leaves_the_previous_version_intact() {
             acknowledged
         }
     });
-    let until = tokio::time::Instant::now() + Duration::from_secs(30);
-    while landed.load(Ordering::SeqCst) < 5 {
-        assert!(tokio::time::Instant::now() < until, "fewer than five registrations were acknowledged in 30 s");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let five = async || landed.load(Ordering::SeqCst) >= 5;
+    common::eventually(Duration::from_secs(30), "five registrations acknowledged", five).await;
     child.start_kill().unwrap();
     child.wait().await.unwrap();
     let acknowledged = writer.await.unwrap();

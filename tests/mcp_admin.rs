@@ -248,18 +248,8 @@ async fn a_stdio_servers_stderr_goes_to_the_gateways_log() {
     // read the log until it does, rather than kill the gateway and look.
     let mut server = server;
     let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
-    let mut seen = Vec::new();
-    let find = async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if line.contains("toolgate-test-mcp: started") {
-                return line;
-            }
-            seen.push(line);
-        }
-        panic!("the gateway exited without logging the server's stderr")
-    };
-    let line = tokio::time::timeout(Duration::from_secs(20), find).await;
-    let line = line.unwrap_or_else(|_| panic!("no stderr line of the server in 20 s of log:\n{}", seen.join("\n")));
+    let started = |l: &str| l.contains("toolgate-test-mcp: started");
+    let line = common::line_of(&mut lines, Duration::from_secs(20), started).await;
     assert!(line.contains("server=s") && line.contains("INFO"), "{line}");
     server.start_kill().unwrap();
 }

@@ -3,7 +3,6 @@
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 use tempfile::TempDir;
 use tonic::transport::Channel;
 use toolgate::pb::v1::tool_review_client::ToolReviewClient;
@@ -96,17 +95,5 @@ impl Node {
 
     pub async fn kill(mut self) {
         let _ = self.child.kill().await;
-    }
-}
-
-/// Polls `check` every 10 ms until it holds, and returns how long that took; fails after `within`.
-pub async fn eventually<F: AsyncFnMut() -> bool>(within: Duration, what: &str, mut check: F) -> Duration {
-    let start = Instant::now();
-    loop {
-        if check().await {
-            return start.elapsed();
-        }
-        assert!(start.elapsed() < within, "{what}: not within {within:?}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

@@ -5,7 +5,9 @@ pub mod backends;
 
 use serde_json::Value;
 use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 use tempfile::TempDir;
+use tokio::io::{AsyncBufRead, Lines};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::Channel;
@@ -152,4 +154,41 @@ pub async fn log_of(mut server: tokio::process::Child) -> String {
     let mut stderr = String::new();
     tokio::io::AsyncReadExt::read_to_string(server.stderr.as_mut().unwrap(), &mut stderr).await.unwrap();
     stderr
+}
+
+/// Polls `check` every 10 ms until it holds, and returns how long that took; fails after `within`.
+pub async fn eventually<F: AsyncFnMut() -> bool>(within: Duration, what: &str, mut check: F) -> Duration {
+    let start = Instant::now();
+    loop {
+        if check().await {
+            return start.elapsed();
+        }
+        assert!(start.elapsed() < within, "{what}: not within {within:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Reads a process's log until a line satisfies `wanted`, and returns that line. Fails after `within`, or when
+/// the log ends first, showing the lines it read.
+pub async fn line_of<R: AsyncBufRead + Unpin>(
+    lines: &mut Lines<R>,
+    within: Duration,
+    wanted: impl Fn(&str) -> bool,
+) -> String {
+    let mut seen = Vec::new();
+    let read = async {
+        while let Some(line) = lines.next_line().await.expect("the log reads") {
+            if wanted(&line) {
+                return Some(line);
+            }
+            seen.push(line);
+        }
+        None
+    };
+    let outcome = tokio::time::timeout(within, read).await;
+    match outcome {
+        Ok(Some(line)) => line,
+        Ok(None) => panic!("the process exited before logging the line; its log:\n{}", seen.join("\n")),
+        Err(_) => panic!("the line was not logged within {within:?}; the log so far:\n{}", seen.join("\n")),
+    }
 }
