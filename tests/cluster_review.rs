@@ -1,6 +1,7 @@
 //! The review queue shared through Redis: two `ReviewQueue::shared` on one key prefix act as two gateways.
 
 mod cluster_support;
+mod common;
 
 use cluster_support::{Prefix, redis_url};
 use std::collections::BTreeMap;

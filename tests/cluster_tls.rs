@@ -29,7 +29,7 @@ struct TlsRedis {
 
 impl TlsRedis {
     fn start(ca: &Ca, server: &Pair) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = common::free_addr().port();
         let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
         let child = Command::new("redis-server")
             .args(["--port", "0", "--tls-port", &port.to_string(), "--bind", "127.0.0.1", "--save", ""])

@@ -34,7 +34,7 @@ fn binary(var: &str, default: &str) -> String {
 async fn browser(profile: &std::path::Path) -> (Child, Client) {
     let driver = binary("CHROMEDRIVER", "/usr/bin/chromedriver");
     let chromium = binary("CHROMIUM", "/usr/bin/chromium");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = common::free_addr().port();
     let child = Command::new(driver)
         .arg(format!("--port={port}"))
         .stdout(Stdio::null())

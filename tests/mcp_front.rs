@@ -22,7 +22,7 @@ const BOB: &str = "bob-token";
 async fn front() -> (TempDir, Gateway, String) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let (dir, mut config) = temp_config();
-    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let addr = common::free_addr();
     let principal =
         |tenant: &str, user: &str| Principal { tenant: tenant.into(), user_id: user.into(), ..Principal::default() };
     config.mcp_front = McpFrontSettings {

@@ -35,7 +35,7 @@ fn token(audience: &str, expires_in: i64, user: &str) -> String {
 async fn front(jwks: JwksSource) -> (TempDir, Gateway, SocketAddr, String) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let (dir, mut config) = temp_config();
-    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let addr = common::free_addr();
     let audience = format!("http://{addr}/mcp");
     let jwt = JwtSettings {
         jwks,

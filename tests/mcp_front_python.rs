@@ -46,7 +46,7 @@ async fn host(url: &str, calls: Value) -> Value {
 #[ignore = "needs the Python MCP SDK venvs (target/mcp-venv, target/mcp-front-venv); .ci/run makes and runs them"]
 async fn the_python_sdk_lists_calls_and_gets_repairs_and_errors_through_the_front_door() {
     let (_dir, mut config) = temp_config();
-    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let addr = common::free_addr();
     let alice = Principal { tenant: "acme".into(), user_id: "alice".into(), ..Principal::default() };
     config.mcp_front = McpFrontSettings {
         listen: Some(addr),

@@ -325,7 +325,7 @@ async fn a_call_through_the_mcp_front_door_says_so_and_joins_the_hosts_trace() {
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let collector = Collector::start().await;
     let (_dir, mut config) = traced(&collector, false);
-    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let addr = common::free_addr();
     config.mcp_front.listen = Some(addr);
     let _gw = gateway_with_tools(config).await;
 

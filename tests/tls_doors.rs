@@ -20,10 +20,6 @@ use toolgate::tls::{ClientFiles, ClientTls, Identities, IdentityRule, ServerFile
 const ACME: &str = "acme-token";
 const GLOBEX: &str = "globex-token";
 
-fn free_port() -> SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
-}
-
 /// Starts a gateway serving `[tls]` with `server` (requiring client certificates signed by `client_ca`, if given).
 async fn start(mut config: Config, server: &Pair, client_ca: Option<&Path>, identities: Vec<IdentityRule>) {
     let client_ca = client_ca.map(Path::to_path_buf);
@@ -75,7 +71,7 @@ async fn the_mcp_front_door_speaks_mtls_and_holds_a_certificate_to_its_tenant() 
     let server = ca.sign(Leaf::server("server"));
     let agent = ca.sign(Leaf::client("agent", "agent-acme", None));
     let (_data, mut config) = temp_config();
-    let door = free_port();
+    let door = common::free_addr();
     let principal = |tenant: &str| Principal { tenant: tenant.into(), user_id: "u".into(), ..Principal::default() };
     config.mcp_front = McpFrontSettings {
         listen: Some(door),
@@ -109,7 +105,7 @@ async fn the_console_is_served_over_tls_with_a_secure_session_cookie() {
     let ca = Ca::new(dir.path(), "ca");
     let server = ca.sign(Leaf::server("server"));
     let (_data, mut config) = temp_config();
-    let console = free_port();
+    let console = common::free_addr();
     config.console.listen = Some(console);
     config.tokens.review = Some("review-secret".into());
     start(config, &server, None, Vec::new()).await;

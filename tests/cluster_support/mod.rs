@@ -82,7 +82,7 @@ pub struct PrivateRedis {
 
 impl PrivateRedis {
     pub fn start() -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = crate::common::free_addr().port();
         let mut redis = Self { port, child: None };
         redis.restart();
         redis

@@ -5,6 +5,7 @@ pub mod backends;
 
 use serde_json::Value;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 use tokio::io::{AsyncBufRead, Lines};
@@ -27,6 +28,25 @@ pub struct Gateway {
     handle: JoinHandle<Result<(), toolgate::server::ServeError>>,
 }
 
+/// A loopback address for a server that a test names by its port (a side door, a Redis, an MCP server,
+/// chromedriver), free when picked. A port taken from `127.0.0.1:0` and released can go to any other socket
+/// before that server binds it, and then the server's start fails.
+/// These ports lie below the kernel's ephemeral range (32768 and up), which neither a bind on port 0 nor an
+/// outgoing connection ever uses, and each process counts through a stretch of its own, so no two tests of one
+/// binary get the same port.
+pub fn free_addr() -> SocketAddr {
+    const SPAN: u32 = 200;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let base = 10_000 + (std::process::id() % 110) * SPAN;
+    for _ in 0..SPAN {
+        let port = u16::try_from(base + NEXT.fetch_add(1, Ordering::Relaxed) % SPAN).expect("below 32000");
+        if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+            return listener.local_addr().expect("a local address");
+        }
+    }
+    panic!("no free port in 127.0.0.1:{base}..{}", base + SPAN);
+}
+
 /// A fresh data directory and the default config pointing at it.
 pub fn temp_config() -> (TempDir, Config) {
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -43,11 +63,19 @@ pub async fn start_gateway_with_clock(config: Config, clock: Clock) -> Gateway {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
     let addr = listener.local_addr().unwrap();
     let (tx, rx) = oneshot::channel::<()>();
-    let handle = tokio::spawn(toolgate::run_with_clock(listener, config, clock, async {
+    let mut handle = tokio::spawn(toolgate::run_with_clock(listener, config, clock, async {
         let _ = rx.await;
     }));
-    let channel = connect(addr).await;
-    wait_serving(channel.clone()).await;
+    let serving = async {
+        let channel = connect(addr).await;
+        wait_serving(channel.clone()).await;
+        channel
+    };
+    // A start that fails (a side door's port taken, say) ends the task: say why, not that nothing answered.
+    let channel = tokio::select! {
+        channel = serving => channel,
+        ended = &mut handle => panic!("the gateway at {addr} stopped before it served: {ended:?}"),
+    };
     Gateway {
         addr,
         gateway: ToolGatewayClient::new(channel.clone()),
@@ -109,7 +137,7 @@ impl Gateway {
     pub async fn call_as(&mut self, name: &str, arguments: &str, context: pb::CallContext) -> pb::ToolMessage {
         // Every call its own id, as a client gives each model tool call: the gateway answers a call sent again
         // under its id with the first outcome.
-        let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let n = CALLS.fetch_add(1, Ordering::Relaxed);
         let call = pb::ToolCall { id: format!("call-{name}-{n}"), name: name.into(), arguments: arguments.into() };
         let request = pb::ExecuteRequest { call: Some(call), context: Some(context), ..Default::default() };
         let response = self.gateway.execute(request).await.expect("Execute answers with a message, never a status");

@@ -46,7 +46,7 @@ impl Console {
 
     async fn start_with(adjust: impl FnOnce(&mut toolgate::Config)) -> Self {
         let (dir, mut config) = crate::common::temp_config();
-        let addr: SocketAddr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let addr: SocketAddr = crate::common::free_addr();
         config.console.listen = Some(addr);
         config.tokens.review = Some(REVIEW_TOKEN.into());
         adjust(&mut config);

@@ -69,12 +69,6 @@ pub fn stdio_command() -> (String, Vec<String>) {
     (python().display().to_string(), vec![server_script().display().to_string(), "stdio".into()])
 }
 
-/// A port that was free a moment ago: bound on 127.0.0.1:0 and released.
-pub fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    listener.local_addr().expect("a local address").port()
-}
-
 /// The test server over streamable HTTP at `url` (`http://127.0.0.1:<port>/mcp`). Killed when dropped.
 pub struct HttpServer {
     pub url: String,
@@ -87,7 +81,7 @@ pub struct HttpServer {
 impl HttpServer {
     /// Starts the server on a free port and waits until it accepts connections.
     pub async fn start() -> HttpServer {
-        HttpServer::start_on(free_port()).await
+        HttpServer::start_on(crate::common::free_addr().port()).await
     }
 
     /// Starts the server on `port` (for example the port of a server killed before, to bring it back).

@@ -93,7 +93,7 @@ class HttpTools:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler_)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler_)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
