@@ -191,7 +191,7 @@ async fn repair_passes_every_valid_corpus_call_through_unchanged() {
 #[tokio::test]
 async fn serve_logs_one_info_line_per_failed_call_with_its_trace_id_and_none_for_a_success() {
     let dir = tempfile::tempdir().unwrap();
-    let addr = common::backends::closed_port().await;
+    let addr = common::free_addr();
     let server = common::serve_process(&["--listen", &addr.to_string(), "--data-dir", dir.path().to_str().unwrap()]);
     let channel = common::connect(addr).await;
     let mut registry = toolgate::pb::v1::tool_registry_client::ToolRegistryClient::new(channel.clone());

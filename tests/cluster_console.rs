@@ -27,7 +27,7 @@ fn field(page: &str, field: &str) -> String {
 #[ignore = "needs Redis at 127.0.0.1:6379; .ci/run runs it"]
 async fn a_call_waiting_on_one_gateway_is_approved_in_the_console_of_another() {
     let prefix = Prefix::new(&redis_url());
-    let console = common::backends::closed_port().await;
+    let console = common::free_addr();
     let mut a = fleet::Node::start(&redis_url(), &prefix.prefix, "").await;
     let extra = format!("[console]\nlisten = \"{console}\"\n");
     let mut b = fleet::Node::start(&redis_url(), &prefix.prefix, &extra).await;

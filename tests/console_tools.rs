@@ -72,7 +72,7 @@ async fn a_tool_shows_both_schemas_its_injections_and_its_settings_with_the_gate
 async fn a_grpc_tool_servers_health_follows_its_connection_and_secrets_stay_hidden() {
     let mut c = Console::start_with_admin().await;
     let object = json!({"type": "object", "properties": {"n": {"type": "integer"}}});
-    let dead = format!("http://{}", closed_port().await);
+    let dead = format!("http://{}", closed_port());
     c.register(
         json!({"name": "echo", "tenant": "acme", "input_schema": object, "backend": {"grpc": {"target": c.target}}}),
     )

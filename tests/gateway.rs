@@ -140,7 +140,7 @@ async fn backend_failures_are_typed_messages() {
         // name, backend, timeout_ms, kind, model_fixable, retryable
         ("fail", grpc(&target), 0, K::ToolError, false, false),
         ("sleep", grpc(&target), 100, K::Timeout, false, true),
-        ("unreachable_grpc", grpc(&format!("http://{}", closed_port().await)), 0, K::Unavailable, false, true),
+        ("unreachable_grpc", grpc(&format!("http://{}", closed_port())), 0, K::Unavailable, false, true),
         ("garbage_grpc", grpc(&format!("http://{}", start_garbage().await)), 2000, K::Unavailable, false, true),
         ("silent_grpc", grpc(&format!("http://{}", start_silent().await)), 150, K::Timeout, false, true),
         ("http_400", url("/status/400"), 0, K::ToolError, true, false),
@@ -148,7 +148,7 @@ async fn backend_failures_are_typed_messages() {
         ("http_slow", url("/sleep/5000"), 100, K::Timeout, false, true),
         (
             "unreachable_http",
-            json!({"http": {"url": format!("http://{}/x", closed_port().await)}}),
+            json!({"http": {"url": format!("http://{}/x", closed_port())}}),
             0,
             K::Unavailable,
             false,

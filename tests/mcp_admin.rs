@@ -224,7 +224,7 @@ async fn a_server_moved_to_another_tenant_takes_its_tools_along() {
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn a_stdio_servers_stderr_goes_to_the_gateways_log() {
     let dir = tempfile::tempdir().unwrap();
-    let addr = common::backends::closed_port().await;
+    let addr = common::free_addr();
     let (command, args) = mcp_support::stdio_command();
     let config = format!("[[mcp_servers]]\nname = \"s\"\ncommand = {command:?}\nargs = {args:?}\n");
     let config_path = dir.path().join("toolgate.toml");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::backends::{Runtime, closed_port, start_runtime};
+use common::backends::{Runtime, start_runtime};
 use common::{Gateway, start_gateway, temp_config};
 use serde_json::json;
 use std::net::SocketAddr;
@@ -55,7 +55,7 @@ async fn hold_calls(gw: &Gateway, runtime: &Runtime, n: usize) -> Vec<tokio::tas
 async fn past_the_cap_calls_are_shed_at_once_with_a_retry_hint_and_health_still_answers() {
     let (_dir, mut config) = temp_config();
     config.max_calls_in_flight = 2;
-    let metrics = closed_port().await;
+    let metrics = common::free_addr();
     let raw = RawTelemetry { prometheus_listen: Some(metrics.to_string()), ..RawTelemetry::default() };
     config.telemetry = TelemetrySettings::from_raw(raw, None).unwrap();
     let gw_config = config.clone();

@@ -4,7 +4,7 @@
 mod common;
 mod otlp_support;
 
-use common::backends::{Runtime, closed_port, start_runtime};
+use common::backends::{Runtime, start_runtime};
 use common::{Gateway, city_schema, start_gateway, temp_config};
 use otlp_support::{BlackHole, Collector, Point};
 use serde_json::{Value, json};
@@ -19,7 +19,7 @@ const WAIT: Duration = Duration::from_secs(10);
 /// A config exporting to `endpoint` every 100 ms (50 ms), with the Prometheus endpoint on a free port.
 async fn config(endpoint: &str, raw: RawTelemetry) -> (tempfile::TempDir, toolgate::Config, SocketAddr) {
     let (dir, mut config) = temp_config();
-    let scrape = closed_port().await;
+    let scrape = common::free_addr();
     let raw = RawTelemetry {
         otlp_endpoint: Some(endpoint.to_owned()),
         export_interval_ms: raw.export_interval_ms.or(Some(100)),
@@ -157,7 +157,7 @@ fn assert_dashboard_reads_only_real_metrics(scrape: &str) {
 #[tokio::test]
 async fn the_scrape_endpoint_is_closed_by_the_admin_token() {
     let (_dir, mut config) = temp_config();
-    let scrape_addr = closed_port().await;
+    let scrape_addr = common::free_addr();
     let raw = RawTelemetry { prometheus_listen: Some(scrape_addr.to_string()), ..RawTelemetry::default() };
     config.telemetry = TelemetrySettings::from_raw(raw, None).unwrap();
     config.tokens.admin = Some("s3cret".into());

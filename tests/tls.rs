@@ -184,7 +184,7 @@ async fn the_log_names_the_cause_and_the_endpoint() {
     let (ca, rogue) = (Ca::new(dir.path(), "ca"), Ca::new(dir.path(), "rogue"));
     let port =
         start_tls_runtime(Runtime::default(), server_config(&rogue.sign(Leaf::server("s")), None, &[b"h2"])).await;
-    let addr = common::backends::closed_port().await;
+    let addr = common::free_addr();
     let config = dir.path().join("toolgate.toml");
     let text = format!(
         "listen = \"{addr}\"\ndata_dir = \"{}\"\n[tls.client]\nca = \"{}\"\n[[tools]]\nname = \"t\"\n\

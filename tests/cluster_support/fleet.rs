@@ -32,7 +32,7 @@ pub async fn start(count: usize, redis_url: &str, prefix: &str, extra: &str) -> 
 impl Node {
     pub async fn start(redis_url: &str, prefix: &str, extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let addr = crate::common::backends::closed_port().await;
+        let addr = crate::common::free_addr();
         // The call-id record is off: these tests send different calls under one id, and count Redis round trips.
         let config = format!(
             "listen = \"{addr}\"\ndata_dir = \"{}\"\n{extra}\n[cluster]\nredis_url = \"{redis_url}\"\nkey_prefix = \"{prefix}\"\nsync_interval_ms = 200\nop_timeout_ms = 300\n[idempotency]\nwindow_ms = 0\n",

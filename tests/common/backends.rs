@@ -114,10 +114,9 @@ pub async fn start_http() -> String {
     format!("http://{addr}")
 }
 
-/// A port on which nothing listens: bound, then released.
-pub async fn closed_port() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    listener.local_addr().unwrap()
+/// A port on which nothing listens: one from `free_addr`, which no other socket of the run is given or takes.
+pub fn closed_port() -> SocketAddr {
+    super::free_addr()
 }
 
 /// Accepts connections and never answers.

@@ -28,9 +28,9 @@ pub struct Gateway {
     handle: JoinHandle<Result<(), toolgate::server::ServeError>>,
 }
 
-/// A loopback address for a server that a test names by its port (a side door, a Redis, an MCP server,
-/// chromedriver), free when picked. A port taken from `127.0.0.1:0` and released can go to any other socket
-/// before that server binds it, and then the server's start fails.
+/// A loopback address for a server that a test names by its port (a side door, a `toolgate serve`, a Redis, an
+/// MCP server, chromedriver), free when picked. A port taken from `127.0.0.1:0` and released can go to any other
+/// socket before that server binds it, and then the server's start fails.
 /// These ports lie below the kernel's ephemeral range (32768 and up), which neither a bind on port 0 nor an
 /// outgoing connection ever uses, and each process counts through a stretch of its own, so no two tests of one
 /// binary get the same port.

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from support import GrpcTools, HttpTools, free_port
+from support import GrpcTools, HttpTools
 
 import toolgate
 
@@ -52,9 +52,11 @@ class Gateway:
 
     def __init__(self, binary: Path, workdir: Path, port: int | None = None, listen: str | None = None) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
-        self.port = port or free_port()
+        # On TCP the gateway binds `port` (a restart keeps its port) or 127.0.0.1:0, and `wait_healthy` reads the
+        # port it got from its log: a port picked here and released could go to another socket before it binds.
         # `listen` may be a Unix socket (`unix:/path`), which grpc dials as it is.
-        self.target = listen or f"127.0.0.1:{self.port}"
+        self.port = port
+        self.target = listen or (f"127.0.0.1:{port}" if port else None)
         self.log_path = workdir / "gateway.log"
         config = workdir / "toolgate.toml"
         config.write_text(CONFIG)
@@ -73,7 +75,7 @@ class Gateway:
                 str(binary),
                 "serve",
                 "--listen",
-                self.target,
+                listen or f"127.0.0.1:{port or 0}",
                 "--data-dir",
                 str(workdir / "data"),
                 "--config",
@@ -87,6 +89,9 @@ class Gateway:
     def wait_healthy(self, timeout: float = 30.0) -> None:
         """Until grpc.health.v1 answers SERVING. The request is empty; SERVING is field 1 = 1."""
         deadline = time.monotonic() + timeout
+        if self.target is None:
+            self.port = self._bound_port(deadline, timeout)
+            self.target = f"127.0.0.1:{self.port}"
         options = [("grpc.default_authority", "localhost")] if self.target.startswith("unix:") else []
         with grpc.insecure_channel(self.target, options=options) as channel:
             check = channel.unary_unary(
@@ -105,6 +110,18 @@ class Gateway:
                 if time.monotonic() > deadline:
                     pytest.fail(f"toolgate serve not healthy after {timeout}s:\n{self.log_tail()}", pytrace=False)
                 time.sleep(0.05)
+
+    def _bound_port(self, deadline: float, timeout: float) -> int:
+        """The port of `toolgate serving addr=127.0.0.1:<port>`, the line the gateway logs once it has bound."""
+        while True:
+            for line in self.log_path.read_text(errors="replace").splitlines():
+                if "toolgate serving" in line and "addr=" in line:
+                    return int(line.split("addr=", 1)[1].split()[0].rsplit(":", 1)[1])
+            if self.process.poll() is not None:
+                pytest.fail(f"toolgate serve exited with {self.process.returncode}:\n{self.log_tail()}", pytrace=False)
+            if time.monotonic() > deadline:
+                pytest.fail(f"toolgate serve not listening after {timeout}s:\n{self.log_tail()}", pytrace=False)
+            time.sleep(0.05)
 
     def log_tail(self, lines: int = 40) -> str:
         self._log.flush()

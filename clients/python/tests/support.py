@@ -4,7 +4,6 @@ transcript."""
 from __future__ import annotations
 
 import json
-import socket
 import sys
 import threading
 import uuid
@@ -29,12 +28,6 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 sys.path.insert(0, str(EXAMPLES))
 from scripted import ScriptedChatModel as ScriptedChatModel  # noqa: E402
 from scripted import scripted as scripted  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def unique(name: str) -> str:

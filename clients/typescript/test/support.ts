@@ -10,7 +10,6 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { accessSync, constants, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { after, before } from "node:test";
 import { dirname, join, resolve } from "node:path";
@@ -51,12 +50,18 @@ export function gatewayBinary(): string {
   return path;
 }
 
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((ok) => server.close(ok));
-  return port;
+/** The address in `toolgate serving addr=...`, the line a gateway logs once it has bound: a TCP gateway binds
+ * 127.0.0.1:0, since a port picked here and released could go to another socket before the gateway binds it. */
+async function boundAddress(child: ChildProcess, logPath: string): Promise<string> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const log = readFileSync(logPath, "utf8");
+    const line = log.split("\n").find((l) => l.includes("toolgate serving") && l.includes("addr="));
+    if (line) return line.split("addr=")[1].split(/\s/)[0];
+    if (child.exitCode !== null) throw new Error(`toolgate serve exited with ${child.exitCode}:\n${log}`);
+    if (Date.now() > deadline) throw new Error(`toolgate serve not listening after 30 s:\n${log}`);
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
 }
 
 /** A running `toolgate serve`: its address, its log, and clients holding its tokens. */
@@ -72,7 +77,7 @@ export class Gateway {
   static async start(extraConfig = "", unixSocket = false): Promise<Gateway> {
     const binary = gatewayBinary();
     const dir = mkdtempSync(join(tmpdir(), "toolgate-ts-"));
-    const target = unixSocket ? `unix:${join(dir, "gw.sock")}` : `127.0.0.1:${await freePort()}`;
+    const listen = unixSocket ? `unix:${join(dir, "gw.sock")}` : "127.0.0.1:0";
     writeFileSync(join(dir, "toolgate.toml"), CONFIG + extraConfig);
     const logPath = join(dir, "gateway.log");
     const log = openSync(logPath, "w");
@@ -86,8 +91,9 @@ export class Gateway {
     for (const inherited of ["TOOLGATE_LISTEN", "TOOLGATE_DATA_DIR", "TOOLGATE_CONFIG", "OTEL_EXPORTER_OTLP_ENDPOINT"]) {
       delete env[inherited];
     }
-    const args = ["serve", "--listen", target, "--data-dir", join(dir, "data"), "--config", join(dir, "toolgate.toml")];
+    const args = ["serve", "--listen", listen, "--data-dir", join(dir, "data"), "--config", join(dir, "toolgate.toml")];
     const child = spawn(binary, args, { env, stdio: ["ignore", log, log] });
+    const target = unixSocket ? listen : await boundAddress(child, logPath);
     const gateway = new Gateway(target, child, logPath);
     await gateway.waitReady();
     return gateway;
