@@ -67,11 +67,12 @@ fn message(content: &str) -> ToolMessage {
     }
 }
 
-/// Polls `check` every 10 ms for up to 2 s.
+/// Polls `check` every 10 ms for up to 15 s: what it waits for comes over Redis pub/sub within milliseconds, and
+/// the deadline is for a loaded machine.
 async fn eventually(what: &str, check: impl Fn() -> bool) {
-    let until = Instant::now() + Duration::from_secs(2);
+    let until = Instant::now() + Duration::from_secs(15);
     while !check() {
-        assert!(Instant::now() < until, "{what} did not happen within 2 s");
+        assert!(Instant::now() < until, "{what} did not happen within 15 s");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
@@ -227,7 +228,7 @@ async fn a_watcher_on_one_gateway_sees_the_other_gateways_changes() {
     a.decide(&key("c1"), Decision::Approve, None).await.unwrap();
     let mut seen = Vec::new();
     while seen.len() < 2 {
-        let event = timeout(Duration::from_secs(1), events.recv()).await.expect("an event").unwrap();
+        let event = timeout(Duration::from_secs(15), events.recv()).await.expect("an event").unwrap();
         if event.record.key.call_id == "c1" {
             seen.push((event.kind, event.record.state));
         }
@@ -284,7 +285,9 @@ async fn without_redis_submit_fails_quickly_as_unavailable() {
     let started = Instant::now();
     let submitted = queue.submit(call("c1", "{}")).await;
     assert!(matches!(submitted, Err(ReviewError::Unavailable(_))), "{submitted:?}");
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    // Quickly: a refused dial answers at once, not after retries; 10 s is far beyond any stall and far short of
+    // waiting for Redis to come back.
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     assert!(matches!(queue.claim(&key("c1")).await, Err(ReviewError::Unavailable(_))));
     assert!(queue.pending(None).await.is_empty());
     assert_eq!(queue.pending_count(), 0);

@@ -121,7 +121,7 @@ async fn a_fleet_shares_its_registry_over_rediss_with_client_certificates() {
     let spec = json!({"name": "lookup", "input_schema": {"type": "object"}, "backend": {"http": {"url": format!("{http}/echo")}}});
     nodes[0].register(spec).await.unwrap();
     let other = &mut nodes[1];
-    eventually(Duration::from_secs(2), "the tool on the other gateway", async || {
+    eventually(Duration::from_secs(15), "the tool on the other gateway", async || {
         other.version("lookup").await == Some(1)
     })
     .await;

@@ -11,6 +11,10 @@ use std::time::Duration;
 use toolgate::pb::v1 as pb;
 use toolgate::registry::ToolSpec;
 
+/// The cost checks measure the whole process (CPU time, RSS): every test here runs alone, so none is counted in
+/// another's window. A tokio mutex is never poisoned: a test that fails releases it to the next.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A spec with a backend that is never called.
 fn spec(name: &str) -> Value {
     json!({"name": name, "input_schema": {"type": "object"}, "backend": {"grpc": {"target": "http://127.0.0.1:1"}}})
@@ -64,6 +68,7 @@ async fn call_with_a_short_id(gw: &mut Gateway, name: String) -> pb::ToolMessage
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_unknown_name_among_many_tools_is_refused_cheaply_with_a_bounded_answer() {
+    let _serial = SERIAL.lock().await;
     let (_dir, config) = temp_config();
     let mut gw = start_gateway(config).await;
     register_many(&gw, 1_000).await;
@@ -92,6 +97,7 @@ async fn a_huge_unknown_name_among_many_tools_is_refused_cheaply_with_a_bounded_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_short_miss_among_many_tools_suggests_the_closest_names_of_its_tenant_only() {
+    let _serial = SERIAL.lock().await;
     let (_dir, config) = temp_config();
     let mut gw = start_gateway(config).await;
     register_many(&gw, 1_000).await;
@@ -108,6 +114,7 @@ async fn a_short_miss_among_many_tools_suggests_the_closest_names_of_its_tenant_
 
 #[tokio::test]
 async fn an_invalid_http_header_is_refused_at_registration() {
+    let _serial = SERIAL.lock().await;
     let (_dir, config) = temp_config();
     let mut gw = start_gateway(config).await;
     let with_headers = |headers: Value| {
@@ -124,6 +131,7 @@ async fn an_invalid_http_header_is_refused_at_registration() {
 
 #[tokio::test]
 async fn metadata_past_its_bounds_is_refused_naming_the_field_and_the_bound() {
+    let _serial = SERIAL.lock().await;
     let (_dir, config) = temp_config();
     let mut gw = start_gateway(config).await;
     let with = |field: &str, value: Value| {
@@ -159,6 +167,7 @@ fn schema_of(bytes: usize) -> Value {
 
 #[tokio::test]
 async fn a_schema_over_the_limit_is_refused_at_registration() {
+    let _serial = SERIAL.lock().await;
     let (_dir, config) = temp_config();
     let mut gw = start_gateway(config).await;
     let with_schema = |key: &str, schema: Value| {

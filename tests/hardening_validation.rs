@@ -27,12 +27,38 @@ fn status_mb(field: &str) -> f64 {
     line.split_whitespace().nth(1).unwrap().parse::<f64>().unwrap() / 1024.0
 }
 
+/// The cost checks measure the whole process (CPU time, RSS): every test here runs alone, so none is counted in
+/// another's window. A tokio mutex is never poisoned: a test that fails releases it to the next.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The process's CPU time and memory when a measured piece of work starts.
+struct Meter {
+    cpu: f64,
+    rss: f64,
+    peak: f64,
+}
+
+impl Meter {
+    fn start() -> Self {
+        // Writing 5 to clear_refs resets VmHWM to the current RSS, so a peak an earlier test set is forgotten.
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        Self { cpu: cpu_seconds(), rss: status_mb("VmRSS:"), peak: status_mb("VmHWM:") }
+    }
+
+    /// CPU seconds spent and MB of peak RSS growth since `start`. A peak above the one at the start was set by the
+    /// work; if it did not rise (or Linux refused the reset), the RSS now is the least the work reached.
+    fn finish(&self) -> (f64, f64) {
+        let (peak, rss) = (status_mb("VmHWM:"), status_mb("VmRSS:"));
+        let reached = if peak > self.peak { peak } else { rss };
+        (cpu_seconds() - self.cpu, reached - self.rss)
+    }
+}
+
 /// Runs `work`, then asserts it took under 1 s of the process's CPU and grew its peak RSS by under 50 MB.
 async fn bounded<T>(what: &str, work: impl std::future::Future<Output = T>) -> T {
-    let (cpu, rss) = (cpu_seconds(), status_mb("VmRSS:"));
+    let meter = Meter::start();
     let out = work.await;
-    // The peak can only be read since the process started: a growth past the bound shows as a higher peak.
-    let (spent, grown) = (cpu_seconds() - cpu, status_mb("VmHWM:") - rss);
+    let (spent, grown) = meter.finish();
     eprintln!("{what}: {spent:.2} s of CPU, peak RSS {grown:+.1} MB");
     assert!(spent < 1.0, "{what}: {spent:.2} s of CPU, the bound is 1 s");
     assert!(grown < 50.0, "{what}: peak RSS grew by {grown:.1} MB, the bound is 50 MB");
@@ -79,6 +105,7 @@ fn compiled(name: &str, schema: Value) -> Arc<CompiledTool> {
 
 #[tokio::test]
 async fn a_recursive_schema_refused_deep_inside_answers_within_bounds() {
+    let _serial = SERIAL.lock().await;
     let (_dir, config) = temp_config();
     let mut gw = start_gateway(config).await;
     let target = start_runtime(Runtime::default()).await;
@@ -112,6 +139,7 @@ async fn a_recursive_schema_refused_deep_inside_answers_within_bounds() {
 
 #[tokio::test]
 async fn a_lookaround_pattern_on_a_long_string_is_refused_with_a_reason() {
+    let _serial = SERIAL.lock().await;
     let (_dir, config) = temp_config();
     let mut gw = start_gateway(config).await;
     let target = start_runtime(Runtime::default()).await;
@@ -148,6 +176,7 @@ async fn a_lookaround_pattern_on_a_long_string_is_refused_with_a_reason() {
 
 #[tokio::test]
 async fn pattern_properties_that_need_backtracking_are_refused_at_registration() {
+    let _serial = SERIAL.lock().await;
     let (_dir, config) = temp_config();
     let mut gw = start_gateway(config).await;
     let schema = json!({"type": "object", "patternProperties": {"^(?!x-).*$": {"type": "string"}}});
@@ -160,6 +189,7 @@ async fn pattern_properties_that_need_backtracking_are_refused_at_registration()
 
 #[tokio::test]
 async fn permission_denied_names_the_source_and_parameter_never_the_value() {
+    let _serial = SERIAL.lock().await;
     let (_dir, config) = temp_config();
     let mut gw = start_gateway(config).await;
     let target = start_runtime(Runtime::default()).await;
@@ -182,10 +212,11 @@ async fn permission_denied_names_the_source_and_parameter_never_the_value() {
 
 #[test]
 fn a_reviewers_edit_is_described_within_bounds() {
+    let _serial = SERIAL.blocking_lock();
     let tool = compiled("tree", tree_schema());
-    let (cpu, rss) = (cpu_seconds(), status_mb("VmRSS:"));
+    let meter = Meter::start();
     let edit = pipeline::check_edit(&tool, &deep_tree(16), ParseLimits::default());
-    let (spent, grown) = (cpu_seconds() - cpu, status_mb("VmHWM:") - rss);
+    let (spent, grown) = meter.finish();
     assert!(spent < 1.0 && grown < 50.0, "{spent:.2} s of CPU, {grown:.1} MB");
     let Err(CallError::Invalid(found)) = edit else { panic!("{edit:?}") };
     assert!(found.iter().any(|v| v.instance_path.ends_with("/text")), "{found:#?}");
@@ -193,6 +224,7 @@ fn a_reviewers_edit_is_described_within_bounds() {
 
 #[test]
 fn many_violations_are_capped_and_the_cap_is_said() {
+    let _serial = SERIAL.blocking_lock();
     let tool = compiled(
         "numbers",
         json!({"type": "object", "properties": {"n": {"type": "array", "items": {"type": "integer"}}}}),

@@ -35,7 +35,7 @@ impl Node {
         let addr = crate::common::free_addr();
         // The call-id record is off: these tests send different calls under one id, and count Redis round trips.
         let config = format!(
-            "listen = \"{addr}\"\ndata_dir = \"{}\"\n{extra}\n[cluster]\nredis_url = \"{redis_url}\"\nkey_prefix = \"{prefix}\"\nsync_interval_ms = 200\nop_timeout_ms = 300\n[idempotency]\nwindow_ms = 0\n",
+            "listen = \"{addr}\"\ndata_dir = \"{}\"\n{extra}\n[cluster]\nredis_url = \"{redis_url}\"\nkey_prefix = \"{prefix}\"\nsync_interval_ms = 200\nop_timeout_ms = 5000\n[idempotency]\nwindow_ms = 0\n",
             dir.path().join("data").display()
         );
         let path = dir.path().join("toolgate.toml");

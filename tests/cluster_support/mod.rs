@@ -34,7 +34,8 @@ impl Prefix {
             redis_url: self.url.clone(),
             key_prefix: self.prefix.clone(),
             sync_interval: Duration::from_millis(200),
-            op_timeout: Duration::from_millis(500),
+            // Far above a Redis round trip on a loaded machine: a stall must not turn into a refusal or fail-open.
+            op_timeout: Duration::from_secs(5),
             rate_precheck: true,
         }
     }

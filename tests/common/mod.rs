@@ -86,16 +86,22 @@ pub async fn start_gateway_with_clock(config: Config, clock: Clock) -> Gateway {
     }
 }
 
-/// Connects, retrying while the server task starts (it binds before spawning, so this is quick).
+/// Connects, retrying until the server at `addr` accepts. An in-process gateway binds before its task is spawned,
+/// so that is at once; a `toolgate serve` child process must first exec and bind, which on a loaded machine can
+/// take seconds. So the budget is generous: it costs nothing when the server is there, as the first success returns.
 pub async fn connect(addr: SocketAddr) -> Channel {
+    let within = Duration::from_secs(30);
     let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap();
-    for _ in 0..100 {
-        if let Ok(channel) = endpoint.connect().await {
-            return channel;
+    let deadline = Instant::now() + within;
+    loop {
+        match endpoint.connect().await {
+            Ok(channel) => return channel,
+            Err(err) if Instant::now() >= deadline => {
+                panic!("nothing accepted a connection at {addr} within {within:?} (no gateway listens there): {err:?}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
         }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    panic!("the gateway at {addr} never accepted a connection");
 }
 
 /// Waits until the gateway answers a health check: the kernel accepts connections on the listener before `run`

@@ -36,10 +36,16 @@ impl Console {
     /// The same, with the admin plane (and the console's tools page) closed by `ADMIN_TOKEN`, and `[budgets]`
     /// defaults a tool's page shows.
     pub async fn start_with_admin() -> Self {
+        Self::start_with_admin_and(|_| {}).await
+    }
+
+    /// `start_with_admin`'s console, with `adjust` applied to its gateway's config last.
+    pub async fn start_with_admin_and(adjust: impl FnOnce(&mut toolgate::Config)) -> Self {
         Self::start_with(|config| {
             config.tokens.admin = Some(ADMIN_TOKEN.into());
             config.budgets.max_tool_calls = Some(40);
             config.budgets.max_calls = Some(200);
+            adjust(config);
         })
         .await
     }
