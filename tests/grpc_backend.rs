@@ -78,7 +78,8 @@ async fn calls_in_flight_share_one_connection() {
 async fn a_restarted_tool_server_is_reached_on_a_new_connection() {
     let (_dir, config) = temp_config();
     let mut gw = start_gateway(config).await;
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    // A port below the ephemeral range, so that no other socket takes it while the server is down.
+    let listener = TcpListener::bind(common::free_addr()).await.unwrap();
     let addr = listener.local_addr().unwrap();
     let accepted = Arc::new(AtomicUsize::new(0));
     let (stop, stopped) = oneshot::channel();
@@ -89,15 +90,14 @@ async fn a_restarted_tool_server_is_reached_on_a_new_connection() {
     stop.send(()).unwrap();
     // The server's graceful stop closes the idle connection; until it listens again, calls cannot connect.
     let mut down = None;
-    for _ in 0..100 {
+    common::eventually(std::time::Duration::from_secs(15), "calls fail once the tool server is gone", async || {
         let m = gw.call("echo", r#"{"n": 2}"#).await;
-        if status_of(&m) == ToolStatus::Error {
-            down = Some(m);
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    let down = down.expect("calls fail once the tool server is gone");
+        let failed = status_of(&m) == ToolStatus::Error;
+        down = failed.then_some(m);
+        failed
+    })
+    .await;
+    let down = down.unwrap();
     assert_eq!(kind_of(&down), K::Unavailable, "{down:?}");
     assert!(down.error.unwrap().retryable);
 
