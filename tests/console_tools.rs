@@ -149,9 +149,7 @@ async fn mcp_servers_and_workers_show_their_health() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn an_imported_mcp_tool_is_up_while_its_server_is_connected() {
-    // The Python MCP server must connect: starting it and its handshake take seconds on a loaded machine, past
-    // the default 5 s.
-    let c = Console::start_with_admin_and(|config| config.connect_timeout = std::time::Duration::from_secs(30)).await;
+    let c = Console::start_with_admin_and(|config| config.connect_timeout = mcp_support::CONNECT_TIMEOUT).await;
     let mut mcp = pb::mcp_registry_client::McpRegistryClient::new(common::connect(c.gw.addr).await);
     let request = c.authed(pb::AddMcpServerRequest { server: Some(mcp_support::stdio_server("py")) });
     let added = mcp.add_mcp_server(request).await.unwrap().into_inner().status.unwrap();

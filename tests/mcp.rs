@@ -5,21 +5,10 @@
 mod common;
 mod mcp_support;
 
-use common::{Gateway, kind_of, start_gateway, status_of, temp_config};
+use common::{Gateway, kind_of, start_gateway, status_of};
 use mcp_support::{HttpServer, add, admin, call_until, http_server, kill_pid, status, stdio_server, with_injection};
 use serde_json::{Value, json};
-use std::time::Duration;
-use tempfile::TempDir;
-use toolgate::Config;
 use toolgate::pb::v1 as pb;
-
-/// A gateway's config that gives an MCP server 30 s to connect, not the default 5 s: starting Python, importing
-/// the SDK and the handshake take seconds on a loaded machine, and every test here needs the server connected.
-fn mcp_config() -> (TempDir, Config) {
-    let (dir, mut config) = temp_config();
-    config.connect_timeout = Duration::from_secs(30);
-    (dir, config)
-}
 
 fn ok(m: &pb::ToolMessage) -> bool {
     status_of(m) == pb::ToolStatus::Success
@@ -77,7 +66,7 @@ async fn exercise(gw: &mut Gateway, p: &str, imported: &pb::McpServerStatus) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn a_stdio_servers_tools_run_through_the_gateway() {
-    let (_dir, config) = mcp_config();
+    let (_dir, config) = mcp_support::config();
     let mut gw = start_gateway(config).await;
     let mut admin = admin(&gw).await;
     let imported = add(&mut admin, with_injection(stdio_server("files"))).await;
@@ -89,7 +78,7 @@ async fn a_stdio_servers_tools_run_through_the_gateway() {
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn a_streamable_http_servers_tools_run_through_the_gateway() {
     let server = HttpServer::start().await;
-    let (_dir, config) = mcp_config();
+    let (_dir, config) = mcp_support::config();
     let mut gw = start_gateway(config).await;
     let mut admin = admin(&gw).await;
     let imported = add(&mut admin, with_injection(http_server("web", &server.url))).await;
@@ -100,7 +89,7 @@ async fn a_streamable_http_servers_tools_run_through_the_gateway() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn a_killed_stdio_server_answers_unavailable_and_is_restarted() {
-    let (_dir, config) = mcp_config();
+    let (_dir, config) = mcp_support::config();
     let mut gw = start_gateway(config).await;
     let mut admin = admin(&gw).await;
     assert!(add(&mut admin, stdio_server("s")).await.connected);
@@ -123,7 +112,7 @@ async fn a_killed_stdio_server_answers_unavailable_and_is_restarted() {
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn a_killed_http_server_answers_unavailable_and_is_reconnected_once_back() {
     let mut server = HttpServer::start().await;
-    let (_dir, config) = mcp_config();
+    let (_dir, config) = mcp_support::config();
     let mut gw = start_gateway(config).await;
     let mut admin = admin(&gw).await;
     assert!(add(&mut admin, http_server("web", &server.url)).await.connected);
@@ -142,7 +131,7 @@ async fn a_killed_http_server_answers_unavailable_and_is_reconnected_once_back()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn an_output_that_violates_its_schema_passes_when_configured_and_is_counted() {
-    let (_dir, config) = mcp_config();
+    let (_dir, config) = mcp_support::config();
     let mut gw = start_gateway(config).await;
     let mut admin = admin(&gw).await;
     let server = pb::McpServer { pass_invalid_output: true, ..stdio_server("lax") };
@@ -157,7 +146,7 @@ async fn an_output_that_violates_its_schema_passes_when_configured_and_is_counte
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn a_paginated_tool_list_is_imported_whole_and_refreshed_without_a_notification() {
-    let (_dir, config) = mcp_config();
+    let (_dir, config) = mcp_support::config();
     let mut gw = start_gateway(config).await;
     let mut admin = admin(&gw).await;
     let mut server = stdio_server("paged");
@@ -180,7 +169,7 @@ async fn a_stdio_server_gets_its_own_env_and_none_of_the_gateways() {
     // Cargo sets this in the environment of every test process, so the gateway (in this process) has it.
     let ours = std::env::var("CARGO_PKG_NAME").expect("run the tests with cargo, which sets CARGO_PKG_NAME");
     assert_eq!(ours, "toolgate");
-    let (_dir, config) = mcp_config();
+    let (_dir, config) = mcp_support::config();
     let mut gw = start_gateway(config).await;
     let mut admin = admin(&gw).await;
     let mut server = stdio_server("s");
@@ -199,7 +188,7 @@ async fn a_stdio_server_gets_its_own_env_and_none_of_the_gateways() {
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn a_streamable_http_server_gets_its_headers_on_every_call() {
     let server = HttpServer::start().await;
-    let (_dir, config) = mcp_config();
+    let (_dir, config) = mcp_support::config();
     let mut gw = start_gateway(config).await;
     let mut admin = admin(&gw).await;
     let mut definition = http_server("web", &server.url);

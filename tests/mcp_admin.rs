@@ -13,18 +13,6 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use toolgate::backend::mcp::McpServerSpec;
 use toolgate::pb::v1 as pb;
 
-/// How long a gateway gives an MCP server to connect where a test needs it connected, instead of the default 5 s:
-/// starting Python, importing the SDK and the handshake take seconds on a loaded machine. (The tests of a server
-/// that cannot start keep the default: theirs fails at once.)
-const MCP_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A gateway's config with `MCP_CONNECT_TIMEOUT`.
-fn mcp_config() -> (tempfile::TempDir, toolgate::Config) {
-    let (dir, mut config) = temp_config();
-    config.connect_timeout = MCP_CONNECT_TIMEOUT;
-    (dir, config)
-}
-
 fn stdio(command: &str) -> pb::McpServer {
     let stdio = pb::McpStdio { command: command.into(), ..Default::default() };
     pb::McpServer { name: "s".into(), transport: Some(pb::mcp_server::Transport::Stdio(stdio)), ..Default::default() }
@@ -86,7 +74,7 @@ async fn the_mcp_admin_plane_needs_the_admin_token() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn a_name_collision_is_reported_and_the_registered_tool_kept() {
-    let (_dir, config) = mcp_config();
+    let (_dir, config) = mcp_support::config();
     let mut gw = start_gateway(config).await;
     let grpc = json!({"name": "s__echo", "input_schema": {"type": "object"}, "backend": {"grpc": {"target": "http://127.0.0.1:1"}}});
     gw.register(grpc).await.unwrap();
@@ -103,7 +91,7 @@ async fn a_name_collision_is_reported_and_the_registered_tool_kept() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn removing_a_server_ends_its_process_and_deletes_its_tools() {
-    let (_dir, config) = mcp_config();
+    let (_dir, config) = mcp_support::config();
     let mut gw = start_gateway(config).await;
     let mut admin = admin(&gw).await;
     let imported = add(&mut admin, pb::McpServer { prefix: Some(String::new()), ..stdio_server("bare") }).await;
@@ -125,7 +113,7 @@ async fn removing_a_server_ends_its_process_and_deletes_its_tools() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn servers_from_the_config_and_the_api_survive_a_restart() {
-    let (dir, mut config) = mcp_config();
+    let (dir, mut config) = mcp_support::config();
     let (command, args) = mcp_support::stdio_command();
     let from_file = McpServerSpec { name: "conf".into(), command: Some(command), args, ..Default::default() };
     config.mcp_servers = vec![from_file];
@@ -197,7 +185,7 @@ async fn add_list_and_remove_from_the_command_line() {
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn an_http_server_in_the_config_connects_at_start() {
     let server = mcp_support::HttpServer::start().await;
-    let (_dir, mut config) = mcp_config();
+    let (_dir, mut config) = mcp_support::config();
     let url = Some(server.url.clone());
     config.mcp_servers = vec![McpServerSpec { name: "web".into(), url, ..Default::default() }];
     let mut gw = start_gateway(config).await;
@@ -210,7 +198,7 @@ async fn an_http_server_in_the_config_connects_at_start() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/mcp_support)"]
 async fn a_server_moved_to_another_tenant_takes_its_tools_along() {
-    let (_dir, config) = mcp_config();
+    let (_dir, config) = mcp_support::config();
     let mut gw = start_gateway(config).await;
     let mut admin = admin(&gw).await;
     assert!(add(&mut admin, stdio_server("s")).await.tools.contains(&"s__echo".to_owned()));
@@ -238,7 +226,7 @@ async fn a_stdio_servers_stderr_goes_to_the_gateways_log() {
     let dir = tempfile::tempdir().unwrap();
     let addr = common::free_addr();
     let (command, args) = mcp_support::stdio_command();
-    let connect_timeout_ms = MCP_CONNECT_TIMEOUT.as_millis();
+    let connect_timeout_ms = mcp_support::CONNECT_TIMEOUT.as_millis();
     let config = format!(
         "[limits]\nconnect_timeout_ms = {connect_timeout_ms}\n\n[[mcp_servers]]\nname = \"s\"\ncommand = {command:?}\nargs = {args:?}\n"
     );

@@ -55,9 +55,7 @@ async fn the_python_sdk_lists_calls_and_gets_repairs_and_errors_through_the_fron
         tokens: vec![(TOKEN.into(), alice)],
         jwt: None,
     };
-    // The imported Python MCP server must connect: starting it and its handshake take seconds on a loaded machine,
-    // past the default 5 s.
-    config.connect_timeout = std::time::Duration::from_secs(30);
+    config.connect_timeout = mcp_support::CONNECT_TIMEOUT;
     let mut gw = start_gateway(config).await;
     let target = start_runtime(Runtime::default()).await;
     gw.register(json!({

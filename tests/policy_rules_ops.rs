@@ -14,7 +14,6 @@ use policy_support::{call, defer_call, outcome, runs, scoped, started, started_w
 use review_support::PROMPT;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::Duration;
 use toolgate::pb::v1::{self as pb, ErrorKind, ToolStatus};
 use toolgate::policy::rules::{GatewayRules, RuleAction};
 use toolgate::telemetry::{RawTelemetry, TelemetrySettings};
@@ -125,9 +124,7 @@ async fn config_spec_and_overlay_rules_apply_together_in_the_written_order() {
         ])
         .unwrap(),
     );
-    // The Python MCP server must connect: starting it and its handshake take seconds on a loaded machine, past the
-    // default 5 s.
-    config.connect_timeout = Duration::from_secs(30);
+    config.connect_timeout = mcp_support::CONNECT_TIMEOUT;
     let spec = json!([{"name": "spec-deny", "when": "args.amount > 1000000", "action": "deny"}]);
     let (_dir, gw, _runtime) = started_with(dir, config, spec).await;
     let rule = |name: &str, when: &str, action: pb::PolicyAction| pb::PolicyRule {

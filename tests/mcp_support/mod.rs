@@ -20,6 +20,17 @@ pub const INSTALL_COMMAND: &str =
 /// How long `HttpServer::start*` waits for the server to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// How long a gateway gives a Python MCP server to connect where a test needs it connected, instead of the
+/// default 5 s: starting Python, importing the SDK and the handshake take seconds on a loaded machine.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A fresh data directory and the default config, with `CONNECT_TIMEOUT`.
+pub fn config() -> (tempfile::TempDir, toolgate::Config) {
+    let (dir, mut config) = crate::common::temp_config();
+    config.connect_timeout = CONNECT_TIMEOUT;
+    (dir, config)
+}
+
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
