@@ -5,65 +5,13 @@
 mod common;
 
 use common::backends::{Runtime, start_runtime};
+use common::meter::{Meter, SERIAL, bounded};
 use common::{kind_of, start_gateway, status_of, temp_config};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgate::pb::v1::{self as pb, ErrorKind as K, ToolStatus};
 use toolgate::pipeline::{self, CallError, ParseLimits, violations};
 use toolgate::registry::{CompiledTool, MAX_BACKTRACKING_SUBJECT, SchemaDocuments, ToolSpec};
-
-/// CPU time this process has used, in seconds (`utime + stime` of /proc/self/stat, in clock ticks of 10 ms).
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
-    let fields: Vec<&str> = stat.rsplit_once(')').expect("a comm field").1.split_whitespace().collect();
-    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-    ticks as f64 / 100.0
-}
-
-/// A `/proc/self/status` figure in MB.
-fn status_mb(field: &str) -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let line = status.lines().find(|l| l.starts_with(field)).unwrap_or_else(|| panic!("{field} in /proc/self/status"));
-    line.split_whitespace().nth(1).unwrap().parse::<f64>().unwrap() / 1024.0
-}
-
-/// The cost checks measure the whole process (CPU time, RSS): every test here runs alone, so none is counted in
-/// another's window. A tokio mutex is never poisoned: a test that fails releases it to the next.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// The process's CPU time and memory when a measured piece of work starts.
-struct Meter {
-    cpu: f64,
-    rss: f64,
-    peak: f64,
-}
-
-impl Meter {
-    fn start() -> Self {
-        // Writing 5 to clear_refs resets VmHWM to the current RSS, so a peak an earlier test set is forgotten.
-        let _ = std::fs::write("/proc/self/clear_refs", "5");
-        Self { cpu: cpu_seconds(), rss: status_mb("VmRSS:"), peak: status_mb("VmHWM:") }
-    }
-
-    /// CPU seconds spent and MB of peak RSS growth since `start`. A peak above the one at the start was set by the
-    /// work; if it did not rise (or Linux refused the reset), the RSS now is the least the work reached.
-    fn finish(&self) -> (f64, f64) {
-        let (peak, rss) = (status_mb("VmHWM:"), status_mb("VmRSS:"));
-        let reached = if peak > self.peak { peak } else { rss };
-        (cpu_seconds() - self.cpu, reached - self.rss)
-    }
-}
-
-/// Runs `work`, then asserts it took under 1 s of the process's CPU and grew its peak RSS by under 50 MB.
-async fn bounded<T>(what: &str, work: impl std::future::Future<Output = T>) -> T {
-    let meter = Meter::start();
-    let out = work.await;
-    let (spent, grown) = meter.finish();
-    eprintln!("{what}: {spent:.2} s of CPU, peak RSS {grown:+.1} MB");
-    assert!(spent < 1.0, "{what}: {spent:.2} s of CPU, the bound is 1 s");
-    assert!(grown < 50.0, "{what}: peak RSS grew by {grown:.1} MB, the bound is 50 MB");
-    out
-}
 
 /// Sends one call with a call id of its own: a repeated id would be answered with the first call's outcome.
 async fn call(gw: &mut common::Gateway, name: &str, arguments: &str, context: pb::CallContext) -> pb::ToolMessage {

@@ -147,11 +147,14 @@ impl Executor {
     /// `execute` without its telemetry, naming the tool on `span` once it resolves. Also answers whether the
     /// call was a reviewed call asked for again.
     async fn run(self: &Arc<Self>, req: CallRequest<'_>, span: &CallSpan<'_>) -> (ToolMessage, bool) {
-        let (call, started) = (req.call, Instant::now());
-        let checked = if call.arguments.len() < offload::HEAVY_ARGUMENT_BYTES {
-            pipeline::check_call(&self.registry.catalog(), call, &req.ctx.tenant, &self.settings.prepare)
-        } else {
+        let (call, started, catalog) = (req.call, Instant::now(), self.registry.catalog());
+        // A tool with a backtracking `pattern` may spend the call's whole budget of pattern work: off the workers.
+        let heavy = call.arguments.len() >= offload::HEAVY_ARGUMENT_BYTES
+            || pipeline::exact_tool(&catalog, &req.ctx.tenant, &call.name).is_some_and(|tool| tool.backtracks);
+        let checked = if heavy {
             Box::pin(self.check_offloaded(req)).await
+        } else {
+            pipeline::check_call(&catalog, call, &req.ctx.tenant, &self.settings.prepare)
         };
         span.checked(started.elapsed());
         match checked {
@@ -184,16 +187,19 @@ impl Executor {
         let started = Instant::now();
         let (catalog, options) = (self.registry.catalog(), self.settings.prepare);
         let (owned, tenant) = (req.call.clone(), req.ctx.tenant.clone());
-        let error =
-            match self.cpu.run(req.deadline, move || pipeline::check_call(&catalog, &owned, &tenant, &options)).await {
-                Ok(checked) => return checked,
-                Err(offload::Refused::Busy { queued }) => CallError::Unavailable(format!(
-                    "the gateway is checking {queued} other calls with large arguments; try again shortly"
-                )),
-                Err(offload::Refused::Expired) => {
-                    CallError::Timeout { after_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) }
-                }
-            };
+        let error = match self
+            .cpu
+            .run(req.deadline, move || pipeline::check_call(&catalog, &owned, &tenant, &options))
+            .await
+        {
+            Ok(checked) => return checked,
+            Err(offload::Refused::Busy { queued }) => CallError::Unavailable(format!(
+                "the gateway is checking {queued} other calls with large arguments or costly patterns; try again shortly"
+            )),
+            Err(offload::Refused::Expired) => {
+                CallError::Timeout { after_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) }
+            }
+        };
         Err(Rejected { tool: None, repairs: Vec::new(), error })
     }
 

@@ -31,7 +31,7 @@ pub fn strip_overrides(tool: &CompiledTool, arguments: &mut Value) -> Vec<Repair
 fn wrapped<'v>(model: &Value, arguments: &'v mut Value) -> Option<(String, &'v mut Value)> {
     let map = arguments.as_object_mut().filter(|m| m.len() == 1)?;
     let (key, inner) = map.iter_mut().next()?;
-    let declared = model.get("properties").and_then(|p| p.get(key)).is_some();
+    let declared = super::repair::view::View::new(model).declares(model, key);
     (!declared && inner.is_object()).then(|| (key.clone(), inner))
 }
 
@@ -62,6 +62,13 @@ fn strip_spelled(
     let (Some(map), Some((step, rest))) = (node.as_object_mut(), path.split_first()) else { return };
     let props = model.and_then(|m| m.get("properties")).and_then(Value::as_object);
     let own = |key: &str| key != step && props.is_some_and(|p| p.contains_key(key));
+    let as_paths: Vec<String> = map.keys().filter(|k| spells_path(k, path) && !own(k)).cloned().collect();
+    for key in as_paths {
+        let value = map.shift_remove(&key).expect("the key was just listed");
+        at.push(key);
+        out.push(override_repair(&json_pointer(at), &value));
+        at.pop();
+    }
     if !map.keys().any(|k| same_spelling(k, step) && !own(k)) {
         return;
     }
@@ -81,9 +88,32 @@ fn strip_spelled(
 }
 
 /// Whether two keys are one name once case, spaces and punctuation are ignored (repair's `loose` spelling),
-/// compared without allocating: this runs on every call of a tool with injected parameters.
+/// compared without allocating when both are ASCII: this runs on every call of a tool with injected parameters.
+/// Other keys are compared as they read (`folded`), so a look-alike of a parameter is that parameter.
 fn same_spelling(a: &str, b: &str) -> bool {
-    letters(a).eq(letters(b))
+    if a.is_ascii() && b.is_ascii() {
+        return letters(a).eq(letters(b));
+    }
+    folded(a) == folded(b)
+}
+
+/// A key as it reads: compatibility forms folded (NFKC: fullwidth `ｏ` is `o`, `ſ` is `s`), lowercased, each
+/// character to its look-alike prototype (the Unicode confusables skeleton: Cyrillic `і` and dotless `ı` are
+/// `i`), then its letters and digits only.
+fn folded(key: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let lower: String = key.nfkc().flat_map(char::to_lowercase).collect();
+    letters(&unicode_security::skeleton(&lower).collect::<String>()).collect()
+}
+
+/// Whether `key` is a path (`/account/owner`, `account.owner`) whose steps spell `path`: a backend may read it
+/// as that path.
+fn spells_path(key: &str, path: &[String]) -> bool {
+    if path.len() < 2 || !key.contains(['/', '.']) {
+        return false;
+    }
+    let steps = key.split(['/', '.']).filter(|s| !s.is_empty());
+    steps.clone().count() == path.len() && steps.zip(path).all(|(step, name)| same_spelling(step, name))
 }
 
 fn letters(s: &str) -> impl Iterator<Item = char> + '_ {

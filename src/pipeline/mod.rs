@@ -8,6 +8,7 @@ mod parse;
 pub mod repair;
 mod resolve;
 mod split;
+mod strict;
 mod validate;
 pub mod violations;
 
@@ -20,6 +21,7 @@ pub use parse::{ParseLimits, parse_arguments};
 pub use repair::{RepairSettings, Repaired, Rule, repair_arguments};
 pub use resolve::{Resolved, exact as exact_tool, resolve_tool};
 pub use split::{MAX_PARTS, Split, SplitMode};
+pub use strict::from_str as read_json;
 pub use validate::validate_arguments;
 
 use crate::registry::{Catalog, CompiledTool};
@@ -166,8 +168,37 @@ pub fn check(catalog: &Catalog, call: &ToolCall, tenant: &str, options: &Prepare
 
 /// Resolves the tool and checks what the model wrote. Arguments valid as received pass through untouched;
 /// others are repaired when every change is exact, or split into the calls the model meant (`split`), or refused
-/// with the violations of what the model sent.
+/// with the violations of what the model sent. The checks share one budget of pattern work: a call that spends
+/// it is refused, whatever the checks decided without it.
 pub fn check_call(
+    catalog: &Catalog,
+    call: &ToolCall,
+    tenant: &str,
+    options: &PrepareOptions,
+) -> Result<Check, Rejected> {
+    let (checked, unfinished) = crate::registry::within_budget(|| check_unbounded(catalog, call, tenant, options));
+    let Some(reason) = unfinished else { return checked };
+    let (tool, repairs, violations) = match checked {
+        Ok(Check::One(c)) => (Some(c.tool), c.repairs, Vec::new()),
+        Ok(Check::Split(s)) => (Some(s.tool), s.repairs, Vec::new()),
+        Err(Rejected { tool, repairs, error: CallError::Invalid(v) }) => (tool, repairs, v),
+        Err(Rejected { tool, repairs, .. }) => (tool, repairs, Vec::new()),
+    };
+    Err(Rejected { tool, repairs, error: unfinished_check(violations, reason) })
+}
+
+/// The refusal of a call whose checks could not finish: what was found, and why the rest was not (unless a
+/// violation found says it already, at its place).
+fn unfinished_check(mut violations: Vec<Violation>, reason: String) -> CallError {
+    let said = |v: &Violation| v.message.strip_prefix("the string ") == reason.strip_prefix("a string ");
+    if !violations.iter().any(said) {
+        violations.truncate(violations::MAX_VIOLATIONS - 1);
+        violations.push(Violation { instance_path: String::new(), schema_path: String::new(), message: reason });
+    }
+    CallError::Invalid(violations)
+}
+
+fn check_unbounded(
     catalog: &Catalog,
     call: &ToolCall,
     tenant: &str,
@@ -243,8 +274,15 @@ pub fn check_edit(tool: &Arc<CompiledTool>, text: &str, limits: ParseLimits) -> 
     if let Some(first) = overrides.first() {
         return Err(CallError::Malformed(format!("{} is set by the gateway and cannot be edited", first.path)));
     }
-    if !tool.model_validator().is_valid(&arguments) {
-        return Err(CallError::Invalid(validate_arguments(tool, &arguments)));
+    let ((valid, violations), unfinished) = crate::registry::within_budget(|| {
+        let valid = tool.model_validator().is_valid(&arguments);
+        (valid, if valid { Vec::new() } else { validate_arguments(tool, &arguments) })
+    });
+    if let Some(reason) = unfinished {
+        return Err(unfinished_check(violations, reason));
+    }
+    if !valid {
+        return Err(CallError::Invalid(violations));
     }
     Ok(Checked { tool: Arc::clone(tool), text: json_text(&arguments), arguments, repairs: Vec::new() })
 }
@@ -258,8 +296,11 @@ pub fn complete(checked: Checked, ctx: &CallContext) -> Result<Prepared, Rejecte
     }
     let validator = tool.validator.get();
     let injected = match inject(&tool, arguments, ctx) {
-        Ok(full) if validator.is_valid(&full) => Ok(full),
-        Ok(full) => Err(CallError::PermissionDenied(validate::describe_injected(&tool, &full))),
+        Ok(full) => match crate::registry::within_budget(|| validator.is_valid(&full)) {
+            (_, Some(reason)) => Err(unfinished_check(Vec::new(), reason)),
+            (true, None) => Ok(full),
+            (false, None) => Err(CallError::PermissionDenied(validate::describe_injected(&tool, &full))),
+        },
         Err(error) => Err(error),
     };
     match injected {

@@ -37,11 +37,13 @@ pub fn parse_arguments(
         return Ok((Value::Object(Default::default()), Vec::new()));
     }
     check_depth(text, limits.max_depth)?;
-    let strict_error = match serde_json::from_str(text) {
+    let malformed = |e: SyntaxError| CallError::Malformed(format!("the arguments {e}"));
+    let strict_error = match super::strict::from_str(text) {
         Ok(value) => return Ok((value, Vec::new())),
+        // Well-formed, but a key twice: no repair can say which value was meant.
+        Err(e) if e.is_data() => return Err(malformed(SyntaxError::of(&e))),
         Err(e) => e,
     };
-    let malformed = |e: SyntaxError| CallError::Malformed(format!("the arguments {e}"));
     if !settings.enabled {
         return Err(malformed(SyntaxError::Unreadable(strict_error.to_string())));
     }

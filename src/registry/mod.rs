@@ -4,7 +4,9 @@ mod bounds;
 mod catalog;
 mod index;
 mod inject;
+mod pattern;
 mod schema;
+mod shape;
 pub mod shared;
 mod spec;
 mod store;
@@ -16,9 +18,9 @@ pub use crate::policy::rules::{OnError, RuleAction, RuleError, compile_all as co
 pub use bounds::{DEFAULT_MAX_SCHEMA_BYTES, MAX_NAME_LEN};
 pub use catalog::{Catalog, normalize_name, normalized_longer_than, provider_safe_name, same_name};
 pub use inject::{Injected, Source, json_pointer};
-pub use schema::{
-    BoundedPattern, LazyValidator, MAX_BACKTRACKING_SUBJECT, SchemaDocuments, SchemaError, compile_schema,
-};
+pub use pattern::{BoundedPattern, CALL_BACKTRACK_BUDGET, MAX_BACKTRACKING_SUBJECT, within_budget};
+pub use schema::{LazyValidator, SchemaDocuments, SchemaError, compile_schema};
+pub use shape::{MAX_APPLIED, MAX_CHAIN};
 pub use spec::{
     Backend, Budget, HttpBackend, Injection, LimitKey, Limits, PolicyRule, RateScope, RedisDown, RepairPolicy, Review,
     ToolSpec,

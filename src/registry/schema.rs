@@ -1,20 +1,13 @@
 //! Compiling a JSON Schema: the schema's `$schema` is honoured (2020-12 by default), a remote `$ref` is never
-//! fetched (only pre-registered documents resolve), and regexes are bounded.
+//! fetched (only pre-registered documents resolve), regexes are bounded (`pattern.rs`) and so is the schema's
+//! shape (`shape.rs`).
 
+use super::pattern::pattern_keyword;
 use super::validators::{Slot, ValidatorCache};
-use jsonschema::paths::Location;
-use jsonschema::{Keyword, PatternOptions, Retrieve, Uri, ValidationError, Validator};
-use serde_json::{Map, Value};
+use jsonschema::{PatternOptions, Retrieve, Uri, Validator};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-
-/// Backtracking budget per regex match, so a catastrophic `pattern` cannot hang the gateway.
-const REGEX_BACKTRACK_LIMIT: usize = 100_000;
-
-/// Longest string, in characters, a `pattern` that needs backtracking (lookaround, backreferences) is matched
-/// against. Such a match costs up to the square of the string's length whatever the backtracking limit, so a
-/// longer string is refused with a violation saying so, never accepted unchecked.
-pub const MAX_BACKTRACKING_SUBJECT: usize = 1_000;
 
 /// What compiling draws on: the schema documents an operator pre-registered by URI (a `$ref` may point at them
 /// and nothing else remote), and the cache the compiled validators of a registry share.
@@ -56,113 +49,31 @@ pub enum SchemaError {
     RemoteRef(String),
     #[error("schema does not compile: {0}")]
     Invalid(String),
+    /// The schema compiles, but validating against it could take work or stack without bound (`shape.rs`).
+    #[error("schema {0}")]
+    Shape(String),
 }
 
 /// Compiles `schema` against the pre-registered documents. No I/O happens here.
 pub fn compile_schema(schema: &Value, documents: &SchemaDocuments) -> Result<Validator, SchemaError> {
     let retriever = LocalRetriever { docs: Arc::clone(&documents.docs), refused: Arc::default() };
     let refused = Arc::clone(&retriever.refused);
+    let shape_retriever = LocalRetriever { docs: Arc::clone(&documents.docs), refused: Arc::default() };
     let built = jsonschema::options()
         .with_retriever(retriever)
         // Linear-time regexes only, except `pattern` itself, which `BoundedPattern` bounds.
         .with_pattern_options(PatternOptions::regex())
         .with_keyword("pattern", pattern_keyword)
         .build(schema);
-    built.map_err(|err| {
+    let validator = built.map_err(|err| {
         let refused = refused.lock().unwrap_or_else(|p| p.into_inner()).take();
         match refused {
             Some(uri) => SchemaError::RemoteRef(uri),
             None => SchemaError::Invalid(err.to_string()),
         }
-    })
-}
-
-/// A `pattern`, compiled with the linear-time `regex` engine when it can be, and with backtracking
-/// (`fancy_regex`, bounded per match) only when it needs lookaround or backreferences.
-#[derive(Debug)]
-pub enum BoundedPattern {
-    Linear(regex::Regex),
-    Backtracking(fancy_regex::Regex),
-}
-
-impl BoundedPattern {
-    /// Translates the ECMA-262 `pattern` as jsonschema does, then compiles it.
-    pub fn new(pattern: &str) -> Result<Self, String> {
-        let invalid = || format!("{:?} is not a valid regular expression", bounded_quote(pattern));
-        let translated = jsonschema_regex::to_rust_regex(pattern).map_err(|()| invalid())?;
-        if let Ok(linear) = regex::Regex::new(&translated) {
-            return Ok(Self::Linear(linear));
-        }
-        let mut builder = fancy_regex::RegexBuilder::new(&translated);
-        builder.backtrack_limit(REGEX_BACKTRACK_LIMIT);
-        builder.build().map(Self::Backtracking).map_err(|_| invalid())
-    }
-
-    /// Whether `text` matches, or why that cannot be decided within the bounds (the value is then refused).
-    pub fn is_match(&self, text: &str) -> Result<bool, String> {
-        match self {
-            Self::Linear(regex) => Ok(regex.is_match(text)),
-            Self::Backtracking(regex) => {
-                // A byte count at most the limit is at most that many characters: skip counting them.
-                if text.len() > MAX_BACKTRACKING_SUBJECT && text.chars().count() > MAX_BACKTRACKING_SUBJECT {
-                    return Err(format!(
-                        "is longer than {MAX_BACKTRACKING_SUBJECT} characters, the most checked against the pattern {:?}, which needs backtracking",
-                        bounded_quote(regex.as_str())
-                    ));
-                }
-                regex.is_match(text).map_err(|_| {
-                    format!(
-                        "could not be checked against the pattern {:?} within its backtracking limit",
-                        bounded_quote(regex.as_str())
-                    )
-                })
-            }
-        }
-    }
-}
-
-/// `text` cut to a bound, for quoting schema or model text in a message.
-fn bounded_quote(text: &str) -> String {
-    const MAX: usize = 120;
-    match text.char_indices().nth(MAX) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
-    }
-}
-
-/// The `pattern` keyword, matched through `BoundedPattern`.
-struct PatternKeyword {
-    pattern: BoundedPattern,
-    source: String,
-}
-
-fn pattern_keyword<'a>(
-    _: &'a Map<String, Value>,
-    value: &'a Value,
-    _: Location,
-) -> Result<Box<dyn for<'i> Keyword<'i>>, ValidationError<'a>> {
-    let Value::String(source) = value else { return Err(ValidationError::schema("`pattern` must be a string")) };
-    let pattern = BoundedPattern::new(source).map_err(ValidationError::schema)?;
-    Ok(Box::new(PatternKeyword { pattern, source: source.clone() }))
-}
-
-impl<'i> Keyword<'i> for PatternKeyword {
-    fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
-        let Value::String(text) = instance else { return Ok(()) };
-        match self.pattern.is_match(text) {
-            Ok(true) => Ok(()),
-            // The value is not quoted: a message may describe an injected value, which nobody may see.
-            Ok(false) => Err(ValidationError::custom(format!(
-                "the string does not match the pattern {:?}",
-                bounded_quote(&self.source)
-            ))),
-            Err(reason) => Err(ValidationError::custom(format!("the string {reason}"))),
-        }
-    }
-
-    fn is_valid(&self, instance: &'i Value) -> bool {
-        instance.as_str().is_none_or(|text| self.pattern.is_match(text) == Ok(true))
-    }
+    })?;
+    super::shape::check_shape(schema, Arc::new(shape_retriever)).map_err(SchemaError::Shape)?;
+    Ok(validator)
 }
 
 /// `value` with every object and array allocated to its length. A parsed schema's maps keep the room they grew

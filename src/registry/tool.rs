@@ -27,6 +27,8 @@ pub struct CompiledTool {
     pub rate: Option<RateRule>,
     /// `policy`, compiled, in order.
     pub rules: Vec<Arc<Rule>>,
+    /// Whether the input schema has a `pattern` that needs backtracking: its calls are checked on the CPU pool.
+    pub backtracks: bool,
 }
 
 /// Why a spec was refused. Each names the field and the reason.
@@ -93,7 +95,8 @@ impl CompiledTool {
             Some((schema, validator))
         };
         let safe_name = super::catalog::provider_safe_name(&spec.name);
-        Ok(Self { spec, validator, safe_name, injections, model, rate, rules })
+        let backtracks = super::pattern::backtracks(&spec.input_schema);
+        Ok(Self { spec, validator, safe_name, injections, model, rate, rules, backtracks })
     }
 
     /// Whether this is the tool registered as `name` for `tenant`.
@@ -122,6 +125,7 @@ fn schema_reason(err: SchemaError) -> String {
     match err {
         SchemaError::RemoteRef(_) => format!("has a {err}"),
         SchemaError::Invalid(_) => format!("is invalid: {err}"),
+        SchemaError::Shape(_) => format!("is refused: {err}"),
     }
 }
 

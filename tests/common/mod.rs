@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod backends;
+pub mod meter;
 
 use serde_json::Value;
 use std::net::SocketAddr;

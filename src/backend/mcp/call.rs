@@ -79,10 +79,14 @@ pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> Outcome {
     }
     let violation = checks.output.and_then(|output| match &result.structured_content {
         None => Some("declares an outputSchema but returned no structuredContent".to_owned()),
-        Some(value) if output.validator.is_valid(value) => None,
-        Some(value) => crate::pipeline::violations::describe(&output.schema, value)
-            .first()
-            .map(|v| format!("{} at {:?}", v.message, v.instance_path)),
+        // A check that could not finish is a violation: the result is not known to match.
+        Some(value) => match crate::registry::within_budget(|| output.validator.is_valid(value)) {
+            (_, Some(reason)) => Some(reason),
+            (true, None) => None,
+            (false, None) => crate::pipeline::violations::describe(&output.schema, value)
+                .first()
+                .map(|v| format!("{} at {:?}", v.message, v.instance_path)),
+        },
     });
     let Some(reason) = violation else {
         return Outcome {

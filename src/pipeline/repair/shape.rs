@@ -179,11 +179,11 @@ impl<'a> Walker<'a> {
         after
     }
 
-    /// `{"arguments": {...}}`: one key that is no property, around a value that is valid on its own.
+    /// `{"arguments": {...}}`: one key that is no property, around a value that is valid on its own. A key the
+    /// schema declares anywhere it applies (an `anyOf` branch too) is the model's, never a wrapper.
     fn unwrap_wrapper(&mut self, map: &Object, root: &'a Value, validator: &Validator) -> Option<Value> {
         let (key, inner) = map.iter().next().filter(|_| map.len() == 1)?;
-        let node = self.view.node(root);
-        if node.properties().is_some_and(|p| p.contains_key(key)) || !self.allows(Rule::WrapperUnwrapped) {
+        if self.view.declares(root, key) || !self.allows(Rule::WrapperUnwrapped) {
             return None;
         }
         let mark = self.repairs.len();

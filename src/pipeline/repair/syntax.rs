@@ -16,6 +16,16 @@ pub enum SyntaxError {
     TooDeep(usize),
     #[error("are not valid JSON: {0}")]
     Unreadable(String),
+    /// Readable, but with more than one reading: a key twice in one object.
+    #[error("are ambiguous: {0}")]
+    Ambiguous(String),
+}
+
+impl SyntaxError {
+    /// A failure to read `text` as strict JSON: ambiguous when it is well-formed but says a key twice.
+    pub fn of(error: &serde_json::Error) -> Self {
+        if error.is_data() { Self::Ambiguous(error.to_string()) } else { Self::Unreadable(error.to_string()) }
+    }
 }
 
 /// A lenient reading: the value and the rules it took.
@@ -38,14 +48,14 @@ pub fn read_lenient(text: &str, max_depth: usize, allow: impl Fn(Rule) -> bool) 
         rules.push(Rule::TemplateResidue);
     }
     let unreadable = |e: serde_json::Error| SyntaxError::Unreadable(e.to_string());
-    match serde_json::from_str(body) {
+    match crate::pipeline::strict::from_str(body) {
         Ok(value) if !rules.is_empty() => return Ok(Reading { value, rules }),
         Ok(_) => return Err(SyntaxError::Unreadable("nothing to repair".into())),
         Err(e) if !allow(Rule::JsonSyntax) => return Err(unreadable(e)),
         Err(_) => {}
     }
     let json = rewrite(body, max_depth)?;
-    let value = serde_json::from_str(&json).map_err(unreadable)?;
+    let value = crate::pipeline::strict::from_str(&json).map_err(|e| SyntaxError::of(&e))?;
     rules.push(Rule::JsonSyntax);
     Ok(Reading { value, rules })
 }
@@ -55,7 +65,7 @@ pub fn read_any(text: &str, max_depth: usize, allow: impl Fn(Rule) -> bool) -> O
     if !nesting_within(text, max_depth) {
         return None;
     }
-    serde_json::from_str(text).ok().or_else(|| read_lenient(text, max_depth, allow).ok().map(|r| r.value))
+    crate::pipeline::strict::from_str(text).ok().or_else(|| read_lenient(text, max_depth, allow).ok().map(|r| r.value))
 }
 
 /// Whether brackets outside double-quoted strings nest at most `max_depth` deep: a scan with no recursion.

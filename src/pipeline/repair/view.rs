@@ -106,6 +106,31 @@ impl<'a> View<'a> {
         Node { schema, types: None }
     }
 
+    /// Whether `key` may be a property of a value of `schema`: declared in its `properties`, or in those of any
+    /// subschema that applies to the same value (`allOf`, `anyOf`, `oneOf`, `if`/`then`/`else`, `$ref`). A
+    /// declared property is never read as a wrapper around the arguments. Unsure (a `patternProperties`, a
+    /// reference not followed, or past the nodes it looks at) is yes.
+    pub fn declares(&self, schema: &'a Value, key: &str) -> bool {
+        const MAX_NODES: usize = 256;
+        let (mut stack, mut seen) = (vec![schema], 0);
+        while let Some(node) = stack.pop() {
+            seen += 1;
+            let node = self.follow(node);
+            let Some(map) = node.as_object() else { continue };
+            let unsure = seen > MAX_NODES
+                || map.contains_key("patternProperties")
+                || ["$ref", "$dynamicRef", "$recursiveRef"].iter().any(|k| map.contains_key(*k));
+            if unsure || map.get("properties").and_then(Value::as_object).is_some_and(|p| p.contains_key(key)) {
+                return true;
+            }
+            for keyword in ["allOf", "anyOf", "oneOf"] {
+                stack.extend(map.get(keyword).and_then(Value::as_array).into_iter().flatten());
+            }
+            stack.extend(["if", "then", "else"].iter().filter_map(|k| map.get(*k)));
+        }
+        false
+    }
+
     fn follow(&self, mut schema: &'a Value) -> &'a Value {
         for _ in 0..MAX_REF_HOPS {
             let Some(target) = schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) else {
