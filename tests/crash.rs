@@ -1,5 +1,6 @@
 //! Durability: a gateway killed with SIGKILL in the middle of registrations restarts with a readable store,
-//! and every tool at a version it acknowledged or a later one, never a torn write.
+//! and every tool at a version it acknowledged or a later one, never a torn write; a reviewed call killed while
+//! its tool ran answers, after the restart, that its outcome is unknown.
 
 mod common;
 
@@ -85,6 +86,52 @@ async fn a_registration_killed_midway_leaves_the_previous_version_intact() {
     assert!(tool.version <= acknowledged + 1, "at most the one in flight landed");
     assert_eq!(tool.description, format!("rev {}", tool.version), "the record is whole");
     println!("killed after {acknowledged} acknowledged registrations; restarted at version {}", tool.version);
+}
+
+/// D23 (issue 47): a reviewed call whose tool was running when the gateway was SIGKILLed may have run. After the
+/// restart it answers so (INTERNAL, not retryable, the outcome unknown), never that it "could not be run", and
+/// its tool is not run again.
+#[tokio::test]
+async fn a_reviewed_call_killed_while_it_ran_answers_that_its_outcome_is_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    // `rendezvous` returns only when a second call arrives, which none does: the call runs until the kill.
+    let runtime = Runtime::with_rendezvous(2);
+    let target = start_runtime(runtime.clone()).await;
+    let (mut child, addr) = spawn_gateway(dir.path()).await;
+    let channel = common::connect(addr.parse::<http_addr::Addr>().unwrap().0).await;
+    let spec: ToolSpec = serde_json::from_value(json!({"name": "rendezvous", "input_schema": {"type": "object"},
+        "review": {"required": true}, "backend": {"grpc": {"target": target}}}))
+    .unwrap();
+    let mut registry = ToolRegistryClient::new(channel.clone());
+    registry.register_tool(pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) }).await.unwrap();
+    let deferred = |channel: tonic::transport::Channel| async move {
+        let call = pb::ToolCall { id: "c-lost".into(), name: "rendezvous".into(), arguments: "{}".into() };
+        let request =
+            pb::ExecuteRequest { call: Some(call), review_mode: pb::ReviewMode::Defer.into(), ..Default::default() };
+        let answer = pb::tool_gateway_client::ToolGatewayClient::new(channel).execute(request).await;
+        answer.map(|a| a.into_inner().message.unwrap())
+    };
+    let pending = deferred(channel.clone()).await.unwrap();
+    assert_eq!(pending.status, pb::ToolStatus::PendingReview as i32, "{pending:?}");
+    let decide =
+        pb::DecideRequest { call_id: "c-lost".into(), action: pb::ReviewAction::Approve.into(), ..Default::default() };
+    pb::tool_review_client::ToolReviewClient::new(channel.clone()).decide(decide).await.unwrap();
+    let running = tokio::spawn(deferred(channel));
+    let started = async || runtime.calls.load(Ordering::SeqCst) == 1;
+    common::eventually(Duration::from_secs(30), "the approved call reached its tool", started).await;
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    assert!(running.await.unwrap().is_err(), "the caller lost its gateway");
+
+    let (_child, addr) = spawn_gateway(dir.path()).await;
+    let channel = common::connect(addr.parse::<http_addr::Addr>().unwrap().0).await;
+    let answer = deferred(channel).await.unwrap();
+    let error = answer.error.clone().expect("an error");
+    assert_eq!(error.kind, pb::ErrorKind::Internal as i32, "{answer:?}");
+    assert!(!error.retryable && !error.model_fixable, "{error:?}");
+    assert!(answer.content.contains("whether it took effect is unknown"), "{}", answer.content);
+    assert!(!answer.content.contains("could not be run"), "it may well have run: {}", answer.content);
+    assert_eq!(runtime.calls.load(Ordering::SeqCst), 1, "not run again");
 }
 
 /// Parses `http://host:port` into a socket address.

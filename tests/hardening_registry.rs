@@ -1,6 +1,7 @@
 //! Issue 21, defects 3 and 7: a huge unknown name is refused cheaply with a bounded answer, suggestions stay cheap
 //! and tenant-scoped among many tools, and a spec with a bad header, oversized metadata or an oversized schema is
-//! refused at registration with an error naming the field and the bound.
+//! refused at registration with an error naming the field and the bound. Issue 47: framing and hop-by-hop headers
+//! are refused too, and an error answer echoes a bounded part of the arguments.
 
 mod common;
 
@@ -126,6 +127,52 @@ async fn an_invalid_http_header_is_refused_at_registration() {
     let err = registration_error(&mut gw, with_headers(json!({"x-token": "a\nb"}))).await;
     assert!(err.contains("\"x-token\": the value is not a valid HTTP header value"), "{err}");
     gw.register(with_headers(json!({"x-token": "secret"}))).await.expect("a valid header is accepted");
+    // Framing and hop-by-hop headers belong to the gateway's HTTP client, and the per-call ones to the gateway.
+    let refused = [
+        ("Host", "frames the request"),
+        ("content-length", "frames the request"),
+        ("Transfer-Encoding", "frames the request"),
+        ("expect", "frames the request"),
+        ("Connection", "hop-by-hop"),
+        ("keep-alive", "hop-by-hop"),
+        ("TE", "hop-by-hop"),
+        ("trailer", "hop-by-hop"),
+        ("upgrade", "hop-by-hop"),
+        ("proxy-connection", "hop-by-hop"),
+        ("Proxy-Authorization", "hop-by-hop"),
+        ("proxy-authenticate", "hop-by-hop"),
+        ("X-Toolgate-Call-Id", "set by the gateway for each call"),
+    ];
+    for (name, why) in refused {
+        let err = registration_error(&mut gw, with_headers(json!({name: "v"}))).await;
+        assert!(err.contains(&format!("http.headers {name:?}: may not be set: it")) && err.contains(why), "{err}");
+    }
+    gw.stop().await;
+}
+
+/// Issue 47: a TOOL_NOT_FOUND answer repeated the whole `original_arguments`: a 1 MB call answered 1 MB, and a
+/// batch of 128 such calls more than a gRPC client accepts by default (4 MiB). It echoes at most 4 KiB now.
+#[tokio::test]
+async fn an_error_answer_echoes_a_bounded_part_of_the_arguments() {
+    let _serial = SERIAL.lock().await;
+    let (_dir, config) = temp_config();
+    let mut gw = start_gateway(config).await;
+    let big = format!("{{\"note\": \"{}\"}}", "é".repeat(500_000));
+    let m = gw.call("nowhere", &big).await;
+    assert_eq!(kind_of(&m), pb::ErrorKind::ToolNotFound);
+    let echoed = m.error.unwrap().original_arguments;
+    let kept = echoed.strip_suffix('…').expect("marked as cut");
+    assert!(kept.len() <= toolgate::pipeline::MAX_ECHOED_ARGUMENTS && big.starts_with(kept), "{}", echoed.len());
+
+    let arguments = format!("{{\"x\": \"{}\"}}", "a".repeat(50_000));
+    let calls = (0..128)
+        .map(|i| pb::ToolCall { id: format!("c{i}"), name: "nowhere".into(), arguments: arguments.clone() })
+        .collect();
+    let batch = pb::ExecuteBatchRequest { calls, ..Default::default() };
+    let answer = gw.gateway.execute_batch(batch).await.expect("the answer fits a client's default 4 MiB limit");
+    let messages = answer.into_inner().messages;
+    assert_eq!(messages.len(), 128);
+    assert!(messages.iter().all(|m| kind_of(m) == pb::ErrorKind::ToolNotFound));
     gw.stop().await;
 }
 

@@ -24,11 +24,14 @@ async fn a_bad_definition_is_refused_naming_the_field() {
     let gw = start_gateway(config).await;
     let mut admin = admin(&gw).await;
     let http = |url: &str| pb::mcp_server::Transport::Http(pb::McpHttp { url: url.into(), ..Default::default() });
+    let headers = [("Host".to_owned(), "evil.example".to_owned())].into();
+    let with_host = pb::mcp_server::Transport::Http(pb::McpHttp { url: "http://127.0.0.1:1/mcp".into(), headers });
     let cases = [
         (pb::McpServer { name: "a b".into(), ..stdio("x") }, "name \"a b\" is invalid"),
         (pb::McpServer { transport: None, ..stdio("x") }, "needs a transport"),
         (pb::McpServer { transport: Some(http("file:///etc/passwd")), ..stdio("x") }, "must be an http:// or https://"),
         (stdio(""), "command is empty"),
+        (pb::McpServer { transport: Some(with_host), ..stdio("x") }, "\"Host\" may not be set: it frames the request"),
     ];
     for (server, reason) in cases {
         let err = admin.add_mcp_server(pb::AddMcpServerRequest { server: Some(server) }).await.unwrap_err();

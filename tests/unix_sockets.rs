@@ -1,6 +1,6 @@
 //! Unix domain sockets for the sidecar hop, over real sockets: the gateway listens on one (its file's mode set, a
 //! stale file replaced, a live one refused, the file removed at shutdown), and reaches gRPC and HTTP tool servers
-//! listening on theirs; `toolgate health` probes it over the socket.
+//! listening on theirs; `toolgate health` probes it over the socket; the file never has a wider mode than asked.
 
 mod common;
 
@@ -130,4 +130,55 @@ async fn a_unix_target_must_be_an_absolute_path_and_a_dead_socket_is_unavailable
     let answer = gw.call("gone", "{}").await;
     assert_eq!(common::kind_of(&answer), pb::ErrorKind::Unavailable);
     assert!(answer.error.unwrap().message.contains(&format!("unix:{}", nobody.display())), "names the socket");
+}
+
+/// D24 (issue 47): with umask 000 and `listen_mode = 0o600`, the socket's path never shows a wider mode, from the
+/// first moment it exists: a thread stats the path in a tight loop while `toolgate serve` starts, several times.
+/// Set after the bind, the mode was 0o777 for a moment, and another user connected and was served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_unix_socket_never_exists_with_a_wider_mode_than_asked() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let (path, config) = (dir.path().join("gw.sock"), dir.path().join("toolgate.toml"));
+    std::fs::write(&config, "listen_mode = 0o600\n").unwrap();
+    let listen = format!("unix:{}", path.display());
+    for start in 0..12 {
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let watcher = std::thread::spawn({
+            let (path, stop) = (path.clone(), stop.clone());
+            move || loop {
+                if let Ok(meta) = std::fs::symlink_metadata(&path) {
+                    return Some(meta.permissions().mode() & 0o777);
+                }
+                if stop.load(Ordering::Relaxed) {
+                    return None;
+                }
+            }
+        });
+        let mut child = tokio::process::Command::new("sh")
+            .args(["-c", "umask 000 && exec \"$0\" \"$@\"", env!("CARGO_BIN_EXE_toolgate"), "serve", "--listen"])
+            .arg(&listen)
+            .arg("--config")
+            .arg(&config)
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .env("RUST_LOG", "info")
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("sh and toolgate serve start");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let wait = std::time::Duration::from_secs(30);
+        common::line_of(&mut lines, wait, |l| l.contains("toolgate serving")).await;
+        stop.store(true, Ordering::Relaxed);
+        let seen = watcher.join().unwrap().expect("the socket's path exists once the gateway serves");
+        assert_eq!(seen, 0o600, "start {start}: the path existed with mode {seen:o}");
+        assert_eq!(std::fs::symlink_metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        child.start_kill().unwrap();
+        child.wait().await.unwrap();
+        std::fs::remove_file(&path).unwrap();
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.iter().all(|name| !name.to_string_lossy().starts_with(".tg")), "no staging directory left: {left:?}");
 }

@@ -226,7 +226,7 @@ impl Executor {
                     Some(_) => (self.still_running(call, &name), true),
                 },
                 Claimed::Conflict => (self.conflict(call, &name), false),
-                Claimed::Lost => (self.error(call, &name, CallError::Internal(LOST.into()), Vec::new()), false),
+                Claimed::Lost => (self.error(call, &name, CallError::OutcomeUnknown(LOST.into()), Vec::new()), false),
                 Claimed::Full => {
                     tracing::debug!(call_id = %call.id, "every recorded call is running: this one runs unrecorded");
                     (self.admit(req, prepared).await, false)

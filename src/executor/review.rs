@@ -105,7 +105,7 @@ impl Executor {
             Ok(Some(Step::Lost(_))) => {
                 let lost =
                     "the gateway stopped while this call ran; whether it completed is unknown, so it is not run again";
-                (self.error(call, &record.tool, CallError::Internal(lost.into()), record.repairs.clone()), true)
+                (self.error(call, &record.tool, CallError::OutcomeUnknown(lost.into()), record.repairs.clone()), true)
             }
             Ok(None) => {
                 (self.error(call, &record.tool, CallError::Internal("the review vanished".into()), Vec::new()), false)

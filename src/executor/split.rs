@@ -113,7 +113,7 @@ fn combined(
     let error = failed.first().and_then(|first| {
         let mut error = answers[first - 1].error.clone()?;
         error.message = format!("call {first} of {n}: {}", error.message);
-        error.original_arguments = call.arguments.clone();
+        error.original_arguments = crate::pipeline::echoed_arguments(&call.arguments);
         Some(error)
     });
     let effective: Vec<serde_json::Value> =

@@ -34,6 +34,20 @@ const MAX_VIOLATION_CHARS: usize = 240;
 /// Most violation lines shown to the model; `error.violations` keeps them all.
 const MAX_VIOLATION_LINES: usize = 20;
 
+/// The most of a call's arguments an error answer echoes in `original_arguments`, in bytes: past it the text is
+/// cut on a character boundary and ends with `…`. Every error kind is bounded alike: the caller holds the whole
+/// call, and an answer repeating it could be megabytes (a batch of 128 calls of 60 KB to a missing tool answered
+/// 7.7 MB, past a gRPC client's default 4 MiB).
+pub const MAX_ECHOED_ARGUMENTS: usize = 4 * 1024;
+
+/// `arguments` as an error answer echoes them: whole up to `MAX_ECHOED_ARGUMENTS` bytes, else cut and marked.
+pub fn echoed_arguments(arguments: &str) -> String {
+    if arguments.len() <= MAX_ECHOED_ARGUMENTS {
+        return arguments.to_owned();
+    }
+    format!("{}…", &arguments[..arguments.floor_char_boundary(MAX_ECHOED_ARGUMENTS)])
+}
+
 /// The message for a call the backend answered.
 pub fn success_message(call: &ToolCall, name: &str, content: String, structured: Option<String>) -> ToolMessage {
     ToolMessage {
@@ -99,7 +113,7 @@ pub fn error_message(
             retry_after_ms,
             violations,
             suggestions,
-            original_arguments: call.arguments.clone(),
+            original_arguments: echoed_arguments(&call.arguments),
         }),
         repairs,
         effective_arguments: String::new(),
@@ -146,6 +160,11 @@ fn model_text(name: &str, error: &CallError, m: &Messages) -> String {
         }
         CallError::Rejected { feedback } => feedback.clone(),
         CallError::Internal(_) => format!("Error: {name} could not be run because of an internal error."),
+        // It may have run: a blind retry could do it twice.
+        CallError::OutcomeUnknown(_) => format!(
+            "Error: {name} was interrupted while it ran, so whether it took effect is unknown. Do not call it again \
+             before checking whether it did; if you cannot check, tell the user."
+        ),
         CallError::PolicyDenied { message, .. } => message.clone(),
     }
 }
@@ -204,6 +223,21 @@ mod tests {
         assert_eq!(msg.content, "Error: get_weathr is not a valid tool. Did you mean get_weather?");
         let e = msg.error.unwrap();
         assert_eq!((e.model_fixable, e.retryable, e.original_arguments.as_str()), (true, false, "{\"x\":1}"));
+    }
+
+    #[test]
+    fn original_arguments_are_echoed_up_to_a_bound_cut_on_a_character_boundary() {
+        let whole = format!("{{\"x\": \"{}\"}}", "a".repeat(MAX_ECHOED_ARGUMENTS - 10));
+        assert_eq!(echoed_arguments(&whole), whole, "at the bound: whole");
+        let big = format!("{{\"x\": \"{}\"}}", "é".repeat(MAX_ECHOED_ARGUMENTS));
+        let call = ToolCall { arguments: big.clone(), ..call() };
+        let echoed = error_message(&call, "t", CallError::Internal(String::new()), vec![], &Messages::default())
+            .error
+            .unwrap()
+            .original_arguments;
+        let kept = echoed.strip_suffix('…').expect("marked as cut");
+        assert!(kept.len() <= MAX_ECHOED_ARGUMENTS && kept.len() > MAX_ECHOED_ARGUMENTS - 2, "{}", kept.len());
+        assert!(big.starts_with(kept));
     }
 
     #[test]

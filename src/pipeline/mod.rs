@@ -12,7 +12,7 @@ mod strict;
 mod validate;
 pub mod violations;
 
-pub use answer::{Messages, error_message, success_message};
+pub use answer::{MAX_ECHOED_ARGUMENTS, Messages, echoed_arguments, error_message, success_message};
 pub use inject::{OVERRIDE_REMOVED, inject, strip_overrides};
 pub use message::{
     CallContext, ErrorKind, FailureClass, Repair, ToolCall, ToolError, ToolMessage, ToolPart, ToolStatus, Violation,
@@ -56,6 +56,10 @@ pub enum CallError {
     Rejected { feedback: String },
     #[error("internal error: {0}")]
     Internal(String),
+    /// The gateway stopped while the call ran (a reviewed call found `Running` after a restart, a recorded call
+    /// whose gateway died): it may have taken effect. Kind `INTERNAL`, neither retryable nor the model's to fix.
+    #[error("outcome unknown: {0}")]
+    OutcomeUnknown(String),
     /// A policy rule denied the call: `message` is the rule's, for the model; `error` says why the rule could
     /// not be evaluated, when its `on_error` denied it.
     #[error("denied by policy rule {rule}{}", error.as_ref().map(|e| format!(" (its condition could not be evaluated: {e})")).unwrap_or_default())]
@@ -77,7 +81,8 @@ impl CallError {
             CallError::PermissionDenied(_)
             | CallError::BudgetExceeded(_)
             | CallError::Rejected { .. }
-            | CallError::Internal(_) => FailureClass::Fatal,
+            | CallError::Internal(_)
+            | CallError::OutcomeUnknown(_) => FailureClass::Fatal,
         }
     }
 
@@ -94,7 +99,7 @@ impl CallError {
             CallError::BudgetExceeded(_) => ErrorKind::BudgetExceeded,
             CallError::Busy { .. } => ErrorKind::Unavailable,
             CallError::Rejected { .. } => ErrorKind::Rejected,
-            CallError::Internal(_) => ErrorKind::Internal,
+            CallError::Internal(_) | CallError::OutcomeUnknown(_) => ErrorKind::Internal,
             CallError::PolicyDenied { .. } => ErrorKind::PolicyDenied,
         }
     }

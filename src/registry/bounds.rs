@@ -55,7 +55,40 @@ pub fn check_metadata(spec: &ToolSpec) -> Result<(), SpecError> {
     Ok(())
 }
 
-/// Header names and values must be valid HTTP, or every call would fail at its first request, retryably.
+/// Headers that frame the request: the HTTP client writes them for each request, from the URL and the body. A
+/// static one would send a second, contradicting value (`Host`, `Content-Length`), or ask for framing the body
+/// does not have (`Transfer-Encoding`, `Expect`): a request-smuggling shape on any proxy between.
+const FRAMING_HEADERS: &[&str] = &["host", "content-length", "transfer-encoding", "expect"];
+/// Hop-by-hop headers (RFC 9110 §7.6.1 and the older proxy ones): they speak of one connection, which the
+/// gateway's client owns, and a proxy's credentials are not the backend's to receive.
+const HOP_BY_HOP_HEADERS: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "upgrade",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+];
+/// Headers the gateway sets for each call (docs/tool-spec.md): a static one would contradict them.
+const PER_CALL_HEADERS: &[&str] = &["x-toolgate-call-id", "x-toolgate-tool"];
+
+/// Why a static header may not be sent to any backend, if it may not: it frames the request or is hop-by-hop.
+/// The headers of HTTP tools and of streamable-HTTP MCP servers (`backend::mcp`) are both checked with it.
+pub fn refused_header(name: &str) -> Option<&'static str> {
+    let is = |list: &[&str]| list.iter().any(|h| name.eq_ignore_ascii_case(h));
+    if is(FRAMING_HEADERS) {
+        Some("frames the request and is set by the HTTP client for each request")
+    } else if is(HOP_BY_HOP_HEADERS) {
+        Some("is a hop-by-hop header: it applies to one connection, not to the backend")
+    } else {
+        None
+    }
+}
+
+/// Header names and values must be valid HTTP, or every call would fail at its first request, retryably; and no
+/// header may be one `refused_header` names.
 pub fn check_headers(headers: &BTreeMap<String, String>) -> Result<(), SpecError> {
     let bad = |msg: String| Err(SpecError::Backend(format!("http.headers {msg}")));
     if headers.len() > MAX_HEADERS {
@@ -64,6 +97,10 @@ pub fn check_headers(headers: &BTreeMap<String, String>) -> Result<(), SpecError
     for (name, value) in headers {
         if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
             return bad(format!("{}: not a valid HTTP header name", quoted(name)));
+        }
+        let per_call = PER_CALL_HEADERS.iter().any(|h| name.eq_ignore_ascii_case(h));
+        if let Some(why) = refused_header(name).or(per_call.then_some("is set by the gateway for each call")) {
+            return bad(format!("{}: may not be set: it {why}", quoted(name)));
         }
         if http::HeaderValue::from_str(value).is_err() {
             return bad(format!("{}: the value is not a valid HTTP header value", quoted(name)));

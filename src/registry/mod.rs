@@ -15,7 +15,7 @@ mod tool;
 mod validators;
 
 pub use crate::policy::rules::{OnError, RuleAction, RuleError, compile_all as compile_rules};
-pub use bounds::{DEFAULT_MAX_SCHEMA_BYTES, MAX_NAME_LEN};
+pub use bounds::{DEFAULT_MAX_SCHEMA_BYTES, MAX_NAME_LEN, refused_header};
 pub use catalog::{Catalog, normalize_name, normalized_longer_than, provider_safe_name, same_name};
 pub use inject::{Injected, Source, json_pointer};
 pub use pattern::{BoundedPattern, CALL_BACKTRACK_BUDGET, MAX_BACKTRACKING_SUBJECT, within_budget};

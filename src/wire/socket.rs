@@ -72,19 +72,18 @@ impl From<TcpListener> for Listener {
 }
 
 impl Listener {
-    /// Binds `address`. A Unix socket gets `mode` (such as `0o660`); a socket file left by a gateway that is gone
-    /// is replaced, one another process is listening on is not.
+    /// Binds `address`. A Unix socket gets `mode` (such as `0o660`) before its path exists (`bind_with_mode`); a
+    /// socket file left by a gateway that is gone is replaced, one another process is listening on is not.
     pub async fn bind(address: &Address, mode: Option<u32>) -> io::Result<Self> {
         match address {
             Address::Tcp(addr) => TcpListener::bind(addr).await.map(Listener::Tcp),
             Address::Unix(path) => {
                 clear_stale(path).await?;
-                let listener = UnixListener::bind(path)?;
-                let file = SocketFile(path.clone());
-                if let Some(mode) = mode {
-                    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
-                }
-                Ok(Listener::Unix(listener, file))
+                let listener = match mode {
+                    Some(mode) => bind_with_mode(path, mode)?,
+                    None => UnixListener::bind(path)?,
+                };
+                Ok(Listener::Unix(listener, SocketFile(path.clone())))
             }
         }
     }
@@ -117,6 +116,71 @@ pub struct SocketFile(PathBuf);
 impl Drop for SocketFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Binds a Unix socket at `path` that is never reachable with a wider mode than `mode`. Bound in place, the socket
+/// would have the umask's mode until a chmod after it (with umask 000, anyone could connect in between), and the
+/// umask cannot be set around the bind alone: it belongs to the whole, multi-threaded, process. So the socket is
+/// bound inside a private directory (0700) beside `path`, given `mode` there, and then linked into place, which
+/// fails rather than replace a file that appeared meanwhile.
+fn bind_with_mode(path: &Path, mode: u32) -> io::Result<UnixListener> {
+    let staging = Staging::beside(path)?;
+    let listener = staging.bind(mode)?;
+    std::fs::hard_link(staging.socket(), path).map_err(|e| match e.kind() {
+        io::ErrorKind::AlreadyExists => {
+            io::Error::new(io::ErrorKind::AddrInUse, format!("{} is in use", path.display()))
+        }
+        _ => e,
+    })?;
+    Ok(listener)
+}
+
+/// A private directory beside a socket's path, where it is bound and given its mode; removed, with the staged name
+/// of the socket, when dropped (the socket lives on under its linked path).
+struct Staging {
+    dir: PathBuf,
+}
+
+impl Staging {
+    /// A new directory of mode 0700 (never wider, whatever the umask) in `path`'s directory. Its name is short, as
+    /// a socket's path is at most 107 bytes: `.tg` and 8 random hex digits.
+    fn beside(path: &Path) -> io::Result<Self> {
+        use std::os::unix::fs::DirBuilderExt;
+        let parent = path.parent().ok_or_else(|| io::Error::other(format!("{} has no directory", path.display())))?;
+        loop {
+            let mut bytes = [0u8; 4];
+            getrandom::fill(&mut bytes).expect("the OS random source is available");
+            let dir = parent.join(format!(".tg{:08x}", u32::from_ne_bytes(bytes)));
+            match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+                Ok(()) => {
+                    let staging = Staging { dir };
+                    // A umask may have taken bits off 0o700 that the bind needs.
+                    std::fs::set_permissions(&staging.dir, std::fs::Permissions::from_mode(0o700))?;
+                    return Ok(staging);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.join("s")
+    }
+
+    /// The socket bound in the directory, with `mode`.
+    fn bind(&self, mode: u32) -> io::Result<UnixListener> {
+        let listener = UnixListener::bind(self.socket())?;
+        std::fs::set_permissions(self.socket(), std::fs::Permissions::from_mode(mode))?;
+        Ok(listener)
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.socket());
+        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 
@@ -218,5 +282,40 @@ impl AsyncWrite for Stream {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         each!(self.get_mut(), s => Pin::new(s).poll_shutdown(cx))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode_of(path: &Path) -> u32 {
+        std::fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    /// The steps of `bind_with_mode`: the socket has its mode in a 0700 directory before its path exists, and only
+    /// the linked path is left.
+    #[tokio::test]
+    async fn a_socket_has_its_mode_before_its_path_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gw.sock");
+        let staging = Staging::beside(&path).unwrap();
+        assert_eq!(mode_of(&staging.dir), 0o700);
+        let _listener = staging.bind(0o640).unwrap();
+        assert_eq!(mode_of(&staging.socket()), 0o640);
+        assert!(!path.exists(), "nothing at the path until the socket has its mode");
+        drop(staging);
+
+        let listener = Listener::bind(&Address::Unix(path.clone()), Some(0o600)).await.unwrap();
+        assert_eq!(mode_of(&path), 0o600);
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, ["gw.sock"], "the staging directory is gone");
+        let stream = Stream::connect(&Address::Unix(path.clone())).await.expect("the linked path reaches the socket");
+        let accepted = listener.accept().await.unwrap();
+        drop((stream, accepted));
+        // A file that appears at the path after the check for a stale one is never replaced.
+        let err = bind_with_mode(&path, 0o600).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AddrInUse, "{err}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "the staging directory is gone");
     }
 }

@@ -1,7 +1,9 @@
 //! `McpServerSpec`: an MCP server as an operator declares it, in the config file, over the admin API and in
 //! the store, and the checks it must pass.
 
-use crate::registry::{Budget, Injection, Limits, PolicyRule, RepairPolicy, Review, ToolSpec, compile_rules};
+use crate::registry::{
+    Budget, Injection, Limits, PolicyRule, RepairPolicy, Review, ToolSpec, compile_rules, refused_header,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -122,6 +124,9 @@ impl McpServerSpec {
             }
             if RESERVED_HEADERS.iter().any(|r| name.eq_ignore_ascii_case(r)) {
                 return Err(format!("headers: {name:?} is set by the MCP transport itself"));
+            }
+            if let Some(why) = refused_header(name) {
+                return Err(format!("headers: {name:?} may not be set: it {why}"));
             }
             // The value may be a secret: it is not echoed back.
             if http::HeaderValue::try_from(value.as_str()).is_err() {
@@ -259,6 +264,9 @@ mod tests {
             ..stdio("s")
         };
         assert!(http("Mcp-Session-Id", "x").check().unwrap_err().contains("set by the MCP transport"));
+        for name in ["Host", "content-length", "Transfer-Encoding", "connection", "Upgrade", "proxy-authorization"] {
+            assert!(http(name, "x").check().unwrap_err().contains("may not be set"), "{name}");
+        }
         let err = http("authorization", "Bearer s3cret\n").check().unwrap_err();
         assert!(err.contains("value of \"authorization\"") && !err.contains("s3cret"), "{err}");
         assert!(http("authorization", "Bearer t").check().is_ok());
