@@ -26,11 +26,10 @@ async fn execute(gw: &mut Gateway, id: &str, name: &str, timeout: Option<Duratio
     gw.gateway.execute(request(id, name, ARGS, timeout)).await.ok().map(|r| r.into_inner().message.unwrap())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs Redis at 127.0.0.1:6379; .ci/run runs it"]
-async fn a_call_retried_through_another_gateway_runs_once() {
-    let prefix = Prefix::new(&redis_url());
-    let ((_dir_a, mut a), (_dir_b, mut b)) = (gateway(&prefix).await, gateway(&prefix).await);
+/// Two gateways on `prefix`, with the tools registered through the first and known to the second, and the tool
+/// server's count of calls so far.
+async fn two_gateways(prefix: &Prefix) -> ([TempDir; 2], Gateway, Gateway, Counting, usize) {
+    let ((dir_a, mut a), (dir_b, mut b)) = (gateway(prefix).await, gateway(prefix).await);
     let tool = Counting::default();
     let target = start(tool.clone()).await;
     for spec in specs(&target) {
@@ -43,6 +42,14 @@ async fn a_call_retried_through_another_gateway_runs_once() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let base = tool.calls();
+    ([dir_a, dir_b], a, b, tool, base)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Redis at 127.0.0.1:6379; .ci/run runs it"]
+async fn a_call_retried_through_another_gateway_runs_once() {
+    let prefix = Prefix::new(&redis_url());
+    let (_dirs, mut a, mut b, tool, base) = two_gateways(&prefix).await;
 
     // The first caller gives up on A while the tool is held.
     if let Some(m) = execute(&mut a, "x1", "held", Some(Duration::from_millis(300))).await {
@@ -69,6 +76,25 @@ async fn a_call_retried_through_another_gateway_runs_once() {
         assert_eq!(kind_of(&other.into_inner().message.unwrap()), K::InvalidArguments);
     }
     assert_eq!(tool.calls(), base + 1, "the tool ran once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Redis at 127.0.0.1:6379; .ci/run runs it"]
+async fn a_retryable_failure_releases_its_id_in_redis_and_a_final_one_keeps_it() {
+    let prefix = Prefix::new(&redis_url());
+    let (_dirs, mut a, mut b, tool, base) = two_gateways(&prefix).await;
+    // A retryable failure on A: the same id sent through B runs again.
+    for (gw, run) in [(&mut a, 1), (&mut b, 2)] {
+        let m = execute(gw, "y1", "overloaded", None).await.expect("a message");
+        assert!(kind_of(&m) == K::ToolError && m.error.as_ref().unwrap().retryable, "{m:?}");
+        assert_eq!(tool.calls(), base + run, "try {run} reached the tool");
+    }
+    // A final failure on A: B answers it from the record, and the tool does not run.
+    let first = execute(&mut a, "y2", "refusing", None).await.expect("a message");
+    assert!(kind_of(&first) == K::ToolError && !first.error.as_ref().unwrap().retryable, "{first:?}");
+    let again = execute(&mut b, "y2", "refusing", None).await.expect("a message");
+    assert_eq!(again.content, first.content);
+    assert_eq!(tool.calls(), base + 3, "the final failure ran once");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -85,6 +85,33 @@ async fn a_retry_after_the_call_gets_its_outcome_through_execute_and_execute_bat
 }
 
 #[tokio::test]
+async fn a_retryable_failure_releases_its_id_and_a_final_failure_keeps_it() {
+    let (_dir, mut gw, tool) = gateway(Duration::from_secs(600), 100).await;
+    // The tool server's connection is open before a call with a short timeout is sent.
+    execute(&mut gw, "", "quick", ARGS).await;
+    // A timeout (the tool's own 500 ms) and a retryable tool error say "try again": the same id runs again.
+    for (name, kind) in [("held_brief", K::Timeout), ("overloaded", K::ToolError)] {
+        let before = tool.calls();
+        for run in 1..=2 {
+            let m = execute(&mut gw, &format!("r-{name}"), name, ARGS).await;
+            assert_eq!(kind_of(&m), kind, "{m:?}");
+            assert!(m.error.as_ref().unwrap().retryable, "{m:?}");
+            tool.wait_for_calls(before + run).await;
+        }
+        assert_eq!(tool.calls(), before + 2, "{name}: each try reached the tool once");
+    }
+    // A failure that is final (the tool says the arguments are wrong) keeps its id: sent again, it is answered
+    // from the record and the tool does not run.
+    let first = execute(&mut gw, "r-refusing", "refusing", ARGS).await;
+    assert_eq!(kind_of(&first), K::ToolError, "{first:?}");
+    assert!(!first.error.as_ref().unwrap().retryable, "{first:?}");
+    let before = tool.calls();
+    let again = execute(&mut gw, "r-refusing", "refusing", ARGS).await;
+    assert_eq!((kind_of(&again), again.content.as_str()), (K::ToolError, first.content.as_str()), "{again:?}");
+    assert_eq!(tool.calls(), before, "the final failure was not run again");
+}
+
+#[tokio::test]
 async fn the_same_id_with_other_arguments_is_refused_and_not_run() {
     let (_dir, mut gw, tool) = gateway(Duration::from_secs(600), 100).await;
     let first = execute(&mut gw, "c3", "quick", ARGS).await;

@@ -155,6 +155,48 @@ async fn beyond_its_concurrency_cap_a_call_waits_until_its_deadline() {
 }
 
 #[tokio::test]
+async fn behind_its_cap_a_call_that_could_no_longer_finish_is_refused_without_running() {
+    let (_dir, config) = temp_config();
+    let mut gw = start_gateway_with_clock(config, Clock::real()).await;
+    let runtime = Runtime::default();
+    let target = start_runtime(runtime.clone()).await;
+    let schema = json!({"type": "object", "properties": {"ms": {"type": "integer"}}});
+    let spec = json!({"name": "sleep", "input_schema": schema, "limits": {"max_concurrency": 1},
+        "backend": {"grpc": {"target": target}}});
+    gw.register(spec).await.unwrap();
+    let call = |id: &str, timeout: Option<Duration>| {
+        let (mut client, id) = (gw.gateway.clone(), id.to_owned());
+        tokio::spawn(async move {
+            let call = pb::ToolCall { id, name: "sleep".into(), arguments: r#"{"ms": 2000}"#.into() };
+            let mut request = tonic::Request::new(pb::ExecuteRequest { call: Some(call), ..Default::default() });
+            if let Some(timeout) = timeout {
+                request.set_timeout(timeout);
+            }
+            client.execute(request).await.unwrap().into_inner().message.unwrap()
+        })
+    };
+    // The gateway learns how long the tool takes: 2 s.
+    assert_eq!(status_of(&call("pace", None).await.unwrap()), ToolStatus::Success);
+    let ran = || runtime.calls.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(ran(), 1);
+
+    // Four calls of 2 s at once, each with 5 s to answer, one slot: at most two can end in time. Those with a
+    // call id run as recorded calls, the others not.
+    let answers =
+        futures::future::join_all(["d16-0", "", "d16-2", ""].map(|id| call(id, Some(Duration::from_secs(5))))).await;
+    let answers: Vec<_> = answers.into_iter().map(Result::unwrap).collect();
+    let succeeded = answers.iter().filter(|m| status_of(m) == ToolStatus::Success).count();
+    // Every call that started ended in time; the others never reached the tool and were told it is busy.
+    assert_eq!(ran(), 1 + succeeded, "a call reached the tool and did not succeed: {answers:#?}");
+    assert!(succeeded >= 1, "{answers:#?}");
+    for refused in answers.iter().filter(|m| status_of(m) != ToolStatus::Success) {
+        assert_eq!(kind_of(refused), K::Unavailable, "{refused:?}");
+        assert!(refused.error.as_ref().unwrap().retryable, "{refused:?}");
+        assert_eq!(refused.content, "Error: sleep is busy right now. You may try again later.");
+    }
+}
+
+#[tokio::test]
 async fn a_session_stops_at_its_call_budget() {
     let (_dir, mut config) = temp_config();
     config.budgets.max_calls = Some(3);

@@ -31,7 +31,9 @@ impl Served {
         let config = format!("listen = \"{addr}\"\ndata_dir = \"{}\"\n{extra}\n", dir.path().join("data").display());
         let path = dir.path().join("toolgate.toml");
         std::fs::write(&path, config).expect("the config is written");
-        let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        // `TOOLGATE_BIN` runs another build, for a before-and-after comparison.
+        let bin = std::env::var_os("TOOLGATE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_toolgate").into());
+        let child = tokio::process::Command::new(bin)
             .args(["serve", "--config", path.to_str().expect("a UTF-8 path")])
             .env("RUST_LOG", "error")
             .stdout(Stdio::null())

@@ -4,7 +4,7 @@
 use super::{CallRequest, Executor};
 use crate::backend::{BackendError, Invocation};
 use crate::pipeline::{self, CallError, Prepared, ToolMessage};
-use crate::policy::ToolKey;
+use crate::policy::{Slot, ToolKey};
 use crate::telemetry;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -14,19 +14,23 @@ const RETRY_BACKOFF: Duration = Duration::from_millis(50);
 
 impl Executor {
     /// Runs a prepared call and answers with its message, reporting the model's part of the arguments. The tool
-    /// runs within `deadline` and must start (get its concurrency slot) by `start_by`.
+    /// runs within `deadline`; a call that must wait for its concurrency slot starts only if an attempt of the
+    /// tool's usual length would end by `start_by` (else it is refused as busy without running). With neither,
+    /// it waits for a slot at most the tool's timeout.
     pub(super) async fn dispatch(&self, req: CallRequest<'_>, prepared: Prepared) -> ToolMessage {
         let CallRequest { call, deadline, start_by, .. } = req;
         let tool = &prepared.tool;
         let name = tool.spec.name.as_str();
         let timeout = self.timeout_of(tool);
-        let until = start_by.or(deadline).unwrap_or_else(|| Instant::now() + timeout);
-        let key = ToolKey::new(&tool.spec.tenant, name);
-        let (result, attempts) =
-            match self.policy.concurrency.acquire(&key, tool.spec.limits.max_concurrency, Some(until)).await {
-                Ok(_permit) => self.attempts(req, &prepared, timeout).await,
-                Err(saturated) => (Err(CallError::Busy { max: saturated.max }), 0),
-            };
+        let (key, max) = (ToolKey::new(&tool.spec.tenant, name), tool.spec.limits.max_concurrency);
+        let slot = match start_by.or(deadline) {
+            Some(due) => self.policy.concurrency.acquire_to_finish(&key, max, due).await,
+            None => self.policy.concurrency.acquire(&key, max, Some(Instant::now() + timeout)).await,
+        };
+        let (result, attempts) = match slot {
+            Ok(slot) => self.attempts(req, &prepared, timeout, &slot).await,
+            Err(saturated) => (Err(CallError::Busy { max: saturated.max }), 0),
+        };
         let mut message = match result {
             Ok(out) => pipeline::success_message(call, name, out.content, out.structured),
             Err(err) => pipeline::error_message(call, name, err, Vec::new(), &self.settings.messages),
@@ -44,12 +48,14 @@ impl Executor {
         }
     }
 
-    /// Calls the backend until it answers, fails for good, or the retries or the deadline run out.
+    /// Calls the backend until it answers, fails for good, or the retries or the deadline run out. A success's
+    /// time is told to the tool's pace, through its concurrency slot.
     async fn attempts(
         &self,
         CallRequest { call, ctx, deadline, .. }: CallRequest<'_>,
         prepared: &Prepared,
         timeout: Duration,
+        slot: &Slot,
     ) -> (Result<crate::backend::Output, CallError>, u32) {
         let tool = &prepared.tool;
         let backend = tool.spec.backend.as_ref().expect("registered tools always have a backend");
@@ -70,8 +76,10 @@ impl Executor {
                 trace: &trace,
                 budget,
             };
+            let started = Instant::now();
             let outcome = match tokio::time::timeout(budget, self.backends.invoke(backend, invocation)).await {
                 Ok(Ok(output)) => {
+                    slot.succeeded(started.elapsed());
                     self.telemetry.end(&span, None);
                     return (Ok(output), attempts);
                 }

@@ -3,9 +3,10 @@
 //! tool again; the same id with anything else is refused.
 //!
 //! The record lives on this gateway (`local`, bounded) or, in cluster mode, in Redis (`shared`), behind
-//! [`Idempotency`], so the executor does not know which. Only calls admitted to run are recorded: a call refused
-//! before its tool was reached (by a budget, the rate limit, injection or a full concurrency cap) is forgotten,
-//! so sending it again later may run it. Reviewed calls keep their own record (the review queue).
+//! [`Idempotency`], so the executor does not know which. Only final outcomes of calls that reached their tool are
+//! kept: a call refused before its tool was reached (by a budget, the rate limit, injection or a full concurrency
+//! cap), or whose outcome is retryable (a timeout, a 5xx), releases its id, so sending it again may run it; a
+//! call still running is waited on, never run twice. Reviewed calls keep their own record (the review queue).
 //!
 //! A recorded call runs in a task of its own with the tool's timeout, not its caller's deadline: a caller that
 //! times out and retries is the case this exists for, so the first run must go on and its outcome be kept.
@@ -184,12 +185,13 @@ impl Claimed {
     }
 }
 
-/// Whether an outcome is kept for the call's id: only when the tool may have run. A call that never reached
-/// its tool, or that its backend refused as unavailable and retryable (an MCP server not connected, a worker
-/// gone), may be sent again and run: keeping that answer would make `retryable` a lie for the window.
+/// Whether an outcome is kept for the call's id: only when the tool may have run and the outcome is final (a
+/// success, or a fatal or model-fixable failure). A call that never reached its tool, or whose outcome says to try
+/// again (a timeout, a 5xx, a backend unavailable: `retryable`), may be sent again and run: keeping that answer
+/// would make `retryable` a lie for the window.
 fn kept(message: &ToolMessage) -> bool {
-    let unavailable = message.error.as_ref().is_some_and(|e| e.kind == ErrorKind::Unavailable && e.retryable);
-    message.attempts > 0 && !unavailable
+    let retryable = message.error.as_ref().is_some_and(|e| e.retryable);
+    message.attempts > 0 && !retryable
 }
 
 /// The most a recorded call's latest start is set before its caller's deadline.

@@ -61,8 +61,9 @@ pub struct CallRequest<'a> {
     pub ctx: &'a CallContext,
     /// The caller's deadline: the answer is due by then.
     pub deadline: Option<Instant>,
-    /// When the tool must have started (got its concurrency slot) by: the deadline, or, for a recorded call that
-    /// runs on past its caller's deadline, a little before it.
+    /// When the tool must have started (got its concurrency slot) by, and a call that waited for its slot be
+    /// expected to finish by: the deadline, or, for a recorded call that runs on past its caller's deadline, a
+    /// little before it.
     pub start_by: Option<Instant>,
     pub mode: ReviewMode,
     /// Which door the call came in through, for its span.

@@ -14,7 +14,7 @@ pub mod shared;
 
 pub use budget::{BudgetExceeded, BudgetLimits, Budgets};
 pub use clock::Clock;
-pub use concurrency::{Concurrency, Saturated};
+pub use concurrency::{Concurrency, Saturated, Slot};
 pub use rate::{Rate, RateLimited, RateLimits, RateRule, parse_rate};
 
 use std::sync::{Arc, Weak};

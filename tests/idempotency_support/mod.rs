@@ -1,5 +1,6 @@
-//! A tool server for the idempotency tests: it counts the calls that reach it, and holds each call of `held` until
-//! the test lets one through, to stand for a slow tool whose caller gives up.
+//! A tool server for the idempotency tests: it counts the calls that reach it, and holds each call of `held` (and
+//! `held_brief`) until the test lets one through, to stand for a slow tool whose caller gives up; `overloaded`
+//! fails as retryable (gRPC RESOURCE_EXHAUSTED), `refusing` as the model's to fix (INVALID_ARGUMENT).
 #![allow(dead_code)]
 
 use std::sync::Arc;
@@ -48,8 +49,11 @@ impl ToolRuntime for Counting {
     async fn invoke(&self, request: Request<pb::InvokeRequest>) -> Result<Response<pb::InvokeResponse>, Status> {
         let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         let req = request.into_inner();
-        if req.tool == "held" {
-            self.gate.acquire().await.expect("never closed").forget();
+        match req.tool.as_str() {
+            "held" | "held_brief" => self.gate.acquire().await.expect("never closed").forget(),
+            "overloaded" => return Err(Status::resource_exhausted(format!("run {n}: too busy, try again later"))),
+            "refusing" => return Err(Status::invalid_argument(format!("run {n}: n must be even"))),
+            _ => {}
         }
         let content = format!("run {n} of {} with {}", req.tool, req.arguments);
         Ok(Response::new(pb::InvokeResponse {
@@ -73,16 +77,19 @@ pub async fn start(runtime: Counting) -> String {
     format!("http://{addr}")
 }
 
-/// The specs of `held` and `quick` on `target`, as JSON.
-pub fn specs(target: &str) -> [serde_json::Value; 2] {
-    ["held", "quick"].map(|name| {
-        serde_json::json!({
-            "name": name,
-            "input_schema": {"type": "object", "properties": {"n": {"type": "integer"}}},
-            "backend": {"grpc": {"target": target}},
-            "limits": {"timeout_ms": 20_000},
-        })
-    })
+/// The specs of every tool on `target`, as JSON, `quick` last: `held_brief` times out after 500 ms, the others
+/// after 20 s.
+pub fn specs(target: &str) -> [serde_json::Value; 5] {
+    [("held", 20_000), ("held_brief", 500), ("overloaded", 20_000), ("refusing", 20_000), ("quick", 20_000)].map(
+        |(name, timeout_ms)| {
+            serde_json::json!({
+                "name": name,
+                "input_schema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                "backend": {"grpc": {"target": target}},
+                "limits": {"timeout_ms": timeout_ms},
+            })
+        },
+    )
 }
 
 pub fn request(id: &str, name: &str, arguments: &str, timeout: Option<Duration>) -> Request<pb::ExecuteRequest> {
