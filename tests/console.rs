@@ -1,12 +1,13 @@
-//! The console's handlers over real HTTP against a real gateway: login, the pending reviews, one review, and
-//! each verdict (approve; edit, valid, invalid or setting an injected parameter; reject), with the CSRF token,
-//! the session and the security headers each page must carry.
+//! The console's handlers over real HTTP against a real gateway: login (limited per client address, sessions of
+//! one role bounded apart from the other's), the pending reviews, one review, and each verdict (approve; edit,
+//! valid, invalid or setting an injected parameter; reject), with the CSRF token, the session and the security
+//! headers each page must carry.
 
 mod common;
 mod console_support;
 mod review_support;
 
-use console_support::{Console, REVIEW_TOKEN};
+use console_support::{ADMIN_TOKEN, Console, REVIEW_TOKEN};
 use review_support::{TENANT, defer, execute, request};
 use std::time::Duration;
 use toolgate::pb::v1::{self as pb, ErrorKind, ReviewAction, ReviewMode, ToolStatus};
@@ -279,4 +280,52 @@ async fn a_call_a_policy_rule_sent_to_review_names_the_rule() {
         text(&page).contains("Scaling past 10 replicas <costs> money.") && !page.contains("<costs>"),
         "escaped: {page}"
     );
+}
+
+#[tokio::test]
+async fn wrong_tokens_are_limited_per_client_address_and_then_the_right_one_waits_too() {
+    let c = Console::start().await;
+    // Ten wrong guesses at once (the burst), then one every 6 s: the loop meets a 429 long before 100.
+    let mut wrong = 0;
+    let limited = loop {
+        let response = c.post_login("eve", "guess").await;
+        if response.status() != 401 || wrong == 100 {
+            break response;
+        }
+        wrong += 1;
+    };
+    assert_eq!(limited.status(), 429, "after {wrong} wrong tokens");
+    assert!(wrong >= 10, "the burst is ten guesses: limited after {wrong}");
+    let retry = limited.headers()["retry-after"].to_str().unwrap().parse::<u64>().unwrap();
+    assert!((1..=6).contains(&retry), "Retry-After: {retry}");
+    assert!(limited.text().await.unwrap().contains("try again in"));
+    // While the address waits, the right token is refused too (else the answer would tell a guess apart).
+    let right = c.post_login("ana", REVIEW_TOKEN).await;
+    assert_eq!(right.status(), 429);
+    assert!(
+        right.headers().get_all("set-cookie").iter().all(|v| !v.to_str().unwrap().starts_with("toolgate_console="))
+    );
+    // Another address has a bucket of its own.
+    let elsewhere = Console::client_from([127, 0, 0, 2]);
+    assert_eq!(c.post_login_via(&elsewhere, "ana", REVIEW_TOKEN).await.status(), 303);
+}
+
+#[tokio::test]
+async fn logins_with_the_review_token_never_end_an_admins_session_or_another_clients() {
+    let c = Console::start_with_admin().await;
+    let admin = c.login_with("root", ADMIN_TOKEN).await;
+    let elsewhere = Console::client_from([127, 0, 0, 2]);
+    let ana = c.post_login_via(&elsewhere, "ana", REVIEW_TOKEN).await;
+    assert_eq!(ana.status(), 303);
+    let ana = ana.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    // More review logins from one address than the console keeps sessions (1,024): a session must end, and it
+    // is one of this address's own.
+    let (csrf, cookie) = c.login_form().await;
+    for i in 0..1_030 {
+        let form = [("name", "flood"), ("token", REVIEW_TOKEN), ("csrf", csrf.as_str())];
+        let login = c.http.post(c.url("/login")).header("cookie", &cookie).form(&form).send().await.unwrap();
+        assert_eq!(login.status(), 303, "login {i}");
+    }
+    assert!(c.get_with(&admin.cookie, "/tools").await.contains("root"), "the admin is still logged in");
+    assert!(c.get_with(&ana, "/reviews").await.contains("ana"), "the reviewer elsewhere is still logged in");
 }

@@ -1,12 +1,13 @@
 //! The console's operator pages over real HTTP against a real gateway: the recent calls (filtered, each in
-//! full, a model's text shown as text) and the last hour per tool (calls, failures by kind, repairs by rule).
+//! full, a model's text shown as text) and the last hour per tool (calls, failures by kind, repairs by rule); and
+//! that the console answers only to its own host names, so a DNS-rebinding page reads and decides nothing.
 
 mod common;
 mod console_support;
 mod review_support;
 
 use console_support::Console;
-use review_support::context;
+use review_support::{TENANT, context, defer};
 use serde_json::json;
 use toolgate::pb::v1::{self as pb, ToolStatus};
 
@@ -93,4 +94,67 @@ async fn without_a_session_the_operator_pages_send_to_the_login() {
         let response = c.http.get(c.url(path)).send().await.unwrap();
         assert_eq!(response.status(), 303, "{path}");
     }
+}
+
+#[tokio::test]
+async fn a_page_under_another_host_name_is_refused_even_by_an_open_console() {
+    let mut c = Console::start_open().await;
+    with_echo(&mut c).await;
+    call(&c, "secret", "echo", r#"{"note": "password=hunter2"}"#).await;
+    defer(c.gw.gateway.clone(), "r1", r#"{"service": "api", "replicas": 2}"#).await;
+    let port = c.base.rsplit(':').next().unwrap().to_owned();
+    // A page of evil.example, its name rebound to 127.0.0.1, sends `Host: evil.example:PORT`.
+    let evil = format!("evil.example:{port}");
+    let form = c.http.get(c.url("/login")).header("host", &evil).send().await.unwrap();
+    assert_eq!(form.status(), 403);
+    let text = form.text().await.unwrap();
+    assert!(text.contains("evil.example") && text.contains("allowed_hosts"), "{text}");
+    let (csrf, cookie) = c.login_form().await;
+    let form = [("name", "mallory"), ("token", ""), ("csrf", csrf.as_str())];
+    let login = c.http.post(c.url("/login")).header("host", &evil).header("cookie", cookie).form(&form);
+    let login = login.send().await.unwrap();
+    assert_eq!(login.status(), 403);
+    assert!(login.headers().get("set-cookie").is_none(), "no session");
+    // Even a session opened on loopback is no use under the other name.
+    let session = c.login_with("ana", "").await;
+    let calls = c.http.get(c.url("/calls")).header("host", &evil).header("cookie", &session.cookie);
+    let calls = calls.send().await.unwrap();
+    assert_eq!(calls.status(), 403);
+    assert!(!calls.text().await.unwrap().contains("hunter2"));
+    let verdict = [("csrf", session.csrf.as_str()), ("tenant", TENANT), ("call_id", "r1"), ("action", "approve")];
+    let decide = c.http.post(c.url("/review/decide")).header("host", &evil).header("origin", format!("http://{evil}"));
+    let decide = decide.header("cookie", &session.cookie).form(&verdict).send().await.unwrap();
+    assert_eq!(decide.status(), 403);
+    assert!(c.get_with(&session.cookie, "/reviews/rows").await.contains("data-call-id=\"r1\""), "still pending");
+    // The loopback names answer, on any port.
+    for host in [format!("localhost:{port}"), format!("[::1]:{port}"), "127.0.0.1".into()] {
+        let page = c.http.get(c.url("/calls")).header("host", &host).header("cookie", &session.cookie);
+        assert_eq!(page.send().await.unwrap().status(), 200, "{host}");
+    }
+}
+
+#[tokio::test]
+async fn an_operator_serves_the_console_under_the_names_it_lists() {
+    let listed = ["console.example", "[::1]:1"].map(|h| toolgate::config::AllowedHost::parse(h).unwrap());
+    let c = Console::start_with(|config| config.console.allowed_hosts = listed.to_vec()).await;
+    let port = c.base.rsplit(':').next().unwrap().to_owned();
+    let get = |host: String| c.http.get(c.url("/login")).header("host", host).send();
+    assert_eq!(get(format!("console.example:{port}")).await.unwrap().status(), 200, "a listed name, any port");
+    assert_eq!(get("CONSOLE.example".into()).await.unwrap().status(), 200, "names are case-blind");
+    for host in [format!("127.0.0.1:{port}"), format!("[::1]:{port}"), format!("console.example.evil:{port}")] {
+        let refused = get(host.clone()).await.unwrap();
+        assert_eq!(refused.status(), 403, "{host}: the list replaces the loopback names");
+        assert!(refused.text().await.unwrap().contains("console.example, [::1]:1"), "{host}: names what it answers to");
+    }
+    // A browser on the listed name posts with its Origin: the same name is ours.
+    let host = format!("console.example:{port}");
+    let (csrf, cookie) = {
+        let form = c.http.get(c.url("/login")).header("host", &host).send().await.unwrap();
+        let cookie = form.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+        let page = form.text().await.unwrap();
+        (page.split("name=\"csrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned(), cookie)
+    };
+    let form = [("name", "ana"), ("token", console_support::REVIEW_TOKEN), ("csrf", csrf.as_str())];
+    let login = c.http.post(c.url("/login")).header("host", &host).header("origin", format!("http://{host}"));
+    assert_eq!(login.header("cookie", cookie).form(&form).send().await.unwrap().status(), 303);
 }

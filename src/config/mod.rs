@@ -7,7 +7,7 @@ mod mcp_front;
 mod raw;
 mod tls;
 
-pub use console::{ConsoleSettings, RawConsole};
+pub use console::{AllowedHost, ConsoleSettings, RawConsole};
 pub use mcp_front::{JwksSource, JwtSettings, McpFrontSettings, Principal, RawJwt, RawMcpFront, RawToken};
 pub use raw::{Overrides, RawAuth, RawBudgets, RawConfig, RawIdempotency, RawLimits, RawRepair, RawReview};
 pub use tls::{RawTls, TlsConfig};

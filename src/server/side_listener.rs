@@ -8,6 +8,7 @@ use crate::wire::socket::Stream;
 use axum::extract::connect_info::Connected;
 use axum::serve::IncomingStream;
 use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -18,10 +19,12 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 /// Connections whose handshake is done, waiting for axum to take them.
 const READY: usize = 64;
 
-/// What a connection's client certificate says, over mTLS. Requests carry it as `ConnectInfo<Peer>`.
+/// Who is on the other end: the client's address, and what its certificate says over mTLS. Requests carry it as
+/// `ConnectInfo<Peer>`.
 #[derive(Debug, Clone, Default)]
 pub struct Peer {
     pub identity: Option<Arc<PeerIdentity>>,
+    pub addr: Option<SocketAddr>,
 }
 
 impl Connected<IncomingStream<'_, SideListener>> for Peer {
@@ -72,10 +75,10 @@ impl axum::serve::Listener for SideListener {
         match &mut self.accepted {
             Accepted::Plain(listener) => loop {
                 match TcpListener::accept(listener).await {
-                    Ok((tcp, _)) => {
+                    Ok((tcp, addr)) => {
                         // Small answers leave at once: with Nagle's algorithm, each would wait for a delayed ACK.
                         let _ = tcp.set_nodelay(true);
-                        return (Stream::Tcp(tcp), Peer::default());
+                        return (Stream::Tcp(tcp), Peer { identity: None, addr: Some(addr) });
                     }
                     Err(err) => backoff(&err).await,
                 }
@@ -100,13 +103,13 @@ async fn handshakes(listener: TcpListener, inbound: Inbound, ready: mpsc::Sender
         tokio::select! {
             () = ready.closed() => return,
             accepted = TcpListener::accept(&listener) => match accepted {
-                Ok((tcp, _)) => {
+                Ok((tcp, addr)) => {
                     let _ = tcp.set_nodelay(true);
                     let (inbound, ready) = (inbound.clone(), ready.clone());
                     tokio::spawn(async move {
                         let acceptor = inbound.tls.http();
                         if let Some((io, identity)) = handshake(Stream::Tcp(tcp), &acceptor, &inbound.identities).await {
-                            let _ = ready.send((io, Peer { identity })).await;
+                            let _ = ready.send((io, Peer { identity, addr: Some(addr) })).await;
                         }
                     });
                 }

@@ -50,7 +50,13 @@ impl Console {
         .await
     }
 
-    async fn start_with(adjust: impl FnOnce(&mut toolgate::Config)) -> Self {
+    /// A console no token closes (on loopback): anyone who reaches it logs in as admin.
+    pub async fn start_open() -> Self {
+        Self::start_with(|config| config.tokens.review = None).await
+    }
+
+    /// The console with the review token set, and `adjust` applied to its gateway's config last.
+    pub async fn start_with(adjust: impl FnOnce(&mut toolgate::Config)) -> Self {
         let (dir, mut config) = crate::common::temp_config();
         let addr: SocketAddr = crate::common::free_addr();
         config.console.listen = Some(addr);
@@ -98,7 +104,12 @@ impl Console {
 
     /// The login form as a browser gets it: its CSRF token, and the login cookie to send back with it.
     pub async fn login_form(&self) -> (String, String) {
-        let response = self.http.get(self.url("/login")).send().await.unwrap();
+        self.login_form_via(&self.http).await
+    }
+
+    /// The same, fetched with `http` (a client bound to another address, say).
+    pub async fn login_form_via(&self, http: &reqwest::Client) -> (String, String) {
+        let response = http.get(self.url("/login")).send().await.unwrap();
         assert_eq!(response.status(), 200);
         let set_cookie = response.headers()["set-cookie"].to_str().unwrap();
         let cookie = set_cookie.split(';').next().unwrap().to_owned();
@@ -109,9 +120,20 @@ impl Console {
 
     /// Posts the login form `name` and `token`, as a browser that loaded it first.
     pub async fn post_login(&self, name: &str, token: &str) -> reqwest::Response {
-        let (csrf, cookie) = self.login_form().await;
+        self.post_login_via(&self.http, name, token).await
+    }
+
+    /// The same, sent with `http`.
+    pub async fn post_login_via(&self, http: &reqwest::Client, name: &str, token: &str) -> reqwest::Response {
+        let (csrf, cookie) = self.login_form_via(http).await;
         let form = [("name", name), ("token", token), ("csrf", csrf.as_str())];
-        self.http.post(self.url("/login")).header("cookie", cookie).form(&form).send().await.unwrap()
+        http.post(self.url("/login")).header("cookie", cookie).form(&form).send().await.unwrap()
+    }
+
+    /// A client like `http` whose connections come from `ip` (any of 127.0.0.0/8 is this host's loopback).
+    pub fn client_from(ip: [u8; 4]) -> reqwest::Client {
+        let ip = std::net::IpAddr::from(ip);
+        reqwest::Client::builder().redirect(Policy::none()).local_address(ip).build().unwrap()
     }
 
     /// Logs `name` in with `token`.

@@ -4,8 +4,10 @@
 
 mod assets;
 mod operators;
+mod origin;
 mod pages;
 mod session;
+mod throttle;
 mod tools;
 mod views;
 
@@ -34,6 +36,8 @@ use tower_http::timeout::TimeoutLayer;
 /// What every handler shares.
 pub struct Console {
     sessions: Sessions,
+    /// Wrong logins per client.
+    throttle: throttle::Throttle,
     executor: Arc<Executor>,
     telemetry: Arc<Telemetry>,
     limits: ParseLimits,
@@ -80,13 +84,18 @@ pub fn spawn(
         max_session_calls: config.budgets.max_calls,
     };
     let rules = Arc::clone(&config.policy);
-    let console =
-        Arc::new(Console { sessions, executor, telemetry, limits: config.parse_limits, defaults, rules, tls });
+    let throttle = throttle::Throttle::default();
+    let limits = config.parse_limits;
+    let console = Arc::new(Console { sessions, throttle, executor, telemetry, limits, defaults, rules, tls });
     if !console.sessions.closed() {
         tracing::warn!(%addr, "the console has no review or admin token to log in with: any local process may decide reviews");
     }
+    if !addr.ip().is_loopback() && config.console.allowed_hosts.iter().all(|h| is_loopback_name(&h.host)) {
+        tracing::warn!(%addr, "the console answers to loopback names only: set [console] allowed_hosts to the names it is served under");
+    }
     tracing::info!(%addr, "serving the console at {}://{addr}/", listener.scheme());
-    let app = router(console, config.max_request_bytes).into_make_service_with_connect_info::<Peer>();
+    let hosts = origin::Hosts::new(config.console.allowed_hosts.clone());
+    let app = router(console, hosts, config.max_request_bytes).into_make_service_with_connect_info::<Peer>();
     tokio::spawn(async move {
         let stopped = async move {
             let _ = stopped.await;
@@ -99,7 +108,7 @@ pub fn spawn(
 }
 
 /// The console's routes and its stack. Layers run outermost first, in the order written:
-pub fn router(console: Arc<Console>, max_body: usize) -> axum::Router {
+pub fn router(console: Arc<Console>, hosts: origin::Hosts, max_body: usize) -> axum::Router {
     let pages = axum::Router::new()
         .route("/", get(|| async { Redirect::to("/reviews") }))
         .route("/reviews", get(pages::reviews))
@@ -125,13 +134,14 @@ pub fn router(console: Arc<Console>, max_body: usize) -> axum::Router {
         .concurrency_limit(MAX_IN_FLIGHT)
         // 3. No request holds a slot longer than REQUEST_TIMEOUT.
         .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, REQUEST_TIMEOUT))
-        // 4. Every answer carries the security headers; a POST from another origin is refused before routing.
+        // 4. Every answer carries the security headers; a request to another host name, or from another origin,
+        //    is refused before routing.
         .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP)))
         .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
         .layer(SetResponseHeaderLayer::overriding(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
         .layer(SetResponseHeaderLayer::overriding(header::REFERRER_POLICY, HeaderValue::from_static("same-origin")))
         .layer(SetResponseHeaderLayer::if_not_present(header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
-        .layer(axum::middleware::from_fn(same_origin));
+        .layer(axum::middleware::from_fn_with_state(Arc::new(hosts), origin::same_site));
     // A form is at most a request's size, enforced by the extractors that read it (edited arguments are bounded
     // again when parsed).
     pages.merge(open).with_state(console).layer(axum::extract::DefaultBodyLimit::max(max_body)).layer(stack)
@@ -155,16 +165,7 @@ async fn require_session(State(console): State<Arc<Console>>, mut request: Reque
     }
 }
 
-/// Refuses a request whose `Origin` is another site's: a form posted from elsewhere never reaches a handler
-/// (SameSite=Strict keeps the cookie from it too; this holds for a browser that does not honour that).
-async fn same_origin(request: Request, next: Next) -> Response {
-    let headers = request.headers();
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
-        let ours = origin.to_str().ok().and_then(|o| o.split_once("://")).is_some_and(|(_, rest)| rest == host);
-        if !ours {
-            return (StatusCode::FORBIDDEN, "a request from another origin").into_response();
-        }
-    }
-    next.run(request).await
+/// A name every host resolves to itself.
+fn is_loopback_name(host: &str) -> bool {
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }

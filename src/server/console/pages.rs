@@ -2,12 +2,14 @@
 
 use super::Console;
 use super::session::{self, Session};
+use super::throttle;
 use super::views::{Detail, LoginPage, MessagePage, ReviewPage, ReviewsPage, Row, Rows, User, pretty};
 use crate::review::{self, ReviewError, ReviewKey, Verdict, VerdictError, reviewer_name};
+use crate::server::side_listener::Peer;
 use askama::Template;
-use axum::extract::{Extension, Form, Query, State};
+use axum::extract::{ConnectInfo, Extension, Form, Query, State};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use http::header::{COOKIE, SET_COOKIE};
+use http::header::{COOKIE, RETRY_AFTER, SET_COOKIE};
 use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -51,7 +53,14 @@ pub struct LoginForm {
     csrf: String,
 }
 
-pub async fn login(State(console): Shared, headers: HeaderMap, Form(form): Form<LoginForm>) -> Response {
+/// A login: its form must be one this console served, and a client that has guessed wrong too often waits (429)
+/// before its token is even compared.
+pub async fn login(
+    State(console): Shared,
+    ConnectInfo(peer): ConnectInfo<Peer>,
+    headers: HeaderMap,
+    Form(form): Form<LoginForm>,
+) -> Response {
     let cookies = headers.get(COOKIE).and_then(|v| v.to_str().ok()).unwrap_or_default();
     if !session::login_form_matches(cookies, &form.csrf) {
         let expired = "This login form was not served by this console, or has expired: log in again.";
@@ -64,8 +73,17 @@ pub async fn login(State(console): Shared, headers: HeaderMap, Form(form): Form<
             Some("Give your name: decisions are recorded under it."),
         );
     };
-    match console.sessions.login(&form.token, &name) {
+    let client = throttle::client(peer.addr);
+    if let Err(wait) = console.throttle.take(client) {
+        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        tracing::warn!(%client, "console login refused: too many wrong tokens from this address");
+        let text = format!("Too many wrong tokens from your address: try again in {seconds} s.");
+        let page = login_page(&console, StatusCode::TOO_MANY_REQUESTS, Some(&text));
+        return ([(RETRY_AFTER, seconds.to_string())], page).into_response();
+    }
+    match console.sessions.login(&form.token, &name, client) {
         Some(login) => {
+            console.throttle.give_back(client);
             tracing::info!(reviewer = %name, admin = login.session.admin, "console login");
             ([(SET_COOKIE, session::set_cookie(&login.id, console.tls))], Redirect::to("/reviews")).into_response()
         }

@@ -1,8 +1,10 @@
 //! Who is logged in to the console: sessions behind an HttpOnly, SameSite=Strict cookie, each with the
-//! reviewer's name, whether the admin token opened it, and the CSRF token its forms carry.
+//! reviewer's name, whether the admin token opened it, and the CSRF token its forms carry. Each role's sessions are
+//! bounded apart, so logins with the review token never end an admin's session.
 
 use crate::config::Tokens;
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use subtle::ConstantTimeEq;
@@ -16,7 +18,7 @@ pub const LOGIN_COOKIE: &str = "toolgate_login";
 const LOGIN_FORM_LIFETIME: Duration = Duration::from_secs(60 * 60);
 /// A session ends this long after login.
 const LIFETIME: Duration = Duration::from_secs(12 * 60 * 60);
-/// Sessions kept at most; past it the oldest ends.
+/// Sessions of one role (review, admin) kept at most; past it, the oldest of the client holding the most ends.
 const MAX_SESSIONS: usize = 1_024;
 
 /// One logged-in reviewer.
@@ -29,6 +31,8 @@ pub struct Session {
     /// Every form of this session carries it; a POST without it is refused.
     pub csrf: String,
     started: Instant,
+    /// Where it logged in from (`throttle::client`).
+    client: IpAddr,
 }
 
 /// What a login gave: the session's id for the cookie, and the session.
@@ -56,7 +60,7 @@ impl Sessions {
 
     /// Logs `name` in with `token`: the review token opens the reviews, the admin token everything. Compared in
     /// constant time, each candidate, so timing tells nothing of a guess.
-    pub fn login(&self, token: &str, name: &str) -> Option<Login> {
+    pub fn login(&self, token: &str, name: &str, client: IpAddr) -> Option<Login> {
         let matches = |expected: &Option<String>| {
             expected.as_deref().is_some_and(|e| bool::from(token.as_bytes().ct_eq(e.as_bytes())))
         };
@@ -65,15 +69,11 @@ impl Sessions {
         if !(review || admin) {
             return None;
         }
-        let session = Session { name: name.to_owned(), admin, csrf: random_token(), started: Instant::now() };
+        let session = Session { name: name.to_owned(), admin, csrf: random_token(), started: Instant::now(), client };
         let id = random_token();
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         live.retain(|_, s| s.started.elapsed() < LIFETIME);
-        if live.len() >= MAX_SESSIONS
-            && let Some(oldest) = live.iter().min_by_key(|(_, s)| s.started).map(|(k, _)| k.clone())
-        {
-            live.remove(&oldest);
-        }
+        make_room(&mut live, admin);
         live.insert(id.clone(), session.clone());
         Some(Login { id, session })
     }
@@ -97,6 +97,28 @@ impl Sessions {
         if let Some(id) = cookie_value(cookies, COOKIE) {
             self.live.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
         }
+    }
+}
+
+/// Makes room for one more session of a role: with MAX_SESSIONS of it live, the oldest session of the client that
+/// holds the most of them ends. A login never ends a session of the other role, and a client logging in over and
+/// over ends its own sessions rather than other people's.
+fn make_room(live: &mut HashMap<String, Session>, admin: bool) {
+    let mut held: HashMap<IpAddr, usize> = HashMap::new();
+    for session in live.values().filter(|s| s.admin == admin) {
+        *held.entry(session.client).or_default() += 1;
+    }
+    if held.values().sum::<usize>() < MAX_SESSIONS {
+        return;
+    }
+    let Some(busiest) = held.into_iter().max_by_key(|(_, n)| *n).map(|(client, _)| client) else { return };
+    let oldest = live
+        .iter()
+        .filter(|(_, s)| s.admin == admin && s.client == busiest)
+        .min_by_key(|(_, s)| s.started)
+        .map(|(id, _)| id.clone());
+    if let Some(id) = oldest {
+        live.remove(&id);
     }
 }
 
@@ -146,6 +168,8 @@ fn random_token() -> String {
 mod tests {
     use super::*;
 
+    const HERE: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
     fn tokens(review: Option<&str>, admin: Option<&str>) -> Tokens {
         Tokens { review: review.map(Into::into), admin: admin.map(Into::into), data: None }
     }
@@ -153,11 +177,11 @@ mod tests {
     #[test]
     fn the_review_token_opens_reviews_and_the_admin_token_everything() {
         let sessions = Sessions::new(&tokens(Some("r"), Some("a")));
-        assert!(sessions.login("wrong", "eve").is_none());
-        assert!(sessions.login("", "eve").is_none());
-        let reviewer = sessions.login("r", "ana").unwrap();
+        assert!(sessions.login("wrong", "eve", HERE).is_none());
+        assert!(sessions.login("", "eve", HERE).is_none());
+        let reviewer = sessions.login("r", "ana", HERE).unwrap();
         assert!(!reviewer.session.admin);
-        let admin = sessions.login("a", "bo").unwrap();
+        let admin = sessions.login("a", "bo", HERE).unwrap();
         assert!(admin.session.admin);
         assert_ne!(reviewer.id, admin.id);
         assert_ne!(reviewer.session.csrf, admin.session.csrf);
@@ -172,7 +196,7 @@ mod tests {
     fn a_console_no_token_closes_logs_anyone_in_as_admin() {
         let sessions = Sessions::new(&tokens(None, None));
         assert!(!sessions.closed());
-        assert!(sessions.login("", "ana").unwrap().session.admin);
+        assert!(sessions.login("", "ana", HERE).unwrap().session.admin);
     }
 
     #[test]
@@ -190,5 +214,22 @@ mod tests {
         assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
         assert!(!cookie.contains("Secure"), "a browser drops a Secure cookie sent over plain HTTP: {cookie}");
         assert!(set_cookie("abc", true).ends_with("; Secure"));
+    }
+
+    #[test]
+    fn a_full_table_ends_a_session_of_the_same_role_and_the_busiest_client() {
+        let sessions = Sessions::new(&tokens(Some("r"), Some("a")));
+        let elsewhere = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2));
+        let admin = sessions.login("a", "root", HERE).unwrap();
+        let ana = sessions.login("r", "ana", elsewhere).unwrap();
+        let first = sessions.login("r", "flood", HERE).unwrap();
+        for _ in 0..MAX_SESSIONS {
+            sessions.login("r", "flood", HERE).unwrap();
+        }
+        let live = |login: &Login| sessions.find(&format!("{COOKIE}={}", login.id)).is_some();
+        assert!(live(&admin) && live(&ana), "another role's and another client's sessions stay");
+        assert!(!live(&first), "the flooding client's oldest ended");
+        let held = sessions.live.lock().unwrap().values().filter(|s| !s.admin).count();
+        assert_eq!(held, MAX_SESSIONS);
     }
 }
