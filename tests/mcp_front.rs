@@ -2,6 +2,8 @@
 //! tools on a real gRPC ToolRuntime. What an MCP host sees, and what it can never do.
 
 mod common;
+#[path = "mcp_front_support/limits.rs"]
+mod limits;
 
 use common::backends::{Runtime, start_runtime};
 use common::{Gateway, start_gateway, temp_config};
@@ -20,6 +22,11 @@ const BOB: &str = "bob-token";
 
 /// A gateway with a front door on a free port: Alice's token speaks for acme, Bob's for globex.
 async fn front() -> (TempDir, Gateway, String) {
+    front_with(|_| {}).await
+}
+
+/// `front`, with the config changed by `change` first.
+async fn front_with(change: impl FnOnce(&mut toolgate::config::Config)) -> (TempDir, Gateway, String) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let (dir, mut config) = temp_config();
     let addr = common::free_addr();
@@ -28,10 +35,11 @@ async fn front() -> (TempDir, Gateway, String) {
     config.mcp_front = McpFrontSettings {
         listen: Some(addr),
         allowed_hosts: vec!["127.0.0.1".into(), "localhost".into()],
-        allowed_origins: Vec::new(),
         tokens: vec![(ALICE.into(), principal("acme", "alice")), (BOB.into(), principal("globex", "bob"))],
         jwt: None,
+        ..McpFrontSettings::default()
     };
+    change(&mut config);
     let gw = start_gateway(config).await;
     (dir, gw, format!("http://{addr}/mcp"))
 }
@@ -205,7 +213,8 @@ async fn no_token_or_a_wrong_one_is_refused_with_a_challenge_and_bad_requests_ge
     let not_object = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": "transfer", "arguments": [1, 2]}});
     let answer = in_session(not_object).await.unwrap().text().await.unwrap();
-    assert!(answer.contains(r#""id":3,"error":{"code":-32"#), "a JSON-RPC error answers it: {answer}");
+    assert!(answer.contains(r#""id":3,"error":{"code":-32602"#), "invalid params, not an unknown method: {answer}");
+    assert!(answer.contains("arguments must be an object"), "{answer}");
     let batch: Vec<Value> =
         (0..1000).map(|id| json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}})).collect();
     let refused = in_session(Value::Array(batch)).await.unwrap();

@@ -54,6 +54,7 @@ async fn the_python_sdk_lists_calls_and_gets_repairs_and_errors_through_the_fron
         allowed_origins: Vec::new(),
         tokens: vec![(TOKEN.into(), alice)],
         jwt: None,
+        ..McpFrontSettings::default()
     };
     config.connect_timeout = mcp_support::CONNECT_TIMEOUT;
     let mut gw = start_gateway(config).await;

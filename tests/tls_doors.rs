@@ -79,6 +79,7 @@ async fn the_mcp_front_door_speaks_mtls_and_holds_a_certificate_to_its_tenant() 
         allowed_origins: Vec::new(),
         tokens: vec![(ACME.into(), principal("acme")), (GLOBEX.into(), principal("globex"))],
         jwt: None,
+        ..McpFrontSettings::default()
     };
     let rules = vec![IdentityRule { name: "agent-acme".into(), tenant: "acme".into() }];
     start(config, &server, Some(&ca.file()), rules).await;

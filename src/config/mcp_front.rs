@@ -1,11 +1,13 @@
-//! `[mcp_front]`: the MCP front door's listener, the hosts and origins it accepts, and the bearer tokens that say
-//! who is calling. A token is read from the environment variable its entry names, never from the file.
+//! `[mcp_front]`: the MCP front door's listener, the hosts and origins it accepts, its bounds on sessions, and the
+//! bearer tokens that say who is calling. A token is read from the environment variable its entry names, never
+//! from the file.
 
 use super::ConfigError;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::time::Duration;
 
 /// The table as written.
 #[derive(Debug, Default, Deserialize)]
@@ -16,9 +18,17 @@ pub struct RawMcpFront {
     /// `Host` values accepted, as names or `host:port` (a sidecar is reached by its service name).
     #[serde(default)]
     pub allowed_hosts: Vec<String>,
-    /// Browser `Origin` values accepted, with their scheme (`http://localhost:*`); empty accepts none that is sent.
+    /// Browser `Origin` values accepted, with their scheme (`http://localhost:*`); empty: loopback origins only.
     #[serde(default)]
     pub allowed_origins: Vec<String>,
+    /// MCP sessions open at once, in all (default 1,024) and for one principal (default 64).
+    pub max_sessions: Option<usize>,
+    pub max_sessions_per_principal: Option<usize>,
+    /// A session with no request for this long ends (default 300).
+    pub session_idle_s: Option<u64>,
+    /// How long a user is given to answer a confirmation (`elicitation/create`) before the call is left to a
+    /// reviewer (default 30).
+    pub confirm_timeout_s: Option<u64>,
     #[serde(default)]
     pub tokens: Vec<RawToken>,
     /// OAuth 2.1 resource server: callers present a JWT the issuer signed.
@@ -100,7 +110,7 @@ pub struct RawToken {
 }
 
 /// Who is calling, as a token says: every injected value of its calls comes from here, never from the client.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Principal {
     pub tenant: String,
     pub user_id: String,
@@ -108,15 +118,40 @@ pub struct Principal {
 }
 
 /// The front door as configured.
-#[derive(Clone, Default, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct McpFrontSettings {
     pub listen: Option<SocketAddr>,
+    /// `Host` values accepted; loopback names by default.
     pub allowed_hosts: Vec<String>,
+    /// `Origin` values accepted when one is sent; loopback origins by default. Empty: none.
     pub allowed_origins: Vec<String>,
     /// Each token with its principal. With no token and no `jwt`, there is no authentication (then the door
     /// listens on loopback only).
     pub tokens: Vec<(String, Principal)>,
     pub jwt: Option<JwtSettings>,
+    /// Sessions open at once, in all and for one principal: past either, `initialize` is answered 503.
+    pub max_sessions: usize,
+    pub max_sessions_per_principal: usize,
+    /// A session idle this long ends, and its id is answered 404 from then on.
+    pub session_idle: Duration,
+    /// How long a confirmation asked of the user may take before the call is left to a reviewer.
+    pub confirm_timeout: Duration,
+}
+
+impl Default for McpFrontSettings {
+    fn default() -> Self {
+        Self {
+            listen: None,
+            allowed_hosts: LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect(),
+            allowed_origins: loopback_origins(),
+            tokens: Vec::new(),
+            jwt: None,
+            max_sessions: 1024,
+            max_sessions_per_principal: 64,
+            session_idle: Duration::from_secs(300),
+            confirm_timeout: Duration::from_secs(30),
+        }
+    }
 }
 
 impl std::fmt::Debug for McpFrontSettings {
@@ -127,12 +162,50 @@ impl std::fmt::Debug for McpFrontSettings {
             .field("allowed_origins", &self.allowed_origins)
             .field("tokens", &self.tokens.iter().map(|(_, p)| p).collect::<Vec<_>>())
             .field("jwt", &self.jwt)
+            .field("max_sessions", &self.max_sessions)
+            .field("max_sessions_per_principal", &self.max_sessions_per_principal)
+            .field("session_idle", &self.session_idle)
+            .field("confirm_timeout", &self.confirm_timeout)
             .finish()
     }
 }
 
 /// Hosts accepted when none are configured: loopback only, as the MCP transport spec advises.
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// Origins accepted when none are configured: pages served from loopback, on any port.
+fn loopback_origins() -> Vec<String> {
+    let hosts = ["localhost", "127.0.0.1", "[::1]"];
+    ["http", "https"].iter().flat_map(|scheme| hosts.map(|host| format!("{scheme}://{host}:*"))).collect()
+}
+
+/// A positive count or number of seconds, or `default` when absent.
+fn positive<T: PartialEq + From<u8>>(value: Option<T>, default: T, name: &str) -> Result<T, ConfigError> {
+    match value {
+        Some(v) if v == T::from(0) => Err(ConfigError::Invalid(format!("mcp_front.{name} must be at least 1"))),
+        Some(v) => Ok(v),
+        None => Ok(default),
+    }
+}
+
+/// Each token, read from the variable its entry names, with its principal.
+fn tokens(raw: Vec<RawToken>, env: impl Fn(&str) -> Option<String>) -> Result<Vec<(String, Principal)>, ConfigError> {
+    let invalid = |reason: String| ConfigError::Invalid(format!("mcp_front.tokens: {reason}"));
+    let mut tokens = Vec::with_capacity(raw.len());
+    for t in raw {
+        let token = env(&t.token_env)
+            .filter(|v| !v.trim().is_empty())
+            .ok_or_else(|| invalid(format!("the variable {:?} is not set or empty", t.token_env)))?;
+        if t.user_id.is_empty() {
+            return Err(invalid(format!("the token in {:?} needs a user_id", t.token_env)));
+        }
+        if tokens.iter().any(|(known, _)| *known == token) {
+            return Err(invalid(format!("the token in {:?} is given twice", t.token_env)));
+        }
+        tokens.push((token, Principal { tenant: t.tenant, user_id: t.user_id, values: t.values }));
+    }
+    Ok(tokens)
+}
 
 impl McpFrontSettings {
     /// Reads the table, with `listen` overridden by `--mcp-listen` / `TOOLGATE_MCP_LISTEN`, and each token from the
@@ -151,26 +224,38 @@ impl McpFrontSettings {
                     .map_err(|e| invalid(format!("listen {text:?} is not an address like 127.0.0.1:8808: {e}")))?,
             ),
         };
-        let mut tokens = Vec::with_capacity(raw.tokens.len());
-        for t in raw.tokens {
-            let token = env(&t.token_env)
-                .filter(|v| !v.trim().is_empty())
-                .ok_or_else(|| invalid(format!("tokens: the variable {:?} is not set or empty", t.token_env)))?;
-            if t.user_id.is_empty() {
-                return Err(invalid(format!("tokens: the token in {:?} needs a user_id", t.token_env)));
-            }
-            if tokens.iter().any(|(known, _)| *known == token) {
-                return Err(invalid(format!("tokens: the token in {:?} is given twice", t.token_env)));
-            }
-            tokens.push((token, Principal { tenant: t.tenant, user_id: t.user_id, values: t.values }));
-        }
+        let tokens = tokens(raw.tokens, env)?;
         let allowed_hosts = if raw.allowed_hosts.is_empty() {
             LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect()
         } else {
             raw.allowed_hosts
         };
+        let allowed_origins = if raw.allowed_origins.is_empty() { loopback_origins() } else { raw.allowed_origins };
         let jwt = raw.jwt.map(|jwt| JwtSettings::from_raw(jwt, base)).transpose()?;
-        let settings = Self { listen, allowed_hosts, allowed_origins: raw.allowed_origins, tokens, jwt };
+        let d = Self::default();
+        let settings = Self {
+            listen,
+            allowed_hosts,
+            allowed_origins,
+            tokens,
+            jwt,
+            max_sessions: positive(raw.max_sessions, d.max_sessions, "max_sessions")?,
+            max_sessions_per_principal: positive(
+                raw.max_sessions_per_principal,
+                d.max_sessions_per_principal,
+                "max_sessions_per_principal",
+            )?,
+            session_idle: Duration::from_secs(positive(
+                raw.session_idle_s,
+                d.session_idle.as_secs(),
+                "session_idle_s",
+            )?),
+            confirm_timeout: Duration::from_secs(positive(
+                raw.confirm_timeout_s,
+                d.confirm_timeout.as_secs(),
+                "confirm_timeout_s",
+            )?),
+        };
         settings.check()?;
         Ok(settings)
     }
@@ -212,6 +297,8 @@ mod tests {
         assert_eq!(settings.tokens[0].0, "s3cret");
         assert_eq!(settings.tokens[0].1.user_id, "alice");
         assert_eq!(settings.allowed_hosts, LOOPBACK_HOSTS);
+        assert!(settings.allowed_origins.contains(&"http://[::1]:*".to_string()), "loopback origins by default");
+        assert_eq!((settings.max_sessions, settings.max_sessions_per_principal), (1024, 64));
         assert!(!format!("{settings:?}").contains("s3cret"), "a token never shows in logs");
     }
 
@@ -225,6 +312,9 @@ mod tests {
         assert!(open.unwrap_err().to_string().contains("not a loopback address"));
         let bad = McpFrontSettings::from_raw(raw("nowhere", Vec::new()), None, Path::new("."), none);
         assert!(bad.unwrap_err().to_string().contains("mcp_front.listen \"nowhere\""));
+        let zero = RawMcpFront { max_sessions_per_principal: Some(0), ..raw("127.0.0.1:8808", Vec::new()) };
+        let zero = McpFrontSettings::from_raw(zero, None, Path::new("."), none);
+        assert!(zero.unwrap_err().to_string().contains("mcp_front.max_sessions_per_principal must be at least 1"));
         let flag = McpFrontSettings::from_raw(RawMcpFront::default(), Some("127.0.0.1:9".into()), Path::new("."), none)
             .unwrap();
         assert_eq!(flag.listen, Some("127.0.0.1:9".parse().unwrap()));

@@ -231,9 +231,11 @@ async fn serve(
     let executor = Arc::new(executor(config, &state, alive));
     let inbound =
         state.transport.server.clone().map(|tls| Inbound { tls, identities: state.transport.identities.clone() });
+    // One cap on calls in flight for both doors: gRPC's `Execute` and `ExecuteBatch`, and MCP's `tools/call`.
+    let shedding = shed::Shedding::new(config.max_calls_in_flight, Arc::clone(&state.telemetry));
     let front_done = side
         .mcp_front
-        .map(|listener| mcp_front::spawn(listener, config, Arc::clone(&executor), inbound.clone()))
+        .map(|listener| mcp_front::spawn(listener, config, Arc::clone(&executor), shedding.clone(), inbound.clone()))
         .transpose()?;
     let console_done = side
         .console
@@ -253,7 +255,7 @@ async fn serve(
         drop(front_done);
         drop(console_done);
     };
-    let dispatch = services::services(config, executor, state).await?;
+    let dispatch = services::services(config, executor, state, &shedding).await?;
     let addr = listener.local().map_err(|e| ServeError::Listener(e.to_string()))?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "toolgate serving");
     warn_if_open(&addr, config);

@@ -16,7 +16,13 @@ use tonic::service::Routes;
 use tonic::service::interceptor::InterceptedService;
 
 /// The gRPC services with their size limits and tokens, plus health and reflection; `Execute` on its own path.
-pub(super) async fn services(config: &Config, executor: Arc<Executor>, state: State) -> Result<Dispatch, ServeError> {
+/// `shedding` is the gateway-wide cap on calls in flight, shared with the MCP front door.
+pub(super) async fn services(
+    config: &Config,
+    executor: Arc<Executor>,
+    state: State,
+    shedding: &shed::Shedding,
+) -> Result<Dispatch, ServeError> {
     let max = config.max_request_bytes;
     let gateway = Arc::new(gateway::GatewayService::new(executor, config.max_batch_calls));
     let data_token = RequireToken::new("data", config.tokens.data.as_deref());
@@ -57,8 +63,7 @@ pub(super) async fn services(config: &Config, executor: Arc<Executor>, state: St
         .add_service(InterceptedService::new(worker, admin_token.clone()))
         .add_service(InterceptedService::new(review, review_token))
         .add_service(InterceptedService::new(gateway, data_token));
-    let shedding = shed::Shedding::new(config.max_calls_in_flight, Arc::clone(&state.telemetry));
-    Ok(Dispatch::new(execute, routes, &shedding))
+    Ok(Dispatch::new(execute, routes, shedding))
 }
 
 /// The health service `toolgate.cluster` says whether Redis answers: NOT_SERVING while the gateway is degraded.

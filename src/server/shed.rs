@@ -1,4 +1,5 @@
-//! Overload shedding on the data plane: one gateway-wide cap on `Execute` and `ExecuteBatch` requests in flight.
+//! Overload shedding on the data plane: one gateway-wide cap on `Execute`, `ExecuteBatch` and the MCP front door's
+//! `tools/call` requests in flight.
 //! Past it a request is answered at once with UNAVAILABLE and a retry hint, and counted, rather than queued: a
 //! queue in front of a saturated gateway only grows, and every call in it would answer late.
 
@@ -10,7 +11,7 @@ use http_body_util::Either;
 use hyper::body::Incoming;
 use std::convert::Infallible;
 use std::sync::Arc;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::load_shed::error::Overloaded;
 use tower::util::BoxCloneSyncService;
@@ -36,6 +37,21 @@ pub struct Shedding {
 impl Shedding {
     pub fn new(max: usize, telemetry: Arc<Telemetry>) -> Self {
         Self { in_flight: Arc::new(Semaphore::new(max)), max, telemetry }
+    }
+
+    /// The cap.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// A permit from the same cap for a call that comes through another door (the MCP front door's `tools/call`),
+    /// held until the call is answered; `None`, counted as shed under `method`, when every permit is taken.
+    pub fn try_enter(&self, method: &'static str) -> Option<OwnedSemaphorePermit> {
+        let permit = Arc::clone(&self.in_flight).try_acquire_owned().ok();
+        if permit.is_none() {
+            self.telemetry.shed(method);
+        }
+        permit
     }
 
     /// `inner` (the method `method` names) under the data plane's layers, listed outermost first. The order

@@ -57,6 +57,24 @@ pub fn result(message: ToolMessage) -> CallToolResult {
     result
 }
 
+/// The answer to a `tools/call` shed past `limits.max_calls_in_flight`: an `UNAVAILABLE` error the host may retry,
+/// as `Execute` answers one with `grpc-retry-pushback-ms`.
+pub fn shed(name: &str, max: usize) -> CallToolResult {
+    let retry_after_ms = super::super::shed::RETRY_AFTER_MS;
+    let text = format!("Error: {name} is unavailable right now: the gateway is busy. You may try again later.");
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    let error = json!({
+        "kind": crate::pipeline::ErrorKind::Unavailable,
+        "message": format!("the gateway is at its limit of {max} calls in flight; retry after {retry_after_ms} ms"),
+        "model_fixable": false,
+        "retryable": true,
+        "retry_after_ms": retry_after_ms,
+    });
+    let meta = json!({"tool": name, "status": ToolStatus::Error, "attempts": 0, "error": error});
+    result.meta = Some(MetaObject(JsonObject::from_iter([(META_KEY.to_string(), meta)])));
+    result
+}
+
 /// Toolgate's account of the call: its status, the repairs and the arguments that ran, or the typed error.
 fn meta_of(m: &ToolMessage) -> Value {
     let effective: Value = serde_json::from_str(&m.effective_arguments).unwrap_or(Value::Null);

@@ -1,7 +1,7 @@
 //! A reviewed call the caller's own user may confirm: when the tool's review says `caller_may_confirm` and the host
 //! declared elicitation, the user is asked through `elicitation/create`; accepting approves the call (which then
 //! runs once), declining or cancelling rejects it with that as the feedback. A host that cannot ask, or a request
-//! that fails, leaves the call pending for a reviewer.
+//! that fails or is not answered within `mcp_front.confirm_timeout_s`, leaves the call pending for a reviewer.
 
 use crate::executor::{CallRequest, Executor};
 use crate::pipeline::{ToolMessage, ToolStatus};
@@ -20,12 +20,14 @@ pub fn can_ask(peer: &Peer<RoleServer>) -> bool {
 }
 
 /// Asks the user about a call that `first` says is pending, records their answer as the decision, and runs the
-/// call again under its id to get the outcome. Anything else is answered as it is.
+/// call again under its id to get the outcome. Anything else is answered as it is. The user has `timeout` to
+/// answer: the call's own answer must reach the host before it gives up on it.
 pub async fn ask(
     executor: &std::sync::Arc<Executor>,
     peer: &Peer<RoleServer>,
     req: CallRequest<'_>,
     first: ToolMessage,
+    timeout: std::time::Duration,
 ) -> ToolMessage {
     if first.status != ToolStatus::PendingReview {
         return first;
@@ -40,7 +42,7 @@ pub async fn ask(
         message: question,
         requested_schema: ElicitationSchema::new(BTreeMap::new()),
     };
-    let decision = match peer.create_elicitation(params).await {
+    let decision = match peer.create_elicitation_with_timeout(params, Some(timeout)).await {
         Ok(ElicitResult { action: ElicitationAction::Accept, .. }) => Decision::Approve,
         Ok(_) => Decision::Reject { feedback: DECLINED.into() },
         Err(err) => {

@@ -1,6 +1,7 @@
 //! The MCP server a host talks to: `tools/list` shows the caller's tenant's tools, `tools/call` runs a call
 //! through the same executor as `Execute`, with the context taken from the caller's principal alone.
 
+use super::super::shed::Shedding;
 use super::{answer, confirm};
 use crate::config::Principal;
 use crate::executor::{CallRequest, Executor, ReviewMode};
@@ -8,8 +9,8 @@ use crate::pipeline::{self, CallContext, ToolCall};
 use crate::telemetry::{Door, propagation};
 use opentelemetry::context::FutureExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -22,19 +23,30 @@ const PAGE: usize = 200;
 /// How often a session's change follower checks whether its session is gone, when nothing changes.
 const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// One MCP session's handler; every session shares the executor.
+/// The method a shed `tools/call` is counted under in `toolgate.calls.shed`.
+const SHED_METHOD: &str = "mcp tools/call";
+
+/// One MCP session's handler; every session shares the executor and the cap on calls in flight.
 #[derive(Clone)]
 pub struct FrontDoor {
     executor: Arc<Executor>,
+    shedding: Shedding,
+    /// How long the user may take to answer a confirmation.
+    confirm_timeout: std::time::Duration,
     /// The registry's changes since this session was created (with its `initialize`), so that a tool registered
     /// before the host's `initialized` arrives is still announced.
     changes: tokio::sync::watch::Receiver<()>,
 }
 
 impl FrontDoor {
-    pub fn new(executor: Arc<Executor>) -> Self {
+    pub fn new(executor: Arc<Executor>, shedding: Shedding, confirm_timeout: std::time::Duration) -> Self {
         let changes = executor.registry().changes();
-        Self { executor, changes }
+        Self { executor, shedding, confirm_timeout, changes }
+    }
+
+    /// A copy for a new session: the registry's changes are followed from now.
+    pub fn for_session(&self) -> Self {
+        Self { changes: self.executor.registry().changes(), ..self.clone() }
     }
 
     /// MCP has no call id: a call to a tool that needs review gets one from who calls, in which session, which
@@ -133,6 +145,10 @@ impl ServerHandler for FrontDoor {
     ) -> Result<CallToolResponse, McpError> {
         let (principal, session) = caller(&context)?;
         let parent = parent_of(&context)?;
+        // Held until the call is answered; past the gateway-wide cap the call is refused at once, as on gRPC.
+        let Some(_permit) = self.shedding.try_enter(SHED_METHOD) else {
+            return Ok(CallToolResponse::Complete(answer::shed(&request.name, self.shedding.max())));
+        };
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let name = request.name.into_owned();
         let session_id = principal.values.get("session_id").cloned().unwrap_or(session);
@@ -144,9 +160,33 @@ impl ServerHandler for FrontDoor {
         let req = CallRequest { door: Door::Mcp, ..CallRequest::new(&call, &ctx, None, ReviewMode::Defer) };
         let mut message = self.executor.execute(req).with_context(parent.clone()).await;
         if confirmable && confirm::can_ask(&context.peer) {
-            message = confirm::ask(&self.executor, &context.peer, req, message).with_context(parent).await;
+            let asked = confirm::ask(&self.executor, &context.peer, req, message, self.confirm_timeout);
+            message = asked.with_context(parent).await;
         }
         Ok(CallToolResponse::Complete(answer::result(message)))
+    }
+
+    /// The SDK hands over a request whose params it could not read as a custom one: a `tools/call` whose
+    /// `arguments` is not an object, say. Its params are invalid (-32602), not its method unknown.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let params = request.params.unwrap_or_default();
+        let reason = match request.method.as_str() {
+            "tools/call" => match params.get("arguments") {
+                Some(arguments) if !arguments.is_object() && !arguments.is_null() => {
+                    "tools/call: arguments must be an object of named arguments".to_owned()
+                }
+                _ => match params.get("name") {
+                    Some(serde_json::Value::String(_)) => "tools/call: its params are not valid".to_owned(),
+                    _ => "tools/call: params must have the tool's name as a string".to_owned(),
+                },
+            },
+            _ => return Err(McpError::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, request.method, None)),
+        };
+        Err(McpError::invalid_params(reason, None))
     }
 }
 

@@ -8,24 +8,23 @@ mod auth;
 mod confirm;
 mod handler;
 mod jwt;
+mod sessions;
 
 use super::ServeError;
+use super::shed::Shedding;
 use super::side_listener::{Peer, SideListener};
 use crate::config::Config;
 use crate::executor::Executor;
 use crate::wire::listen::Inbound;
 use auth::Principals;
-use axum::error_handling::HandleErrorLayer;
 use axum::response::IntoResponse;
 use handler::FrontDoor;
-use http::StatusCode;
 use jwt::JwtVerifier;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use sessions::Sessions;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
-use tower_http::limit::RequestBodyLimitLayer;
 
 /// The front door, bound, with the JWT issuer's keys read: ready to serve.
 pub struct Bound {
@@ -46,11 +45,12 @@ pub async fn bind(config: &Config) -> Result<Option<Bound>, ServeError> {
 }
 
 /// Serves the front door on `listener` in a task of its own; dropping the returned sender stops it, ending every
-/// MCP session.
+/// MCP session. Its calls are held to `shedding`, the cap the gRPC door's are held to.
 pub fn spawn(
     bound: Bound,
     config: &Config,
     executor: Arc<Executor>,
+    shedding: Shedding,
     inbound: Option<Inbound>,
 ) -> Result<tokio::sync::oneshot::Sender<()>, ServeError> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -63,7 +63,7 @@ pub fn spawn(
     tracing::info!(%addr, "serving MCP at {}://{addr}/mcp", listener.scheme());
     let http = http_config(config);
     let sessions_end = http.cancellation_token.clone();
-    let app = router(config, executor, http, jwt);
+    let app = router(config, FrontDoor::new(executor, shedding, config.mcp_front.confirm_timeout), http, jwt);
     tokio::spawn(async move {
         let stopped = async move {
             let _ = stopped.await;
@@ -78,12 +78,14 @@ pub fn spawn(
     Ok(stop)
 }
 
-/// The SDK's own checks: `Host` and `Origin` from the config (DNS rebinding), and the body limit.
+/// The SDK's own checks: `Host` and `Origin` from the config (DNS rebinding; an `Origin` sent is always checked,
+/// against loopback origins by default), and the body limit, enforced while the body streams in (413 past it).
 fn http_config(config: &Config) -> StreamableHttpServerConfig {
     let front = &config.mcp_front;
     StreamableHttpServerConfig::default()
         .with_allowed_hosts(front.allowed_hosts.clone())
         .with_allowed_origins(front.allowed_origins.clone())
+        .enforce_origin_validation()
         .with_max_request_body_bytes(config.max_request_bytes)
         // No SSE priming event before each answer: it lets a client resume a cut stream, which a call's one
         // answer does not need, and it costs every call a write.
@@ -93,29 +95,21 @@ fn http_config(config: &Config) -> StreamableHttpServerConfig {
 /// The front door's stack. Layers run outermost first, in the order written:
 fn router(
     config: &Config,
-    executor: Arc<Executor>,
+    door: FrontDoor,
     http: StreamableHttpServerConfig,
     jwt: Option<Arc<JwtVerifier>>,
 ) -> axum::Router {
-    let mcp = StreamableHttpService::new(
-        move || Ok(FrontDoor::new(Arc::clone(&executor))),
-        Arc::new(LocalSessionManager::default()),
-        http,
-    );
-    let mcp = ServiceBuilder::new()
-        // 4. The body limit, enforced while the body streams in (the SDK checks it again as it reads).
-        .layer(RequestBodyLimitLayer::new(config.max_request_bytes))
-        .map_response(IntoResponse::into_response)
-        .service(mcp);
-    let principals = Principals::new(config.mcp_front.tokens.clone(), jwt.clone());
+    let front = &config.mcp_front;
+    let sessions = Arc::new(Sessions::new(front.max_sessions, front.max_sessions_per_principal, front.session_idle));
+    let mcp = StreamableHttpService::new(move || Ok(door.for_session()), Arc::clone(&sessions), http);
+    let mcp = ServiceBuilder::new().map_response(IntoResponse::into_response).service(mcp);
+    let principals = Principals::new(front.tokens.clone(), jwt.clone());
     let stack = ServiceBuilder::new()
-        // 1. Overload answers 503 at once: the load shedder below refuses a request it cannot start.
-        .layer(HandleErrorLayer::new(|_: tower::BoxError| async { overloaded() }))
-        // 2. Past `max_calls_in_flight` requests at once, shed rather than queue (as `Execute` does).
-        .load_shed()
-        .concurrency_limit(config.max_calls_in_flight)
-        // 3. Authentication before any body is read: an unknown caller costs a header lookup.
-        .layer(axum::middleware::from_fn_with_state(principals, auth::require));
+        // 1. Authentication before any body is read: an unknown caller costs a header lookup.
+        .layer(axum::middleware::from_fn_with_state(principals, auth::require))
+        // 2. A session is its opener's alone, and there are only so many. (Calls are shed in the handler, by
+        //    the gateway-wide `max_calls_in_flight`, since a call's HTTP answer is a stream that outlives it.)
+        .layer(axum::middleware::from_fn_with_state(sessions, sessions::guard));
     let router = axum::Router::new().route_service("/mcp", mcp).layer(stack);
     // The RFC 9728 document is public: a host reads it to learn where to get a token.
     match jwt {
@@ -128,13 +122,4 @@ fn router(
         }
         None => router,
     }
-}
-
-fn overloaded() -> axum::response::Response {
-    (
-        StatusCode::SERVICE_UNAVAILABLE,
-        [(http::header::RETRY_AFTER, "1")],
-        "the gateway is at its limit of calls in flight",
-    )
-        .into_response()
 }
