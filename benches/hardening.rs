@@ -2,6 +2,9 @@
 //! - **attack**: 8 concurrent worst-case calls (a recursive `anyOf` tree, a lookaround `pattern` on 80,000
 //!   characters, a 1 MiB unknown tool name among 10,000 tools) while a health check and a valid call to another
 //!   tool are probed; their p99 should stay under 50 ms. Also reports the gateway's RSS and CPU.
+//! - **round 2** (issue 47): 8 callers sending `ExecuteBatch`es of 128 calls to a 3,000-hop `$ref` chain, 500
+//!   strings on a catastrophic `pattern`, and a deny-list attack inside `not`, beside the same probes; run it
+//!   against an older build with `TOOLGATE_BIN` for the before figures.
 //! - **overload**: four times the sustainable load offered open-loop to a gateway with a cap on calls in flight;
 //!   the admitted calls' p99 should stay within 2× of the unloaded p99 and health should answer throughout.
 //!
@@ -17,6 +20,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod attack;
 #[path = "hardening_support/overload.rs"]
 mod overload;
+#[path = "hardening_support/round2.rs"]
+mod round2;
 #[path = "hardening_support/served.rs"]
 mod served;
 
@@ -31,6 +36,7 @@ fn main() -> ExitCode {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
     let failures = runtime.block_on(async {
         let mut failures = run_attack(smoke, duration).await;
+        failures.extend(run_round2(duration).await);
         failures.extend(run_overload(duration).await);
         failures
     });
@@ -70,6 +76,13 @@ async fn run_attack(smoke: bool, duration: Duration) -> Vec<String> {
         failures.push("no attack call was answered".into());
     }
     failures
+}
+
+async fn run_round2(duration: Duration) -> Vec<String> {
+    let gateway = Served::start("").await;
+    let registered = round2::register(&gateway).await;
+    let outcome = round2::run(&gateway, registered, duration).await;
+    round2::report(outcome, duration)
 }
 
 async fn run_overload(duration: Duration) -> Vec<String> {

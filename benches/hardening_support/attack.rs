@@ -130,7 +130,7 @@ pub async fn run(gateway: &Served, duration: Duration) -> Attack {
 /// Pause between two probes: they measure latency, not add load.
 const PROBE_EVERY: Duration = Duration::from_millis(10);
 
-async fn probe_valid(gateway: &Served, duration: Duration) -> (Latencies, Vec<String>) {
+pub async fn probe_valid(gateway: &Served, duration: Duration) -> (Latencies, Vec<String>) {
     let mut client = gateway.client().await;
     let (mut times, mut failures, started) = (Latencies::default(), Vec::new(), Instant::now());
     let mut n = 0;

@@ -69,7 +69,47 @@ pub fn cases() -> Vec<Case> {
     all.extend(suite_cases("draft2020-12", None));
     all.extend(suite_cases("draft7", Some(DRAFT7)));
     all.extend(bfcl_cases());
+    // Last, so the committed seeds keep the indexes they were found at.
+    all.extend(hostile_cases());
     all.into_iter().filter(|c| CompiledTool::compile(c.spec(false), &docs).is_ok()).collect()
+}
+
+/// Schemas made to cost (issue 47): `$ref` chains at and past the most allowed, alternatives that double, and
+/// many strings on patterns that backtrack, inside `not` too. Those past the bounds are refused when compiled:
+/// the spec target gets them all, the pipeline target those that compile.
+pub fn hostile_cases() -> Vec<Case> {
+    let chain = |hops: usize| {
+        let mut defs = Map::new();
+        for i in 0..hops {
+            defs.insert(format!("r{i}"), json!({"$ref": format!("#/$defs/r{}", i + 1)}));
+        }
+        defs.insert(format!("r{hops}"), json!({"type": "boolean"}));
+        json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/r0"}, "n": {"type": "string"}}, "$defs": defs})
+    };
+    let doubling = |levels: usize| {
+        let mut defs = Map::new();
+        for i in 0..levels {
+            let next = format!("#/$defs/a{}", i + 1);
+            defs.insert(format!("a{i}"), json!({"anyOf": [{"$ref": next}, {"$ref": next}]}));
+        }
+        defs.insert(format!("a{levels}"), json!({"type": "string"}));
+        json!({"type": "object", "properties": {"s": {"$ref": "#/$defs/a0"}}, "$defs": defs})
+    };
+    let many = json!({"type": "object", "properties": {"s": {"type": "array", "items":
+        {"anyOf": [{"type": "string", "pattern": "^(a|a)+\\1$"}, {"type": "string"}]}}}});
+    let deny = json!({"type": "object", "properties": {"html": {"type": "string",
+        "not": {"pattern": "(?i)<(\\w+)[^>]*>.*</\\1>"}}, "n": {"type": "string"}}});
+    let strings = json!({"s": vec![format!("{}b", "a".repeat(24)); 40]}).to_string();
+    let tags = json!({"html": format!("{}<b>x</b>", "<a ".repeat(300))}).to_string();
+    let case = |name: &str, schema: Value, examples: Vec<String>| Case { name: name.into(), schema, examples };
+    vec![
+        case("hostile_chain_31", chain(31), vec![r#"{"x": 1}"#.into(), r#"{"x": true}"#.into()]),
+        case("hostile_chain_5000", chain(5_000), vec![r#"{"x": 1}"#.into()]),
+        case("hostile_doubling_12", doubling(12), vec![r#"{"s": 1}"#.into(), r#"{"s": "a"}"#.into()]),
+        case("hostile_doubling_20", doubling(20), vec![r#"{"s": 1}"#.into()]),
+        case("hostile_many_patterns", many, vec![strings, r#"{"s": ["aab", "aa"]}"#.into()]),
+        case("hostile_deny_list", deny, vec![tags, r#"{"html": "<i>x</i>"}"#.into(), r#"{"html": "a<b"}"#.into()]),
+    ]
 }
 
 /// Schemas behind crashes found, first so a committed crash seed keeps its index as tests/data changes.

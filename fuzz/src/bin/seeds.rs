@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::fs;
 use std::path::Path;
 use toolgate::pb::v1 as pb;
-use toolgate_fuzz::{Case, cases, data_dir, layout};
+use toolgate_fuzz::{Case, cases, data_dir, hostile_cases, layout};
 
 /// At most this many argument texts per schema: the fuzzer mutates them, it does not need them all.
 const PER_CASE: usize = 3;
@@ -67,7 +67,10 @@ fn spec_seeds(cases: &[Case]) -> Vec<Vec<u8>> {
     let mut seeds = Vec::new();
     let example = fs::read(data_dir().join("../../examples/tools/get_weather.json")).unwrap_or_default();
     seeds.push([&[0u8][..], &example].concat());
-    for (i, case) in cases.iter().enumerate().step_by(3) {
+    // The hostile schemas every one, those refused when compiled too.
+    let hostile = hostile_cases();
+    let every_third = cases.iter().enumerate().step_by(3);
+    for (i, case) in every_third.chain(hostile.iter().enumerate()) {
         let mut spec = case.spec(i % 2 == 1);
         spec.backend = Some(toolgate::registry::Backend::Grpc { target: "http://127.0.0.1:50051".into() });
         let value = serde_json::to_value(&spec).expect("a spec serializes");
