@@ -8,7 +8,7 @@
 //! is never decided here: the caller's compiled validator decides, and this only describes a refusal.
 
 use super::message::Violation;
-use crate::registry::{BoundedPattern, SchemaDocuments, compile_schema};
+use crate::registry::{BoundedPattern, compile_own};
 use jsonschema::{ValidationError, Validator};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -288,7 +288,7 @@ impl<'s> Walker<'s> {
                 return None;
             }
             let own = own_keywords(node, self.dialect);
-            let compiled = own.and_then(|own| compile_schema(&own, &SchemaDocuments::default()).ok());
+            let compiled = own.and_then(|own| compile_own(&own).ok());
             self.locals.insert(key, compiled);
         }
         self.locals.get(&key)?.as_ref()

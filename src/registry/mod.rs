@@ -19,7 +19,7 @@ pub use bounds::{DEFAULT_MAX_SCHEMA_BYTES, MAX_NAME_LEN, refused_header};
 pub use catalog::{Catalog, normalize_name, normalized_longer_than, provider_safe_name, same_name};
 pub use inject::{Injected, Source, json_pointer};
 pub use pattern::{BoundedPattern, CALL_BACKTRACK_BUDGET, MAX_BACKTRACKING_SUBJECT, within_budget};
-pub use schema::{LazyValidator, SchemaDocuments, SchemaError, compile_schema};
+pub use schema::{LazyValidator, SchemaDocuments, SchemaError, compile_own, compile_schema};
 pub use shape::{MAX_APPLIED, MAX_CHAIN};
 pub use spec::{
     Backend, Budget, HttpBackend, Injection, LimitKey, Limits, PolicyRule, RateScope, RedisDown, RepairPolicy, Review,

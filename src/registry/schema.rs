@@ -54,26 +54,36 @@ pub enum SchemaError {
     Shape(String),
 }
 
-/// Compiles `schema` against the pre-registered documents. No I/O happens here.
+/// Compiles `schema` against the pre-registered documents, and bounds its shape (`shape.rs`). No I/O happens here.
 pub fn compile_schema(schema: &Value, documents: &SchemaDocuments) -> Result<Validator, SchemaError> {
+    let validator = compile_unshaped(schema, documents)?;
+    let retriever = LocalRetriever { docs: Arc::clone(&documents.docs), refused: Arc::default() };
+    super::shape::check_shape(schema, Arc::new(retriever)).map_err(SchemaError::Shape)?;
+    Ok(validator)
+}
+
+/// Compiles a schema with no subschema that applies at its own place (no `$ref`, no alternative), whose shape
+/// is bounded by its JSON nesting: a node's own keywords, as the description of a refusal checks them.
+pub fn compile_own(schema: &Value) -> Result<Validator, SchemaError> {
+    compile_unshaped(schema, &SchemaDocuments::default())
+}
+
+fn compile_unshaped(schema: &Value, documents: &SchemaDocuments) -> Result<Validator, SchemaError> {
     let retriever = LocalRetriever { docs: Arc::clone(&documents.docs), refused: Arc::default() };
     let refused = Arc::clone(&retriever.refused);
-    let shape_retriever = LocalRetriever { docs: Arc::clone(&documents.docs), refused: Arc::default() };
     let built = jsonschema::options()
         .with_retriever(retriever)
         // Linear-time regexes only, except `pattern` itself, which `BoundedPattern` bounds.
         .with_pattern_options(PatternOptions::regex())
         .with_keyword("pattern", pattern_keyword)
         .build(schema);
-    let validator = built.map_err(|err| {
+    built.map_err(|err| {
         let refused = refused.lock().unwrap_or_else(|p| p.into_inner()).take();
         match refused {
             Some(uri) => SchemaError::RemoteRef(uri),
             None => SchemaError::Invalid(err.to_string()),
         }
-    })?;
-    super::shape::check_shape(schema, Arc::new(shape_retriever)).map_err(SchemaError::Shape)?;
-    Ok(validator)
+    })
 }
 
 /// `value` with every object and array allocated to its length. A parsed schema's maps keep the room they grew
