@@ -75,7 +75,8 @@ struct Shape<'r> {
 }
 
 impl<'r> Shape<'r> {
-    /// The longest chain from `node` and how many nodes it applies at its place, within the bounds.
+    /// The longest chain from `node` and how many nodes it applies at its place, within the bounds; `depth` is
+    /// how far into a chain `node` was reached, so a node measured before still counts for the whole chain.
     fn measure(
         &mut self,
         node: &'r Value,
@@ -84,18 +85,30 @@ impl<'r> Shape<'r> {
         depth: usize,
     ) -> Result<(usize, usize), String> {
         let key = std::ptr::from_ref(node) as usize;
-        match self.nodes.get(&key) {
-            Some(Node::Measured { chain, applied }) => return Ok((*chain, *applied)),
+        let (chain, applied) = match self.nodes.get(&key) {
+            Some(Node::Measured { chain, applied }) => (*chain, *applied),
             Some(Node::Open) => {
                 return Err("has a cycle of $refs or applicators that never reaches into the value".to_owned());
             }
-            None => {}
-        }
-        if depth > MAX_CHAIN {
+            None if depth > MAX_CHAIN => (0, 1),
+            None => self.measure_new(key, node, resolver, draft, depth)?,
+        };
+        if depth + chain > MAX_CHAIN {
             return Err(format!(
                 "chains more than {MAX_CHAIN} $refs or applicators at one place of the value (anyOf, allOf, $ref…), the most allowed"
             ));
         }
+        Ok((chain, applied))
+    }
+
+    fn measure_new(
+        &mut self,
+        key: usize,
+        node: &'r Value,
+        resolver: &Resolver<'r>,
+        draft: Draft,
+        depth: usize,
+    ) -> Result<(usize, usize), String> {
         let Value::Object(map) = node else {
             self.nodes.insert(key, Node::Measured { chain: 0, applied: 1 });
             return Ok((0, 1));
@@ -181,6 +194,15 @@ mod tests {
     fn a_long_ref_chain_is_refused_and_a_short_one_kept() {
         assert!(check(&chain(MAX_CHAIN - 1)).is_ok());
         let err = check(&chain(5_000)).unwrap_err();
+        assert!(err.contains("chains more than 32"), "{err}");
+    }
+
+    #[test]
+    fn a_chain_whose_tail_was_measured_first_is_still_counted_whole() {
+        let mut schema = chain(40);
+        // `tail` is measured first (the walk takes the last member first), then `x` reaches it 20 hops in.
+        schema["properties"]["tail"] = json!({"$ref": "#/$defs/r20"});
+        let err = check(&schema).unwrap_err();
         assert!(err.contains("chains more than 32"), "{err}");
     }
 
