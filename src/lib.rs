@@ -22,6 +22,7 @@ pub mod backend;
 pub mod cli;
 pub mod cluster;
 pub mod config;
+pub mod core;
 pub mod definitions;
 pub mod executor;
 pub mod pb;

@@ -1,56 +1,77 @@
-//! The gRPC side of the listener: every service with its size limit and token, health (with cluster mode's
-//! Redis as a service of its own) and reflection, and `Execute` on its own path.
+//! The gRPC door: every service with its size limit and token, health (with cluster mode's Redis as a service of
+//! its own) and reflection, and `Execute` on its own path, all on the gateway's main listener.
 
 use super::auth::RequireToken;
 use super::execute::FastExecute;
 use super::listen::Dispatch;
-use super::{ServeError, State, gateway, mcp, registry, review, shed, worker};
-use crate::config::Config;
-use crate::executor::Executor;
+use super::{gateway, mcp, registry, review, worker};
+use crate::config::Tokens;
+use crate::core::Core;
 use crate::pb::v1::mcp_registry_server::McpRegistryServer;
 use crate::pb::v1::tool_review_server::ToolReviewServer;
 use crate::pb::v1::tool_worker_server::ToolWorkerServer;
 use crate::pb::v1::{tool_gateway_server::ToolGatewayServer, tool_registry_server::ToolRegistryServer};
+use crate::pipeline::ParseLimits;
 use std::sync::Arc;
+use tokio::sync::watch;
 use tonic::service::Routes;
 use tonic::service::interceptor::InterceptedService;
 
-/// The gRPC services with their size limits and tokens, plus health and reflection; `Execute` on its own path.
-/// `shedding` is the gateway-wide cap on calls in flight, shared with the MCP front door.
-pub(super) async fn services(
-    config: &Config,
-    executor: Arc<Executor>,
-    state: State,
-    shedding: &shed::Shedding,
-) -> Result<Dispatch, ServeError> {
-    let max = config.max_request_bytes;
-    let gateway = Arc::new(gateway::GatewayService::new(executor, config.max_batch_calls));
-    let data_token = RequireToken::new("data", config.tokens.data.as_deref());
+/// What the gRPC door reads of the configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The planes' bearer tokens.
+    pub tokens: Tokens,
+    /// Bounds a whole request; larger ones are refused before decoding.
+    pub max_request_bytes: usize,
+    pub max_batch_calls: usize,
+    /// What one worker's result may weigh.
+    pub max_result_bytes: usize,
+    /// A reviewer's edit is parsed within these.
+    pub parse_limits: ParseLimits,
+}
+
+/// The gRPC services with their size limits and tokens, plus health and reflection; `Execute` on its own path,
+/// and both data-plane methods under the core's cap on calls in flight, which the MCP front door shares.
+/// `cluster_down` is cluster mode's degraded flag, reported as the health service `toolgate.cluster`.
+pub async fn services(
+    settings: &Settings,
+    core: &Core,
+    cluster_down: Option<watch::Receiver<bool>>,
+) -> Result<Dispatch, tonic_reflection::server::Error> {
+    let max = settings.max_request_bytes;
+    let tokens = &settings.tokens;
+    let gateway =
+        gateway::GatewayService::new(Arc::clone(&core.executor), Arc::clone(&core.registry), settings.max_batch_calls);
+    let gateway = Arc::new(gateway);
+    let data_token = RequireToken::new("data", tokens.data.as_deref());
     let execute = FastExecute::new(Arc::clone(&gateway), data_token.clone(), max);
     let gateway = ToolGatewayServer::from_arc(gateway).max_decoding_message_size(max);
-    let admin_token = RequireToken::new("admin", config.tokens.admin.as_deref());
+    let admin_token = RequireToken::new("admin", tokens.admin.as_deref());
     // Reviewers, and agents resuming a review, need not hold the admin token: a review token opens ToolReview
     // alone. Without one, the admin token closes it.
-    let review_token = match config.tokens.review.as_deref() {
-        Some(review) => RequireToken::any("review", &[Some(review), config.tokens.admin.as_deref()]),
-        None => RequireToken::new("admin", config.tokens.admin.as_deref()),
+    let review_token = match tokens.review.as_deref() {
+        Some(review) => RequireToken::any("review", &[Some(review), tokens.admin.as_deref()]),
+        None => RequireToken::new("admin", tokens.admin.as_deref()),
     };
-    let admin = ToolRegistryServer::new(registry::RegistryService::new(Arc::clone(&state.registry)))
+    let admin = ToolRegistryServer::new(registry::RegistryService::new(Arc::clone(&core.registry)))
         .max_decoding_message_size(max);
-    let worker = worker::WorkerService::new(Arc::clone(&state.registry), state.workers, config.max_result_bytes);
+    let max_result_bytes = settings.max_result_bytes;
+    let worker = worker::WorkerService::new(Arc::clone(&core.registry), Arc::clone(&core.workers), max_result_bytes);
     // One limit for hellos, which carry specs, and results, which the service bounds by max_result_bytes itself.
-    let worker = ToolWorkerServer::new(worker).max_decoding_message_size(max.max(config.max_result_bytes));
-    let review = ToolReviewServer::new(review::ReviewService::new(state.reviews, state.registry, config.parse_limits))
-        .max_decoding_message_size(max);
-    let mcp = McpRegistryServer::new(mcp::McpService::new(state.mcp)).max_decoding_message_size(max);
+    let worker = ToolWorkerServer::new(worker).max_decoding_message_size(max.max(max_result_bytes));
+    let review =
+        review::ReviewService::new(Arc::clone(&core.reviews), Arc::clone(&core.registry), settings.parse_limits);
+    let review = ToolReviewServer::new(review).max_decoding_message_size(max);
+    let mcp = McpRegistryServer::new(mcp::McpService::new(Arc::clone(&core.mcp))).max_decoding_message_size(max);
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter.set_serving::<ToolGatewayServer<gateway::GatewayService>>().await;
     health_reporter.set_serving::<ToolRegistryServer<registry::RegistryService>>().await;
     health_reporter.set_serving::<ToolReviewServer<review::ReviewService>>().await;
     health_reporter.set_serving::<McpRegistryServer<mcp::McpService>>().await;
     health_reporter.set_serving::<ToolWorkerServer<worker::WorkerService>>().await;
-    if let Some(redis) = &state.redis {
-        spawn_cluster_health(redis.watch_down(), health_reporter.clone());
+    if let Some(down) = cluster_down {
+        spawn_cluster_health(down, health_reporter.clone());
     }
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::pb::FILE_DESCRIPTOR_SET)
@@ -63,7 +84,7 @@ pub(super) async fn services(
         .add_service(InterceptedService::new(worker, admin_token.clone()))
         .add_service(InterceptedService::new(review, review_token))
         .add_service(InterceptedService::new(gateway, data_token));
-    Ok(Dispatch::new(execute, routes, shedding))
+    Ok(Dispatch::new(execute, routes, &core.shedding))
 }
 
 /// The health service `toolgate.cluster` says whether Redis answers: NOT_SERVING while the gateway is degraded.
