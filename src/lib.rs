@@ -18,24 +18,27 @@
 
 #![forbid(unsafe_code)]
 
+pub mod app;
 pub mod backend;
 pub mod cli;
 pub mod cluster;
 pub mod config;
+pub mod console;
 pub mod core;
 pub mod definitions;
 pub mod executor;
+pub mod grpc;
+pub mod mcp_front;
 pub mod pb;
 pub mod pipeline;
 pub mod policy;
 pub mod proto;
 pub mod registry;
 pub mod review;
-pub mod server;
 pub mod store;
 pub mod telemetry;
 pub mod tls;
 pub mod wire;
 
+pub use app::{run, run_with_clock};
 pub use config::Config;
-pub use server::{run, run_with_clock};

@@ -3,27 +3,11 @@
 //! (`settings.rs`) and a handle to the core (`core::Core`), and serves until shutdown. The gRPC door is served on
 //! the listener `run` is given; `/metrics`, the MCP front door and the console each on a listener of its own.
 
-mod auth;
-mod console;
-mod execute;
-mod gateway;
-mod listen;
-mod mcp;
-mod mcp_front;
 mod metrics;
 mod open;
-mod registry;
-mod review;
-mod services;
 mod settings;
-mod shed;
 mod start;
-mod status;
 mod transport;
-mod worker;
-
-pub use services::CLUSTER_HEALTH;
-pub use status::ServiceError;
 
 use crate::backend::worker::WorkerPool;
 use crate::config::Config;

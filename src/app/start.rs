@@ -3,7 +3,7 @@
 //! the reviewed calls still running waited for.
 
 use super::transport::Transport;
-use super::{ServeError, console, mcp_front, metrics, services, settings};
+use super::{ServeError, metrics, settings};
 use crate::backend::Backends;
 use crate::backend::mcp::McpHub;
 use crate::backend::worker::WorkerPool;
@@ -18,6 +18,7 @@ use crate::review::ReviewQueue;
 use crate::telemetry::Telemetry;
 use crate::wire::listen::Inbound;
 use crate::wire::socket::{Address, Listener};
+use crate::{console, grpc, mcp_front};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,7 +94,7 @@ pub(super) async fn serve(
         drop(front_done);
         drop(console_done);
     };
-    let dispatch = services::services(&settings::grpc(config), &core, cluster_down).await?;
+    let dispatch = grpc::services(&settings::grpc(config), &core, cluster_down).await?;
     // The doors hold the core now: this handle would keep the executor, and so the wait below, alive.
     drop(core);
     let addr = listener.local().map_err(|e| ServeError::Listener(e.to_string()))?;

@@ -1,12 +1,12 @@
 //! The `Config` re-shaped into what each part reads: the executor's, the policy's and the review queue's settings,
 //! and each door's own (`grpc`, `mcp_front`, `console`), so that no door reads the whole `Config`.
 
-use super::{console, mcp_front, services};
 use crate::config::Config;
 use crate::executor::ExecSettings;
 use crate::pipeline::{PrepareOptions, SplitMode};
 use crate::policy::{BudgetLimits, PolicySettings};
 use crate::review::ReviewSettings;
+use crate::{console, grpc, mcp_front};
 use std::sync::Arc;
 
 pub(super) fn executor(config: &Config) -> ExecSettings {
@@ -38,8 +38,8 @@ pub(super) fn review(config: &Config) -> ReviewSettings {
     ReviewSettings { max_pending: config.review.max_pending, keep_done: config.review.keep_decided }
 }
 
-pub(super) fn grpc(config: &Config) -> services::Settings {
-    services::Settings {
+pub(super) fn grpc(config: &Config) -> grpc::Settings {
+    grpc::Settings {
         tokens: config.tokens.clone(),
         max_request_bytes: config.max_request_bytes,
         max_batch_calls: config.max_batch_calls,

@@ -1,10 +1,20 @@
 //! The gRPC door: every service with its size limit and token, health (with cluster mode's Redis as a service of
 //! its own) and reflection, and `Execute` on its own path, all on the gateway's main listener.
 
-use super::auth::RequireToken;
-use super::execute::FastExecute;
-use super::listen::Dispatch;
-use super::{gateway, mcp, registry, review, worker};
+mod auth;
+mod execute;
+mod gateway;
+mod listen;
+mod mcp;
+mod registry;
+mod review;
+mod shed;
+mod status;
+mod worker;
+
+pub use auth::RequireToken;
+pub use status::ServiceError;
+
 use crate::config::Tokens;
 use crate::core::Core;
 use crate::pb::v1::mcp_registry_server::McpRegistryServer;
@@ -12,6 +22,8 @@ use crate::pb::v1::tool_review_server::ToolReviewServer;
 use crate::pb::v1::tool_worker_server::ToolWorkerServer;
 use crate::pb::v1::{tool_gateway_server::ToolGatewayServer, tool_registry_server::ToolRegistryServer};
 use crate::pipeline::ParseLimits;
+use execute::FastExecute;
+use listen::Dispatch;
 use std::sync::Arc;
 use tokio::sync::watch;
 use tonic::service::Routes;

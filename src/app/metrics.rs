@@ -2,7 +2,7 @@
 //! the admin token when one is set, serving what `Telemetry` registered.
 
 use super::ServeError;
-use super::auth::RequireToken;
+use crate::grpc::RequireToken;
 use crate::telemetry::Telemetry;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
