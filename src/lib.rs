@@ -2,8 +2,12 @@
 //!
 //! # Layout
 //! From the edges inward (ARCHITECTURE.md holds the graph of what may use what, which `tests/tidy.rs` enforces):
-//! - [`cli`], [`server`]: the commands (a gRPC client) and the tonic services, with the one place errors become
-//!   `tonic::Status`; [`proto`]: the conversions between protobuf ([`pb`], generated) and the crate's types.
+//! - [`cli`], [`app`]: the commands (a gRPC client), and the composition root `toolgate serve` runs: it builds the
+//!   shared core once and starts the doors.
+//! - The doors, each given its own settings and the [`core`] handle, and none using another: [`grpc`] (the tonic
+//!   services, with the one place errors become `tonic::Status`), [`mcp_front`] (MCP over Streamable HTTP) and
+//!   [`console`] (the web console); [`proto`]: the conversions between protobuf ([`pb`], generated) and the
+//!   crate's types.
 //! - [`config`], [`definitions`]: configuration, and tools rendered in provider formats.
 //! - [`executor`]: one call end to end: pipeline, call-id record, admission, review, dispatch, answer.
 //! - [`review`]: the human-review queue, on this gateway or in the cluster's Redis.

@@ -30,7 +30,7 @@ impl GatewayService {
 }
 
 impl GatewayService {
-    /// One `Execute`: served here for the listener's own path (`server::execute`) and for the tonic service alike.
+    /// One `Execute`: served here for the listener's own path (`execute.rs`) and for the tonic service alike.
     pub async fn execute_request(
         &self,
         metadata: &MetadataMap,

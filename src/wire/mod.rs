@@ -35,8 +35,8 @@
 //!
 //! It also holds the gateway's sockets ([`socket`]: TCP or Unix, plain or TLS), the listener of the HTTP side doors
 //! ([`side_listener`]: TLS handshakes off the accept loop, shared by the MCP front door and the console) and the
-//! tonic channels opened by address ([`channel`]). Inside the crate this module uses only `pb` and `tls`; `server`,
-//! `backend`, `telemetry` and `cli` use it.
+//! tonic channels opened by address ([`channel`]). Inside the crate this module uses only `pb` and `tls`; the doors,
+//! `app`, `config`, `backend`, `telemetry` and `cli` use it.
 
 pub mod channel;
 pub mod client;
