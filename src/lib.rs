@@ -2,8 +2,12 @@
 //!
 //! # Layout
 //! From the edges inward (ARCHITECTURE.md holds the graph of what may use what, which `tests/tidy.rs` enforces):
-//! - [`cli`], [`server`]: the commands (a gRPC client) and the tonic services, with the one place errors become
-//!   `tonic::Status`; [`proto`]: the conversions between protobuf ([`pb`], generated) and the crate's types.
+//! - [`cli`], [`app`]: the commands (a gRPC client), and the composition root `toolgate serve` runs: it builds the
+//!   shared core once and starts the doors.
+//! - The doors, each given its own settings and the [`core`] handle, and none using another: [`grpc`] (the tonic
+//!   services, with the one place errors become `tonic::Status`), [`mcp_front`] (MCP over Streamable HTTP) and
+//!   [`console`] (the web console); [`proto`]: the conversions between protobuf ([`pb`], generated) and the
+//!   crate's types.
 //! - [`config`], [`definitions`]: configuration, and tools rendered in provider formats.
 //! - [`executor`]: one call end to end: pipeline, call-id record, admission, review, dispatch, answer.
 //! - [`review`]: the human-review queue, on this gateway or in the cluster's Redis.
@@ -18,23 +22,27 @@
 
 #![forbid(unsafe_code)]
 
+pub mod app;
 pub mod backend;
 pub mod cli;
 pub mod cluster;
 pub mod config;
+pub mod console;
+pub mod core;
 pub mod definitions;
 pub mod executor;
+pub mod grpc;
+pub mod mcp_front;
 pub mod pb;
 pub mod pipeline;
 pub mod policy;
 pub mod proto;
 pub mod registry;
 pub mod review;
-pub mod server;
 pub mod store;
 pub mod telemetry;
 pub mod tls;
 pub mod wire;
 
+pub use app::{run, run_with_clock};
 pub use config::Config;
-pub use server::{run, run_with_clock};

@@ -97,7 +97,7 @@ pub async fn start_runtime() -> SocketAddr {
 pub struct Gateway {
     pub channel: Channel,
     shutdown: oneshot::Sender<()>,
-    handle: tokio::task::JoinHandle<Result<(), toolgate::server::ServeError>>,
+    handle: tokio::task::JoinHandle<Result<(), toolgate::app::ServeError>>,
     _data: tempfile::TempDir,
 }
 

@@ -1,4 +1,4 @@
-//! Fuzzes the `Execute` fast path's request decoding (src/server/execute.rs): the body's DATA chunks through
+//! Fuzzes the `Execute` fast path's request decoding (src/grpc/execute.rs): the body's DATA chunks through
 //! `wire::frame::Gather` under a limit, the `ExecuteRequest` decoded with prost, the `grpc-timeout` header read, the
 //! call and context converted to domain types (the `proto` module's `From` impls, as `GatewayService::execute_request`
 //! does), then the pure pipeline and the answer's encoding, on a catalog of corpus tools. The composition is rebuilt

@@ -56,10 +56,12 @@ impl BackendError {
 }
 
 /// Connections to every backend, shared by all calls: one HTTP client pool, one gRPC channel per target, the MCP
-/// servers' sessions and the connected workers.
+/// servers' sessions and the connected workers. A clone is a handle to the same connections: the executor runs
+/// calls on one, and a page that shows their health (the console's) reads another.
+#[derive(Clone)]
 pub struct Backends {
-    http: http::HttpClient,
-    grpc: grpc::GrpcChannels,
+    http: Arc<http::HttpClient>,
+    grpc: Arc<grpc::GrpcChannels>,
     mcp: Arc<mcp::McpHub>,
     workers: Arc<worker::WorkerPool>,
 }
@@ -74,8 +76,8 @@ impl Backends {
         tls: Arc<ClientTls>,
     ) -> Self {
         Self {
-            http: http::HttpClient::new(connect_timeout, max_result_bytes, Arc::clone(&tls)),
-            grpc: grpc::GrpcChannels::new(connect_timeout, max_result_bytes, tls),
+            http: Arc::new(http::HttpClient::new(connect_timeout, max_result_bytes, Arc::clone(&tls))),
+            grpc: Arc::new(grpc::GrpcChannels::new(connect_timeout, max_result_bytes, tls)),
             mcp,
             workers,
         }

@@ -33,9 +33,10 @@
 //! `tests.rs` reads each input through this module and through tonic, and `tests/wire_parity.rs` sends the same
 //! answers to tonic's client and to [`client`]; where they differ on purpose, the tables say so and why.
 //!
-//! It also holds the gateway's sockets ([`socket`]: TCP or Unix, plain or TLS) and the tonic channels opened by
-//! address ([`channel`]). Inside the crate this module uses only `pb` and `tls`; `server`, `backend`, `telemetry`
-//! and `cli` use it.
+//! It also holds the gateway's sockets ([`socket`]: TCP or Unix, plain or TLS), the listener of the HTTP side doors
+//! ([`side_listener`]: TLS handshakes off the accept loop, shared by the MCP front door and the console) and the
+//! tonic channels opened by address ([`channel`]). Inside the crate this module uses only `pb` and `tls`; the doors,
+//! `app`, `config`, `backend`, `telemetry` and `cli` use it.
 
 pub mod channel;
 pub mod client;
@@ -43,6 +44,7 @@ pub mod coalesce;
 pub mod frame;
 pub mod listen;
 pub mod otlp;
+pub mod side_listener;
 pub mod socket;
 pub mod status;
 pub mod unary;

@@ -26,7 +26,7 @@ pub struct Gateway {
     pub registry: ToolRegistryClient<Channel>,
     pub review: ToolReviewClient<Channel>,
     shutdown: Option<oneshot::Sender<()>>,
-    handle: JoinHandle<Result<(), toolgate::server::ServeError>>,
+    handle: JoinHandle<Result<(), toolgate::app::ServeError>>,
 }
 
 /// A loopback address for a server that a test names by its port (a side door, a `toolgate serve`, a Redis, an

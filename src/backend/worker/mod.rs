@@ -1,6 +1,6 @@
 //! Connected workers: processes that serve their own tools over a `ToolWorker.Connect` stream they open. The pool
 //! routes each call to one of the workers serving its tool and fails a worker's calls at once when it goes away.
-//! No protobuf here: the stream itself lives in `server::worker`.
+//! No protobuf here: the stream itself lives in `grpc::worker`.
 
 mod link;
 #[cfg(test)]

@@ -1,10 +1,10 @@
 //! The MCP server a host talks to: `tools/list` shows the caller's tenant's tools, `tools/call` runs a call
 //! through the same executor as `Execute`, with the context taken from the caller's principal alone.
 
-use super::super::shed::Shedding;
 use super::{answer, confirm};
 use crate::config::Principal;
-use crate::executor::{CallRequest, Executor, ReviewMode};
+use crate::core::Core;
+use crate::executor::{CallRequest, ReviewMode};
 use crate::pipeline::{self, CallContext, ToolCall};
 use crate::telemetry::{Door, propagation};
 use opentelemetry::context::FutureExt;
@@ -26,11 +26,11 @@ const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
 /// The method a shed `tools/call` is counted under in `toolgate.calls.shed`.
 const SHED_METHOD: &str = "mcp tools/call";
 
-/// One MCP session's handler; every session shares the executor and the cap on calls in flight.
+/// One MCP session's handler; every session shares the core (the executor, the registry, the review queue and the
+/// cap on calls in flight).
 #[derive(Clone)]
 pub struct FrontDoor {
-    executor: Arc<Executor>,
-    shedding: Shedding,
+    core: Arc<Core>,
     /// How long the user may take to answer a confirmation.
     confirm_timeout: std::time::Duration,
     /// The registry's changes since this session was created (with its `initialize`), so that a tool registered
@@ -39,14 +39,14 @@ pub struct FrontDoor {
 }
 
 impl FrontDoor {
-    pub fn new(executor: Arc<Executor>, shedding: Shedding, confirm_timeout: std::time::Duration) -> Self {
-        let changes = executor.registry().changes();
-        Self { executor, shedding, confirm_timeout, changes }
+    pub fn new(core: Arc<Core>, confirm_timeout: std::time::Duration) -> Self {
+        let changes = core.registry.changes();
+        Self { core, confirm_timeout, changes }
     }
 
     /// A copy for a new session: the registry's changes are followed from now.
     pub fn for_session(&self) -> Self {
-        Self { changes: self.executor.registry().changes(), ..self.clone() }
+        Self { changes: self.core.registry.changes(), ..self.clone() }
     }
 
     /// MCP has no call id: a call to a tool that needs review gets one from who calls, in which session, which
@@ -55,7 +55,7 @@ impl FrontDoor {
     /// whether the tool lets the caller's user confirm the call.
     fn review_id(&self, principal: &Principal, session: &str, name: &str, arguments: &str) -> (String, bool) {
         let tenant = principal.tenant.as_str();
-        let tool = pipeline::exact_tool(&self.executor.registry().catalog(), tenant, name);
+        let tool = pipeline::exact_tool(&self.core.registry.catalog(), tenant, name);
         let Some(tool) = tool.filter(|t| t.spec.review.required) else { return (String::new(), false) };
         let mut digest = Sha256::new();
         for part in [tenant, principal.user_id.as_str(), session, tool.spec.name.as_str(), arguments] {
@@ -130,7 +130,7 @@ impl ServerHandler for FrontDoor {
                 cursor.parse::<usize>().map_err(|_| McpError::invalid_params("the cursor is not one of ours", None))?
             }
         };
-        let catalog = self.executor.registry().catalog();
+        let catalog = self.core.registry.catalog();
         let mut visible = catalog.visible(&principal.tenant).skip(start);
         let tools: Vec<_> = visible.by_ref().take(PAGE).map(|t| answer::tool(t)).collect();
         let mut page = ListToolsResult::with_all_items(tools);
@@ -146,8 +146,8 @@ impl ServerHandler for FrontDoor {
         let (principal, session) = caller(&context)?;
         let parent = parent_of(&context)?;
         // Held until the call is answered; past the gateway-wide cap the call is refused at once, as on gRPC.
-        let Some(_permit) = self.shedding.try_enter(SHED_METHOD) else {
-            return Ok(CallToolResponse::Complete(answer::shed(&request.name, self.shedding.max())));
+        let Some(_permit) = self.core.shedding.try_enter(SHED_METHOD) else {
+            return Ok(CallToolResponse::Complete(answer::shed(&request.name, self.core.shedding.max())));
         };
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let name = request.name.into_owned();
@@ -158,9 +158,9 @@ impl ServerHandler for FrontDoor {
             CallContext { tenant: principal.tenant, user_id: principal.user_id, session_id, values: principal.values };
         // A host gives up on a call after about a minute: a reviewed call answers at once that it waits.
         let req = CallRequest { door: Door::Mcp, ..CallRequest::new(&call, &ctx, None, ReviewMode::Defer) };
-        let mut message = self.executor.execute(req).with_context(parent.clone()).await;
+        let mut message = self.core.executor.execute(req).with_context(parent.clone()).await;
         if confirmable && confirm::can_ask(&context.peer) {
-            let asked = confirm::ask(&self.executor, &context.peer, req, message, self.confirm_timeout);
+            let asked = confirm::ask(&self.core, &context.peer, req, message, self.confirm_timeout);
             message = asked.with_context(parent).await;
         }
         Ok(CallToolResponse::Complete(answer::result(message)))

@@ -192,7 +192,7 @@ pub async fn calls(
     Extension(session): Extension<Session>,
     Query(filter): Query<Filter>,
 ) -> Response {
-    let recorded = console.telemetry.recent().map(|r| r.calls()).unwrap_or_default();
+    let recorded = console.core.telemetry.recent().map(|r| r.calls()).unwrap_or_default();
     let all: Vec<CallRow> = recorded.iter().map(CallRow::from).collect();
     let mut tools: Vec<String> = all.iter().map(|c| c.tool.clone()).collect();
     tools.sort();
@@ -211,7 +211,7 @@ pub async fn call(
     Extension(session): Extension<Session>,
     Query(which): Query<Seq>,
 ) -> Response {
-    let Some(c) = console.telemetry.recent().and_then(|r| r.call(which.seq)) else {
+    let Some(c) = console.core.telemetry.recent().and_then(|r| r.call(which.seq)) else {
         let text = "That call is no longer among the recent calls kept.".to_owned();
         return super::pages::message(StatusCode::NOT_FOUND, &session, "Not found", text);
     };
@@ -229,7 +229,7 @@ pub async fn call(
 
 pub async fn overview(State(console): Shared, Extension(session): Extension<Session>) -> Response {
     let now = unix_ms();
-    let hours = console.telemetry.recent().map(|r| r.last_hour(now)).unwrap_or_default();
+    let hours = console.core.telemetry.recent().map(|r| r.last_hour(now)).unwrap_or_default();
     let tools = hours.into_iter().map(|(tool, minutes)| hour(tool, &minutes, now / 60_000)).collect();
     super::pages::page(StatusCode::OK, &OverviewPage { user: Some(User::from(&session)), tools })
 }

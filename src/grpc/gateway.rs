@@ -6,6 +6,7 @@ use crate::definitions::{self, DefinitionFormat};
 use crate::executor::{CallRequest, Executor, ReviewMode};
 use crate::pb::v1::{self as pb, tool_gateway_server::ToolGateway};
 use crate::pipeline::{CallContext, ToolCall};
+use crate::registry::Registry;
 use crate::telemetry::propagation;
 use crate::tls::PeerIdentity;
 use opentelemetry::context::FutureExt;
@@ -17,17 +18,19 @@ use tonic::{Request, Response, Status};
 
 pub struct GatewayService {
     executor: Arc<Executor>,
+    /// The tools, for their definitions.
+    registry: Arc<Registry>,
     max_batch_calls: usize,
 }
 
 impl GatewayService {
-    pub fn new(executor: Arc<Executor>, max_batch_calls: usize) -> Self {
-        Self { executor, max_batch_calls }
+    pub fn new(executor: Arc<Executor>, registry: Arc<Registry>, max_batch_calls: usize) -> Self {
+        Self { executor, registry, max_batch_calls }
     }
 }
 
 impl GatewayService {
-    /// One `Execute`: served here for the listener's own path (`server::execute`) and for the tonic service alike.
+    /// One `Execute`: served here for the listener's own path (`execute.rs`) and for the tonic service alike.
     pub async fn execute_request(
         &self,
         metadata: &MetadataMap,
@@ -94,7 +97,7 @@ impl ToolGateway for GatewayService {
         };
         let ctx = CallContext::from(req.context.unwrap_or_default());
         claims(peer.as_ref(), &ctx.tenant)?;
-        let catalog = self.executor.registry().catalog();
+        let catalog = self.registry.catalog();
         let definitions = catalog
             .visible(&ctx.tenant)
             .map(|tool| definitions::render(tool, format))

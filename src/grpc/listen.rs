@@ -2,8 +2,9 @@
 //! tonic services, each within the caller's `grpc-timeout`. The connections are served by `wire::listen`.
 
 use super::execute::{self, FastExecute};
-use super::shed::{self, DataPlane, Shedding};
+use super::shed::{self, DataPlane};
 use super::status::ServiceError;
+use crate::core::Shedding;
 use crate::wire;
 use crate::wire::unary::{ResponseBody, UnaryBody};
 use http::{Method, Request, Response};
@@ -38,7 +39,8 @@ impl Dispatch {
         });
         let tonic_routes = routes.clone();
         let batch = tower::service_fn(move |request| routed(tonic_routes.clone(), request));
-        Self { execute: shedding.layer("Execute", fast), batch: shedding.layer("ExecuteBatch", batch), routes }
+        let (execute, batch) = (shed::layer(shedding, "Execute", fast), shed::layer(shedding, "ExecuteBatch", batch));
+        Self { execute, batch, routes }
     }
 }
 

@@ -3,7 +3,8 @@
 //! runs once), declining or cancelling rejects it with that as the feedback. A host that cannot ask, or a request
 //! that fails or is not answered within `mcp_front.confirm_timeout_s`, leaves the call pending for a reviewer.
 
-use crate::executor::{CallRequest, Executor};
+use crate::core::Core;
+use crate::executor::CallRequest;
 use crate::pipeline::{ToolMessage, ToolStatus};
 use crate::review::{Decision, ReviewError, ReviewKey};
 use rmcp::RoleServer;
@@ -23,7 +24,7 @@ pub fn can_ask(peer: &Peer<RoleServer>) -> bool {
 /// call again under its id to get the outcome. Anything else is answered as it is. The user has `timeout` to
 /// answer: the call's own answer must reach the host before it gives up on it.
 pub async fn ask(
-    executor: &std::sync::Arc<Executor>,
+    core: &Core,
     peer: &Peer<RoleServer>,
     req: CallRequest<'_>,
     first: ToolMessage,
@@ -51,9 +52,9 @@ pub async fn ask(
         }
     };
     let key = ReviewKey { tenant: req.ctx.tenant.clone(), call_id: req.call.id.clone() };
-    match executor.reviews().decide(&key, decision, None).await {
+    match core.reviews.decide(&key, decision, None).await {
         // A reviewer may have been quicker: their decision stands.
-        Ok(_) | Err(ReviewError::AlreadyDecided) => executor.execute(req).await,
+        Ok(_) | Err(ReviewError::AlreadyDecided) => core.executor.execute(req).await,
         Err(err) => {
             tracing::warn!(tool = %first.name, error = %err, "the user's answer was not recorded");
             first

@@ -2,9 +2,9 @@
 //! principal put on the request for the handler. With neither configured every caller is the empty principal (the
 //! door then listens on loopback only). A token is compared in constant time and never forwarded anywhere.
 
-use super::super::side_listener::Peer;
 use super::jwt::JwtVerifier;
 use crate::config::Principal;
+use crate::wire::side_listener::Peer;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;

@@ -1,7 +1,6 @@
 //! The gateway's TLS, loaded from `[tls]` (and the OTLP certificate variables) once at start: outbound for tool
-//! servers and the collector, inbound
-//! for the listeners (with the identities client certificates map to), and the task that reloads the files
-//! when they change. A file that does not load stops the start.
+//! servers and the collector, inbound for the listeners (with the identities client certificates map to), and the
+//! task that reloads the files when they change. A file that does not load stops the start.
 
 use super::ServeError;
 use crate::config::Config;

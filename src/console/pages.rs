@@ -5,7 +5,7 @@ use super::session::{self, Session};
 use super::throttle;
 use super::views::{Detail, LoginPage, MessagePage, ReviewPage, ReviewsPage, Row, Rows, User, pretty};
 use crate::review::{self, ReviewError, ReviewKey, Verdict, VerdictError, reviewer_name};
-use crate::server::side_listener::Peer;
+use crate::wire::side_listener::Peer;
 use askama::Template;
 use axum::extract::{ConnectInfo, Extension, Form, Query, State};
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -124,7 +124,7 @@ pub async fn rows(State(console): Shared) -> Response {
 }
 
 async fn pending_rows(console: &Console) -> Vec<Row> {
-    console.executor.reviews().pending(None).await.iter().map(Row::from).collect()
+    console.core.reviews.pending(None).await.iter().map(Row::from).collect()
 }
 
 #[derive(Deserialize)]
@@ -153,11 +153,11 @@ async fn review_page(
     violations: Vec<crate::pipeline::Violation>,
     status: StatusCode,
 ) -> Response {
-    let Some(record) = console.executor.reviews().get(key).await else {
+    let Some(record) = console.core.reviews.get(key).await else {
         let text = format!("No call under review has the id {:?} in tenant {:?}.", key.call_id, key.tenant);
         return message(StatusCode::NOT_FOUND, session, "Not found", text);
     };
-    let catalog = console.executor.registry().catalog();
+    let catalog = console.core.registry.catalog();
     let tool = catalog.get(&record.tool_tenant, &record.tool);
     let review = Detail::new(&record, tool.map(|t| &**t));
     let edit_text = edit_text.unwrap_or_else(|| pretty(&record.arguments));
@@ -201,7 +201,7 @@ pub async fn decide(
             );
         }
     };
-    let (queue, registry) = (console.executor.reviews(), console.executor.registry());
+    let (queue, registry) = (&console.core.reviews, &console.core.registry);
     match review::decide(queue, registry, console.limits, &key, verdict, Some(&session.name)).await {
         Ok(decided) => {
             tracing::info!(call_id = %key.call_id, tenant = %key.tenant, tool = %decided.tool, reviewer = %session.name, "review decided in the console");

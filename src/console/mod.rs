@@ -1,6 +1,8 @@
-//! The web console for reviewers (and, later, operators): server-rendered pages on a listener of its own
-//! (`[console] listen`), each asset embedded in the binary, behind a login with the review or admin token. Its
-//! verdicts go through `review::decide`, as ToolReview's do, so an edit is checked the same way.
+//! The web console for reviewers and operators: server-rendered pages on a listener of its own (`[console]
+//! listen`), each asset embedded in the binary, behind a login with the review or admin token: the pending reviews
+//! and their verdicts, the recent calls and an overview of the last hour, and (admin only) the tools with their
+//! backends' health. Its verdicts go through `review::decide`, as ToolReview's do, so an edit is checked the same
+//! way. It reads the core (`core::Core`) and runs no call.
 
 mod assets;
 mod operators;
@@ -11,13 +13,12 @@ mod throttle;
 mod tools;
 mod views;
 
-use super::ServeError;
-use super::side_listener::{Peer, SideListener};
-use crate::config::Config;
-use crate::executor::Executor;
+use crate::config::{ConsoleSettings, Tokens};
+use crate::core::Core;
 use crate::pipeline::ParseLimits;
-use crate::telemetry::Telemetry;
+use crate::policy::rules::GatewayRules;
 use crate::wire::listen::Inbound;
+use crate::wire::side_listener::{self, BindError, Peer, SideListener};
 use axum::error_handling::HandleErrorLayer;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -33,18 +34,36 @@ use tower::ServiceBuilder;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 
+pub use tools::Defaults;
+
+/// What the console reads of the configuration: `[console]`, and the few gateway-wide settings its pages use.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub console: ConsoleSettings,
+    /// The review and admin tokens a reviewer or operator logs in with.
+    pub tokens: Tokens,
+    /// A reviewer's edit is parsed within these, as a model's arguments are.
+    pub parse_limits: ParseLimits,
+    /// A form is at most this size.
+    pub max_request_bytes: usize,
+    /// What the tools page shows where a tool's spec leaves a setting to the gateway.
+    pub defaults: Defaults,
+    /// `[[policy]]`, for the tools page.
+    pub rules: Arc<GatewayRules>,
+}
+
 /// What every handler shares.
 pub struct Console {
     sessions: Sessions,
     /// Wrong logins per client.
     throttle: throttle::Throttle,
-    executor: Arc<Executor>,
-    telemetry: Arc<Telemetry>,
+    /// The review queue, the registry, the backends' health and the recent calls.
+    core: Arc<Core>,
     limits: ParseLimits,
     /// What the tools page shows where a tool's spec leaves a setting to the gateway.
-    defaults: tools::Defaults,
+    defaults: Defaults,
     /// `[[policy]]`, for the tools page.
-    rules: Arc<crate::policy::rules::GatewayRules>,
+    rules: Arc<GatewayRules>,
     /// Served over TLS: the session cookie is marked Secure.
     tls: bool,
 }
@@ -57,45 +76,37 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Requests served at once; past it, 503 at once.
 const MAX_IN_FLIGHT: usize = 64;
 
-/// Binds the console's port, when one is configured.
-pub async fn bind(config: &Config) -> Result<Option<TcpListener>, ServeError> {
-    let Some(addr) = config.console.listen else { return Ok(None) };
-    let listener = TcpListener::bind(addr).await.map_err(|e| ServeError::Console { addr, reason: e.to_string() })?;
-    Ok(Some(listener))
+/// Binds the console's port, when `[console] listen` sets one.
+pub async fn bind(console: &ConsoleSettings) -> Result<Option<TcpListener>, BindError> {
+    let Some(addr) = console.listen else { return Ok(None) };
+    side_listener::bind(addr).await.map(Some)
 }
 
-/// Serves the console on `listener` in a task of its own; dropping the returned sender stops it.
+/// Serves the console on `listener` in a task of its own; dropping the returned sender stops it (and, once the
+/// task ends, its handle to the core).
 pub fn spawn(
     listener: TcpListener,
-    config: &Config,
-    executor: Arc<Executor>,
-    telemetry: Arc<Telemetry>,
+    settings: Settings,
+    core: Arc<Core>,
     inbound: Option<Inbound>,
-) -> Result<tokio::sync::oneshot::Sender<()>, ServeError> {
+) -> std::io::Result<tokio::sync::oneshot::Sender<()>> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let addr = listener.local_addr().map_err(|e| ServeError::Listener(e.to_string()))?;
+    let addr = listener.local_addr()?;
     let tls = inbound.is_some();
     let listener = SideListener::new(listener, inbound);
-    let sessions = Sessions::new(&config.tokens);
-    let defaults = tools::Defaults {
-        timeout: config.default_timeout,
-        max_tool_calls: config.budgets.max_tool_calls,
-        max_consecutive_failures: config.budgets.max_consecutive_failures,
-        max_session_calls: config.budgets.max_calls,
-    };
-    let rules = Arc::clone(&config.policy);
+    let Settings { console: section, tokens, parse_limits: limits, max_request_bytes, defaults, rules } = settings;
+    let sessions = Sessions::new(&tokens);
     let throttle = throttle::Throttle::default();
-    let limits = config.parse_limits;
-    let console = Arc::new(Console { sessions, throttle, executor, telemetry, limits, defaults, rules, tls });
+    let console = Arc::new(Console { sessions, throttle, core, limits, defaults, rules, tls });
     if !console.sessions.closed() {
         tracing::warn!(%addr, "the console has no review or admin token to log in with: any local process may decide reviews");
     }
-    if !addr.ip().is_loopback() && config.console.allowed_hosts.iter().all(|h| is_loopback_name(&h.host)) {
+    if !addr.ip().is_loopback() && section.allowed_hosts.iter().all(|h| is_loopback_name(&h.host)) {
         tracing::warn!(%addr, "the console answers to loopback names only: set [console] allowed_hosts to the names it is served under");
     }
     tracing::info!(%addr, "serving the console at {}://{addr}/", listener.scheme());
-    let hosts = origin::Hosts::new(config.console.allowed_hosts.clone());
-    let app = router(console, hosts, config.max_request_bytes).into_make_service_with_connect_info::<Peer>();
+    let hosts = origin::Hosts::new(section.allowed_hosts);
+    let app = router(console, hosts, max_request_bytes).into_make_service_with_connect_info::<Peer>();
     tokio::spawn(async move {
         let stopped = async move {
             let _ = stopped.await;

@@ -10,12 +10,10 @@ mod handler;
 mod jwt;
 mod sessions;
 
-use super::ServeError;
-use super::shed::Shedding;
-use super::side_listener::{Peer, SideListener};
-use crate::config::Config;
-use crate::executor::Executor;
+use crate::config::McpFrontSettings;
+use crate::core::Core;
 use crate::wire::listen::Inbound;
+use crate::wire::side_listener::{self, BindError, Peer, SideListener};
 use auth::Principals;
 use axum::response::IntoResponse;
 use handler::FrontDoor;
@@ -26,44 +24,53 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 
+/// What the front door reads of the configuration: `[mcp_front]`, and the request size limit.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub front: McpFrontSettings,
+    /// A request body is at most this size (`limits.max_request_bytes`, as on gRPC).
+    pub max_request_bytes: usize,
+}
+
 /// The front door, bound, with the JWT issuer's keys read: ready to serve.
 pub struct Bound {
     listener: TcpListener,
     jwt: Option<Arc<JwtVerifier>>,
 }
 
-/// Binds the front door's port, when one is configured, and reads the JWT issuer's keys.
-pub async fn bind(config: &Config) -> Result<Option<Bound>, ServeError> {
-    let Some(addr) = config.mcp_front.listen else { return Ok(None) };
-    let failed = |reason: String| ServeError::McpFront { addr, reason };
-    let listener = TcpListener::bind(addr).await.map_err(|e| failed(e.to_string()))?;
-    let jwt = match config.mcp_front.jwt.clone() {
-        Some(settings) => Some(JwtVerifier::start(settings).await.map_err(|e| failed(format!("JWKS: {e}")))?),
+/// Binds the front door's port, when `[mcp_front] listen` sets one, and reads the JWT issuer's keys.
+pub async fn bind(front: &McpFrontSettings) -> Result<Option<Bound>, BindError> {
+    let Some(addr) = front.listen else { return Ok(None) };
+    let listener = side_listener::bind(addr).await?;
+    let jwt = match front.jwt.clone() {
+        Some(settings) => {
+            Some(JwtVerifier::start(settings).await.map_err(|e| BindError { addr, reason: format!("JWKS: {e}") })?)
+        }
         None => None,
     };
     Ok(Some(Bound { listener, jwt }))
 }
 
-/// Serves the front door on `listener` in a task of its own; dropping the returned sender stops it, ending every
-/// MCP session. Its calls are held to `shedding`, the cap the gRPC door's are held to.
+/// Serves the front door on `bound` in a task of its own; dropping the returned sender stops it, ending every
+/// MCP session (and, once the task ends, its handle to the core). Its calls are held to the core's cap on calls
+/// in flight, the one the gRPC door's are held to.
 pub fn spawn(
     bound: Bound,
-    config: &Config,
-    executor: Arc<Executor>,
-    shedding: Shedding,
+    settings: &Settings,
+    core: Arc<Core>,
     inbound: Option<Inbound>,
-) -> Result<tokio::sync::oneshot::Sender<()>, ServeError> {
+) -> std::io::Result<tokio::sync::oneshot::Sender<()>> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let Bound { listener, jwt } = bound;
-    let addr = listener.local_addr().map_err(|e| ServeError::Listener(e.to_string()))?;
+    let addr = listener.local_addr()?;
     let listener = SideListener::new(listener, inbound);
-    if config.mcp_front.tokens.is_empty() && jwt.is_none() {
+    if settings.front.tokens.is_empty() && jwt.is_none() {
         tracing::warn!(%addr, "the MCP front door has no [[mcp_front.tokens]] nor [mcp_front.jwt]: any local process may call every tool");
     }
     tracing::info!(%addr, "serving MCP at {}://{addr}/mcp", listener.scheme());
-    let http = http_config(config);
+    let http = http_config(settings);
     let sessions_end = http.cancellation_token.clone();
-    let app = router(config, FrontDoor::new(executor, shedding, config.mcp_front.confirm_timeout), http, jwt);
+    let app = router(&settings.front, FrontDoor::new(core, settings.front.confirm_timeout), http, jwt);
     tokio::spawn(async move {
         let stopped = async move {
             let _ = stopped.await;
@@ -80,13 +87,13 @@ pub fn spawn(
 
 /// The SDK's own checks: `Host` and `Origin` from the config (DNS rebinding; an `Origin` sent is always checked,
 /// against loopback origins by default), and the body limit, enforced while the body streams in (413 past it).
-fn http_config(config: &Config) -> StreamableHttpServerConfig {
-    let front = &config.mcp_front;
+fn http_config(settings: &Settings) -> StreamableHttpServerConfig {
+    let front = &settings.front;
     StreamableHttpServerConfig::default()
         .with_allowed_hosts(front.allowed_hosts.clone())
         .with_allowed_origins(front.allowed_origins.clone())
         .enforce_origin_validation()
-        .with_max_request_body_bytes(config.max_request_bytes)
+        .with_max_request_body_bytes(settings.max_request_bytes)
         // No SSE priming event before each answer: it lets a client resume a cut stream, which a call's one
         // answer does not need, and it costs every call a write.
         .with_sse_retry(None)
@@ -94,12 +101,11 @@ fn http_config(config: &Config) -> StreamableHttpServerConfig {
 
 /// The front door's stack. Layers run outermost first, in the order written:
 fn router(
-    config: &Config,
+    front: &McpFrontSettings,
     door: FrontDoor,
     http: StreamableHttpServerConfig,
     jwt: Option<Arc<JwtVerifier>>,
 ) -> axum::Router {
-    let front = &config.mcp_front;
     let sessions = Arc::new(Sessions::new(front.max_sessions, front.max_sessions_per_principal, front.session_idle));
     let mcp = StreamableHttpService::new(move || Ok(door.for_session()), Arc::clone(&sessions), http);
     let mcp = ServiceBuilder::new().map_response(IntoResponse::into_response).service(mcp);

@@ -161,8 +161,8 @@ pub async fn tools(
     if let Some(refusal) = refused(&session) {
         return refusal;
     }
-    let catalog = console.executor.registry().catalog();
-    let health = console.executor.backends().health();
+    let catalog = console.core.registry.catalog();
+    let health = console.core.backends.health();
     let needle = query.q.trim().to_lowercase();
     let mut matching: Vec<&Arc<CompiledTool>> = catalog
         .all()
@@ -205,12 +205,12 @@ pub async fn tool(
     if let Some(refusal) = refused(&session) {
         return refusal;
     }
-    let catalog = console.executor.registry().catalog();
+    let catalog = console.core.registry.catalog();
     let Some(tool) = catalog.get(&which.tenant, &which.name) else {
         let text = format!("No tool {:?} is registered in tenant {:?}.", which.name, which.tenant);
         return super::pages::message(StatusCode::NOT_FOUND, &session, "Not found", text);
     };
-    let health = console.executor.backends().health().of(tool);
+    let health = console.core.backends.health().of(tool);
     let spec = &tool.spec;
     let view = ToolPage {
         user: Some(User::from(&session)),

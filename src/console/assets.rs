@@ -6,8 +6,8 @@ use http::StatusCode;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 
 /// htmx 2.0.11 (0BSD, `assets/console/htmx.LICENSE`), for the parts of pages that refresh themselves.
-const HTMX: &str = include_str!("../../../assets/console/htmx.min.js");
-const CSS: &str = include_str!("../../../assets/console/console.css");
+const HTMX: &str = include_str!("../../assets/console/htmx.min.js");
+const CSS: &str = include_str!("../../assets/console/console.css");
 
 pub async fn serve(Path(name): Path<String>) -> Response {
     let (body, kind) = match name.as_str() {

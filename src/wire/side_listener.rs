@@ -33,6 +33,18 @@ impl Connected<IncomingStream<'_, SideListener>> for Peer {
     }
 }
 
+/// A side door's port that could not be bound or made ready, and why.
+#[derive(Debug)]
+pub struct BindError {
+    pub addr: SocketAddr,
+    pub reason: String,
+}
+
+/// Binds a side door's port.
+pub async fn bind(addr: SocketAddr) -> Result<TcpListener, BindError> {
+    TcpListener::bind(addr).await.map_err(|e| BindError { addr, reason: e.to_string() })
+}
+
 /// A side door's listener, plain or TLS.
 pub struct SideListener {
     accepted: Accepted,

@@ -1,32 +1,32 @@
-//! The Prometheus scrape endpoint (`GET /metrics` on its own HTTP port, closed by the admin token when one is set),
-//! and the telemetry as configured: its gauges, and the calls it keeps for the console.
+//! The Prometheus scrape endpoint: `GET /metrics` on its own HTTP port (`[telemetry] prometheus_listen`), closed by
+//! the admin token when one is set, serving what `Telemetry` registered.
 
 use super::ServeError;
-use super::auth::RequireToken;
-use crate::cluster::Redis;
-use crate::config::Config;
-use crate::registry::Registry;
-use crate::review::ReviewQueue;
-use crate::telemetry::{Gauges, Telemetry};
-use crate::tls::ClientTls;
+use crate::grpc::RequireToken;
+use crate::telemetry::Telemetry;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 
 /// Binds the Prometheus endpoint's port, when one is configured.
-pub async fn bind(config: &Config) -> Result<Option<TcpListener>, ServeError> {
-    let Some(addr) = config.telemetry.prometheus_listen else { return Ok(None) };
+pub async fn bind(addr: Option<SocketAddr>) -> Result<Option<TcpListener>, ServeError> {
+    let Some(addr) = addr else { return Ok(None) };
     let listener = TcpListener::bind(addr).await.map_err(|e| ServeError::Metrics { addr, reason: e.to_string() })?;
     Ok(Some(listener))
 }
 
 /// Serves `/metrics` on `listener` in a task of its own; dropping the returned sender stops it.
-pub fn spawn(listener: TcpListener, config: &Config, telemetry: &Telemetry) -> tokio::sync::oneshot::Sender<()> {
+pub fn spawn(
+    listener: TcpListener,
+    admin_token: Option<&str>,
+    telemetry: &Telemetry,
+) -> tokio::sync::oneshot::Sender<()> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let token = RequireToken::new("admin", config.tokens.admin.as_deref());
+    let token = RequireToken::new("admin", admin_token);
     let registry = telemetry.prometheus().cloned().unwrap_or_default();
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
     tracing::info!(%addr, "serving Prometheus metrics at /metrics");
@@ -67,27 +67,4 @@ async fn scrape(State(state): State<Arc<Scrape>>, headers: HeaderMap) -> Respons
         Ok(text) => ([(header::CONTENT_TYPE, prometheus::TEXT_FORMAT)], text).into_response(),
         Err(err) => (StatusCode::INTERNAL_SERVER_ERROR, err.to_string()).into_response(),
     }
-}
-
-/// Telemetry as configured, with gauges reading the registry and the review queue while they live.
-pub(super) fn telemetry(
-    config: &Config,
-    registry: &Arc<Registry>,
-    reviews: &Arc<ReviewQueue>,
-    redis: Option<&Redis>,
-    collector: &Arc<ClientTls>,
-) -> Result<Telemetry, ServeError> {
-    let (registry, reviews) = (Arc::downgrade(registry), Arc::downgrade(reviews));
-    let degraded = redis.map(|redis| redis.watch_down());
-    let gauges = Gauges {
-        registered_tools: Box::new(move || registry.upgrade().map_or(0, |r| r.catalog().len() as u64)),
-        pending_reviews: Box::new(move || reviews.upgrade().map_or(0, |q| q.pending_count() as u64)),
-        cluster_degraded: degraded
-            .map(|down| Box::new(move || u64::from(*down.borrow())) as Box<dyn Fn() -> u64 + Send + Sync>),
-    };
-    let mut telemetry = Telemetry::new(&config.telemetry, gauges, collector)?;
-    if config.console.listen.is_some() {
-        telemetry.keep_recent(config.console.recent_calls);
-    }
-    Ok(telemetry)
 }

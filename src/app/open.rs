@@ -1,0 +1,136 @@
+//! The core's durable and shared parts, opened once at start: the store under `data_dir`, the registry with the
+//! config's tools, the review queue (local on the store, or shared on Redis in cluster mode), the MCP hub, the
+//! policy, and telemetry with its gauges; and the task that prunes decided reviews.
+
+use super::ServeError;
+use super::settings;
+use super::transport::Transport;
+use crate::backend::mcp::{McpHub, RedbMcpStore};
+use crate::cluster::Redis;
+use crate::config::Config;
+use crate::policy::shared::SharedAdmission;
+use crate::policy::{Clock, Policy};
+use crate::registry::shared::SharedRegistry;
+use crate::registry::shared::follow;
+use crate::registry::{RedbStore, Registry, RegistryError};
+use crate::review::{RedbReviewStore, ReviewQueue};
+use crate::store::Database;
+use crate::telemetry::{Gauges, Telemetry};
+use crate::tls::ClientTls;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+/// Cluster mode: a reviewed call claimed by a gateway that has not finished it this long after is taken as
+/// abandoned by a gateway that died, and answered as lost rather than run again.
+const RUNNING_LEASE: Duration = Duration::from_secs(15 * 60);
+/// How often decided reviews past their keep time are deleted.
+const PRUNE_EVERY: Duration = Duration::from_secs(600);
+
+/// What `open_state` opens.
+pub(super) struct Opened {
+    pub registry: Arc<Registry>,
+    pub reviews: Arc<ReviewQueue>,
+    pub mcp: Arc<McpHub>,
+    pub redis: Option<Redis>,
+}
+
+/// Opens the store under `config.data_dir`, its reviews and registry (in cluster mode, on Redis, with the store
+/// as the registry's local cache), registers the static tools, and opens the MCP hub (its servers start later).
+pub(super) async fn open_state(config: &Config, transport: &Transport) -> Result<Opened, ServeError> {
+    let db = Database::open(&config.data_dir).map_err(RegistryError::from)?;
+    let store = RedbStore::new(&db).map_err(RegistryError::from)?;
+    let tls = Some(Arc::clone(&transport.client));
+    let redis = config.cluster.clone().map(|settings| Redis::with_tls(settings, tls)).transpose()?;
+    let review_settings = settings::review(config);
+    let reviews = Arc::new(match &redis {
+        Some(redis) => ReviewQueue::shared(redis.clone(), review_settings, RUNNING_LEASE),
+        None => ReviewQueue::open(Arc::new(RedbReviewStore::new(&db).map_err(RegistryError::from)?), review_settings)
+            .map_err(RegistryError::from)?,
+    });
+    let mcp_store = Arc::new(RedbMcpStore::new(&db).map_err(RegistryError::from)?);
+    let mut registry = Registry::open(Arc::new(store), config.documents.clone())?;
+    if let Some(redis) = &redis {
+        registry = registry.share(SharedRegistry::new(redis.clone()));
+    }
+    let registry = Arc::new(registry);
+    register_statics(&registry, redis.as_ref(), config).await?;
+    let mcp = Arc::new(McpHub::new(
+        Arc::clone(&registry),
+        config.documents.clone(),
+        mcp_store,
+        config.connect_timeout,
+        config.max_result_bytes,
+        Arc::clone(&transport.client),
+    ));
+    Ok(Opened { registry, reviews, mcp, redis })
+}
+
+/// Registers the config's tools. In cluster mode the registry is first brought in step with Redis and then
+/// followed; a gateway that starts while Redis is down serves its cached snapshot, and its follower registers
+/// them once Redis answers.
+async fn register_statics(registry: &Arc<Registry>, redis: Option<&Redis>, config: &Config) -> Result<(), ServeError> {
+    if let Some(redis) = redis {
+        match registry.sync_all().await {
+            Ok(generation) => {
+                follow::spawn(registry, redis.clone(), follow::Start::Synced(generation));
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, tools = registry.catalog().len(), "starting degraded: serving the cached snapshot until Redis answers");
+                follow::spawn(registry, redis.clone(), follow::Start::Unsynced(config.tools.clone()));
+                return Ok(());
+            }
+        }
+    }
+    for spec in config.tools.clone() {
+        let name = spec.name.clone();
+        registry.register_unless_unchanged(spec).await.map_err(|source| ServeError::StaticTool { name, source })?;
+    }
+    Ok(())
+}
+
+/// Rate limits and session budgets on `clock`; in cluster mode, admitted in one Redis script.
+pub(super) fn policy(config: &Config, clock: Clock, redis: Option<&Redis>) -> Arc<Policy> {
+    let mut policy = Policy::new(clock, settings::policy(config));
+    if let Some(redis) = redis {
+        policy = policy.share(SharedAdmission::new(redis.clone()));
+    }
+    Arc::new(policy)
+}
+
+/// Telemetry as configured, with gauges reading the registry and the review queue while they live, and the calls
+/// it keeps for the console when there is one.
+pub(super) fn telemetry(
+    config: &Config,
+    registry: &Arc<Registry>,
+    reviews: &Arc<ReviewQueue>,
+    redis: Option<&Redis>,
+    collector: &Arc<ClientTls>,
+) -> Result<Telemetry, ServeError> {
+    let (registry, reviews) = (Arc::downgrade(registry), Arc::downgrade(reviews));
+    let degraded = redis.map(|redis| redis.watch_down());
+    let gauges = Gauges {
+        registered_tools: Box::new(move || registry.upgrade().map_or(0, |r| r.catalog().len() as u64)),
+        pending_reviews: Box::new(move || reviews.upgrade().map_or(0, |q| q.pending_count() as u64)),
+        cluster_degraded: degraded
+            .map(|down| Box::new(move || u64::from(*down.borrow())) as Box<dyn Fn() -> u64 + Send + Sync>),
+    };
+    let mut telemetry = Telemetry::new(&config.telemetry, gauges, collector)?;
+    if config.console.listen.is_some() {
+        telemetry.keep_recent(config.console.recent_calls);
+    }
+    Ok(telemetry)
+}
+
+/// Deletes expired review outcomes now and then, until the queue is dropped.
+pub(super) fn spawn_pruning(reviews: Weak<ReviewQueue>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(PRUNE_EVERY);
+        loop {
+            ticks.tick().await;
+            let Some(queue) = reviews.upgrade() else { return };
+            if let Err(err) = queue.prune().await {
+                tracing::warn!(error = %err, "pruning decided reviews failed");
+            }
+        }
+    })
+}
