@@ -11,6 +11,7 @@
 //! - [`config`], [`definitions`]: configuration, and tools rendered in provider formats.
 //! - [`executor`]: one call end to end: pipeline, call-id record, admission, review, dispatch, answer.
 //! - [`review`]: the human-review queue, on this gateway or in the cluster's Redis.
+//! - [`idempotency`]: the call-id store, on this gateway or in the cluster's Redis.
 //! - [`backend`]: where calls run: gRPC ToolRuntime, HTTP, MCP servers, and workers over `ToolWorker.Connect`.
 //! - [`telemetry`]: the call's span and metrics, and their export.
 //! - [`pipeline`]: the pure call path (resolve, parse, validate, repair, inject, answer); no I/O, shared with
@@ -32,6 +33,7 @@ pub mod core;
 pub mod definitions;
 pub mod executor;
 pub mod grpc;
+pub mod idempotency;
 pub mod mcp_front;
 pub mod pb;
 pub mod pipeline;

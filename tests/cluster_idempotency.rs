@@ -10,7 +10,7 @@ use common::{Gateway, kind_of, start_gateway, status_of, temp_config};
 use idempotency_support::{Counting, request, specs, start};
 use std::time::Duration;
 use tempfile::TempDir;
-use toolgate::executor::idempotency::IdempotencySettings;
+use toolgate::idempotency::IdempotencySettings;
 use toolgate::pb::v1::{self as pb, ErrorKind as K, ToolStatus};
 
 const ARGS: &str = r#"{"n": 1}"#;
@@ -100,7 +100,7 @@ async fn a_retryable_failure_releases_its_id_in_redis_and_a_final_one_keeps_it()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Redis at 127.0.0.1:6379; .ci/run runs it"]
 async fn a_claim_whose_gateway_stopped_is_lost_after_its_lease_and_never_runs_again() {
-    use toolgate::executor::idempotency::{CallKey, Claimed, Idempotency};
+    use toolgate::idempotency::{CallKey, Claimed, Idempotency};
     let prefix = Prefix::new(&redis_url());
     let settings = IdempotencySettings::default();
     let key = CallKey { tenant: "acme".into(), call_id: "gone-1".into() };

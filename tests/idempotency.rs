@@ -10,7 +10,7 @@ use common::{Gateway, kind_of, start_gateway, status_of, temp_config};
 use idempotency_support::{Counting, request, specs, start};
 use std::time::Duration;
 use tempfile::TempDir;
-use toolgate::executor::idempotency::IdempotencySettings;
+use toolgate::idempotency::IdempotencySettings;
 use toolgate::pb::v1::{self as pb, ErrorKind as K, ToolStatus};
 
 const ARGS: &str = r#"{"n": 1}"#;

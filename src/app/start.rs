@@ -11,7 +11,7 @@ use crate::cluster::Redis;
 use crate::config::Config;
 use crate::core::{Core, Shedding};
 use crate::executor::Executor;
-use crate::executor::idempotency::Idempotency;
+use crate::idempotency::Idempotency;
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::review::ReviewQueue;

@@ -14,7 +14,7 @@ pub use tls::{RawTls, TlsConfig};
 
 use crate::backend::mcp::McpServerSpec;
 use crate::cluster::ClusterSettings;
-use crate::executor::idempotency::IdempotencySettings;
+use crate::idempotency::IdempotencySettings;
 use crate::pipeline::{Messages, ParseLimits, RepairSettings};
 use crate::policy::rules::GatewayRules;
 use crate::registry::{DEFAULT_COMPILED_VALIDATORS, DEFAULT_MAX_SCHEMA_BYTES, SchemaDocuments, ToolSpec};

@@ -1,11 +1,29 @@
 //! Admission: the session budgets and the rate limit a call must pass, on this gateway, or in cluster mode on
 //! Redis in one round trip (none when neither a session budget nor a cluster-wide limit applies).
 
-use super::Executor;
-use crate::pipeline::{CallContext, CallError};
+use super::ExecSettings;
+use crate::pipeline::{CallContext, CallError, ErrorKind, ToolMessage, ToolStatus};
 use crate::policy::shared::{Admitted, BudgetAsk, RateAsk};
-use crate::policy::{BudgetExceeded, BudgetLimits, PolicyError, SessionKey, ToolKey};
+use crate::policy::{BudgetExceeded, BudgetLimits, Policy, PolicyError, SessionKey, ToolKey};
 use crate::registry::{CompiledTool, LimitKey, RateScope, RedisDown};
+use crate::telemetry::Telemetry;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The stage: the gateway's policy state, its default budgets and how long an idle session keeps them.
+pub(super) struct Admission {
+    policy: Arc<Policy>,
+    budgets: BudgetLimits,
+    session_idle_ttl: Duration,
+    telemetry: Arc<Telemetry>,
+}
+
+/// What admission counts: a call refused before it could run counts against the session's budgets, not the rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Admit {
+    WithRate,
+    BudgetsOnly,
+}
 
 /// What an admitted call must report when it ends.
 pub(super) struct Ticket {
@@ -16,18 +34,22 @@ pub(super) struct Ticket {
 /// How long a call refused because Redis is down (fail closed) is told to wait.
 const RETRY_WHILE_DOWN_MS: u64 = 1000;
 
-impl Executor {
-    /// Checks and counts the session's budgets and, with `with_rate`, the tool's rate limit.
-    pub(super) async fn admit_call(
+impl Admission {
+    pub(super) fn new(policy: Arc<Policy>, settings: &ExecSettings, telemetry: Arc<Telemetry>) -> Self {
+        Self { policy, budgets: settings.budgets, session_idle_ttl: settings.session_idle_ttl, telemetry }
+    }
+
+    /// Checks and counts the session's budgets and, with `Admit::WithRate`, the tool's rate limit.
+    pub(super) async fn admit(
         &self,
         ctx: &CallContext,
         tool: &CompiledTool,
-        with_rate: bool,
+        admit: Admit,
     ) -> Result<Ticket, CallError> {
         let session = SessionKey::new(&ctx.tenant, &ctx.session_id);
         let limits = self.budget_limits(tool);
         let name = tool.spec.name.as_str();
-        let rule = tool.rate.as_ref().filter(|_| with_rate);
+        let rule = tool.rate.as_ref().filter(|_| admit == Admit::WithRate);
         let Some(shared) = &self.policy.shared else {
             self.policy.budgets.admit(&session, name, &limits).map_err(|e| budget_error(e, name))?;
             return self.local_rate(tool, ctx, rule).map(|()| Ticket { shared_failures: None });
@@ -37,12 +59,8 @@ impl Executor {
             self.local_rate(tool, ctx, rule)?;
         }
         let budgeted = !session.session_id.is_empty() && limits != BudgetLimits::default();
-        let budget = budgeted.then_some(BudgetAsk {
-            session: &session,
-            tool: name,
-            limits,
-            idle_ttl: self.settings.session_idle_ttl,
-        });
+        let budget =
+            budgeted.then_some(BudgetAsk { session: &session, tool: name, limits, idle_ttl: self.session_idle_ttl });
         let tool_key = ToolKey::new(&tool.spec.tenant, name);
         let rate = cluster_rule.map(|rule| RateAsk { tool: &tool_key, rule, key: limit_key(tool, ctx) });
         match shared.admit(budget, rate).await {
@@ -65,15 +83,19 @@ impl Executor {
         }
     }
 
-    /// Records how an admitted call ended, for the failures-in-a-row budget. On Redis only when it changes
-    /// something: after a failure, or a success ending a run of failures.
-    pub(super) async fn record_outcome(&self, ctx: &CallContext, tool: &CompiledTool, ticket: Ticket, failed: bool) {
+    /// Records how an admitted call ended, for the failures-in-a-row budget; a call still waiting for review has
+    /// not ended. On Redis only when it changes something: after a failure, or a success ending a run of failures.
+    pub(super) async fn record(&self, ctx: &CallContext, tool: &CompiledTool, ticket: Ticket, message: &ToolMessage) {
+        if message.status == ToolStatus::PendingReview {
+            return;
+        }
+        let failed = counts_as_failure(message);
         let session = SessionKey::new(&ctx.tenant, &ctx.session_id);
         let name = tool.spec.name.as_str();
         match (&self.policy.shared, ticket.shared_failures) {
             (None, _) => self.policy.budgets.record(&session, name, failed),
             (Some(shared), Some(before)) if failed || before > 0 => {
-                if let Err(err) = shared.record(&session, name, failed, self.settings.session_idle_ttl).await {
+                if let Err(err) = shared.record(&session, name, failed, self.session_idle_ttl).await {
                     tracing::warn!(tool = name, error = %err, "the call's outcome was not counted in its session budget");
                 }
             }
@@ -86,10 +108,9 @@ impl Executor {
         let own = tool.spec.budget;
         let nonzero = |n: u32| (n > 0).then_some(n);
         BudgetLimits {
-            max_calls: self.settings.budgets.max_calls,
-            max_tool_calls: nonzero(own.max_calls).or(self.settings.budgets.max_tool_calls),
-            max_consecutive_failures: nonzero(own.max_consecutive_failures)
-                .or(self.settings.budgets.max_consecutive_failures),
+            max_calls: self.budgets.max_calls,
+            max_tool_calls: nonzero(own.max_calls).or(self.budgets.max_tool_calls),
+            max_consecutive_failures: nonzero(own.max_consecutive_failures).or(self.budgets.max_consecutive_failures),
         }
     }
 
@@ -105,6 +126,16 @@ impl Executor {
         let key = limit_key(tool, ctx);
         self.policy.rates.check(&tool_key, rule, key).map_err(|limited| rate_error(limited.retry_after))
     }
+}
+
+/// A failure of the tool or of the model's call. Refusals by policy or by a reviewer are not the tool failing.
+fn counts_as_failure(message: &ToolMessage) -> bool {
+    message.error.as_ref().is_some_and(|e| {
+        !matches!(
+            e.kind,
+            ErrorKind::RateLimited | ErrorKind::BudgetExceeded | ErrorKind::Rejected | ErrorKind::PolicyDenied
+        )
+    })
 }
 
 /// The value a tool's limit is kept per: "" for the whole tool, else the tenant, user or session.

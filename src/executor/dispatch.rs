@@ -1,27 +1,53 @@
-//! Dispatch: one prepared call on its backend, under the tool's concurrency cap, its timeout and the caller's
+//! Dispatcher: one prepared call on its backend, under the tool's concurrency cap, its timeout and the caller's
 //! deadline, with retries for idempotent tools.
 
-use super::{CallRequest, Executor};
-use crate::backend::{BackendError, Invocation};
-use crate::pipeline::{self, CallError, Prepared, ToolMessage};
-use crate::policy::{Slot, ToolKey};
-use crate::telemetry;
+use super::{CallRequest, ExecSettings};
+use crate::backend::{BackendError, Backends, Invocation};
+use crate::pipeline::{self, CallError, Messages, Prepared, ToolMessage};
+use crate::policy::{Policy, Slot, ToolKey};
+use crate::telemetry::{self, Telemetry};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
 /// Pause between attempts of an idempotent tool, multiplied by the attempt number.
 const RETRY_BACKOFF: Duration = Duration::from_millis(50);
 
-impl Executor {
+/// The stage: the backends, the concurrency caps (in the policy state), and the gateway's default timeout.
+pub(super) struct Dispatcher {
+    backends: Backends,
+    policy: Arc<Policy>,
+    telemetry: Arc<Telemetry>,
+    default_timeout: Duration,
+    messages: Messages,
+}
+
+impl Dispatcher {
+    pub(super) fn new(
+        backends: Backends,
+        policy: Arc<Policy>,
+        telemetry: Arc<Telemetry>,
+        settings: &ExecSettings,
+    ) -> Self {
+        let (default_timeout, messages) = (settings.default_timeout, settings.messages.clone());
+        Self { backends, policy, telemetry, default_timeout, messages }
+    }
+
+    /// How long a recorded call of `tool` can take at most: a wait for a concurrency slot, then every attempt.
+    pub(super) fn longest(&self, tool: &crate::registry::CompiledTool) -> Duration {
+        let limits = &tool.spec.limits;
+        limits.timeout(self.default_timeout).saturating_mul(limits.max_attempts().saturating_add(1))
+    }
+
     /// Runs a prepared call and answers with its message, reporting the model's part of the arguments. The tool
     /// runs within `deadline`; a call that must wait for its concurrency slot starts only if an attempt of the
     /// tool's usual length would end by `start_by` (else it is refused as busy without running). With neither,
     /// it waits for a slot at most the tool's timeout.
-    pub(super) async fn dispatch(&self, req: CallRequest<'_>, prepared: Prepared) -> ToolMessage {
+    pub(super) async fn run(&self, req: CallRequest<'_>, prepared: Prepared) -> ToolMessage {
         let CallRequest { call, deadline, start_by, .. } = req;
         let tool = &prepared.tool;
         let name = tool.spec.name.as_str();
-        let timeout = self.timeout_of(tool);
+        let timeout = tool.spec.limits.timeout(self.default_timeout);
         let (key, max) = (ToolKey::new(&tool.spec.tenant, name), tool.spec.limits.max_concurrency);
         let slot = match start_by.or(deadline) {
             Some(due) => self.policy.concurrency.acquire_to_finish(&key, max, due).await,
@@ -33,19 +59,12 @@ impl Executor {
         };
         let mut message = match result {
             Ok(out) => pipeline::success_message(call, name, out.content, out.structured),
-            Err(err) => pipeline::error_message(call, name, err, Vec::new(), &self.settings.messages),
+            Err(err) => pipeline::error_message(call, name, err, Vec::new(), &self.messages),
         };
         message.repairs = prepared.repairs;
         message.effective_arguments = prepared.effective_arguments;
         message.attempts = attempts;
         message
-    }
-
-    fn timeout_of(&self, tool: &crate::registry::CompiledTool) -> Duration {
-        match tool.spec.limits.timeout_ms {
-            0 => self.settings.default_timeout,
-            ms => Duration::from_millis(ms),
-        }
     }
 
     /// Calls the backend until it answers, fails for good, or the retries or the deadline run out. A success's
@@ -60,7 +79,7 @@ impl Executor {
         let tool = &prepared.tool;
         let backend = tool.spec.backend.as_ref().expect("registered tools always have a backend");
         let limits = &tool.spec.limits;
-        let max_attempts = if limits.idempotent { limits.retries + 1 } else { 1 };
+        let max_attempts = limits.max_attempts();
         let mut attempts = 0;
         loop {
             attempts += 1;
@@ -84,7 +103,7 @@ impl Executor {
                     return (Ok(output), attempts);
                 }
                 Ok(Err(err)) => backend_error(err),
-                Err(_elapsed) => CallError::Timeout { after_ms: millis(budget) },
+                Err(_elapsed) => CallError::Timeout { after_ms: super::millis(budget) },
             };
             self.telemetry.end(&span, Some(telemetry::kind_name(outcome.kind())));
             let transient = outcome.class().retryable();
@@ -103,8 +122,4 @@ fn backend_error(err: BackendError) -> CallError {
         BackendError::Tool { message, class } => CallError::Tool { message, class },
         BackendError::Unavailable(reason) => CallError::Unavailable(reason),
     }
-}
-
-pub(super) fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

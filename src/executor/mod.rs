@@ -1,24 +1,27 @@
-//! Runs calls end to end: the pure pipeline, then policy (session budgets, rate limits, human review,
-//! concurrency), dispatch with timeouts and retries, and the answer.
+//! Runs calls end to end, as one sequence of stages written out in `Executor::run` and `Executor::run_checked`:
+//! check, resume review, complete, rules, then review, or the call-id record, admission and dispatch, and the
+//! answer. Each stage is a function or a small type of its own file, and returns to the sequence.
 
 mod admission;
+mod check;
 mod dispatch;
-pub mod idempotency;
 mod offload;
+mod once;
 mod review;
 mod rules;
 mod split;
 
 use crate::backend::Backends;
-use crate::pipeline::Rejected;
-use crate::pipeline::Repair;
-use crate::pipeline::{self, CallContext, CallError, Check, Checked, ErrorKind, Messages, PrepareOptions, Prepared};
-use crate::pipeline::{ToolCall, ToolMessage, ToolStatus};
+use crate::idempotency::Idempotency;
+use crate::pipeline::{self, CallContext, CallError, Check, Checked, Messages, PrepareOptions, Prepared, Rejected};
+use crate::pipeline::{Repair, ToolCall, ToolMessage};
 use crate::policy::rules::{GatewayRules, Rule, Verdict};
 use crate::policy::{BudgetLimits, Policy};
 use crate::registry::{CompiledTool, Registry};
 use crate::review::ReviewQueue;
 use crate::telemetry::{CallSpan, Door, Telemetry};
+use admission::{Admission, Admit};
+use dispatch::Dispatcher;
 use futures::StreamExt;
 use opentelemetry::context::FutureExt;
 use std::sync::Arc;
@@ -78,17 +81,36 @@ impl<'a> CallRequest<'a> {
 
 pub struct Executor {
     registry: Arc<Registry>,
-    backends: Backends,
     settings: ExecSettings,
-    policy: Arc<Policy>,
     reviews: Arc<ReviewQueue>,
     telemetry: Arc<Telemetry>,
+    /// Session budgets and rate limits.
+    admission: Admission,
+    /// The backends, under each tool's concurrency cap, timeout and retries.
+    dispatch: Dispatcher,
     /// Calls by id, so that a call sent again is not run twice.
-    once: idempotency::Idempotency,
+    once: Idempotency,
     /// Where calls with large arguments are checked, off the async workers.
     cpu: offload::CpuPool,
-    /// Dropped with the executor: the server waits for that before it returns.
+    /// Dropped with the executor: `app` waits for that before `run` returns.
     _alive: tokio::sync::mpsc::Sender<()>,
+}
+
+/// A call's answer, and whether it is an earlier call's outcome (the call-id record, or a reviewed call asked for
+/// again), which telemetry counts apart.
+struct Answered {
+    message: ToolMessage,
+    earlier: bool,
+}
+
+impl Answered {
+    fn now(message: ToolMessage) -> Self {
+        Self { message, earlier: false }
+    }
+
+    fn earlier(message: ToolMessage) -> Self {
+        Self { message, earlier: true }
+    }
 }
 
 impl Executor {
@@ -101,37 +123,25 @@ impl Executor {
         telemetry: Arc<Telemetry>,
         alive: tokio::sync::mpsc::Sender<()>,
     ) -> Self {
+        let admission = Admission::new(Arc::clone(&policy), &settings, Arc::clone(&telemetry));
+        let dispatch = Dispatcher::new(backends, policy, Arc::clone(&telemetry), &settings);
         Self {
             registry,
-            backends,
             settings,
-            policy,
             reviews,
             telemetry,
-            once: idempotency::Idempotency::off(),
+            admission,
+            dispatch,
+            once: Idempotency::off(),
             cpu: offload::CpuPool::sized_for_machine(),
             _alive: alive,
         }
     }
 
     /// Records calls by id in `once` (off until set).
-    pub fn with_idempotency(mut self, once: idempotency::Idempotency) -> Self {
+    pub fn with_idempotency(mut self, once: Idempotency) -> Self {
         self.once = once;
         self
-    }
-
-    pub fn registry(&self) -> &Arc<Registry> {
-        &self.registry
-    }
-
-    /// The review queue, for a door that takes a decision from the caller's own user (MCP elicitation).
-    pub fn reviews(&self) -> &Arc<ReviewQueue> {
-        &self.reviews
-    }
-
-    /// The backends, for a page that shows their health.
-    pub fn backends(&self) -> &Backends {
-        &self.backends
     }
 
     /// Runs one call; always answers with exactly one message. The call's span is a child of the current
@@ -139,69 +149,146 @@ impl Executor {
     pub async fn execute(self: &Arc<Self>, req: CallRequest<'_>) -> ToolMessage {
         let started = Instant::now();
         let span = self.telemetry.start_call(req.call, req.ctx, req.door);
-        let (mut message, resumed) = self.run(req, &span).with_context(span.context().clone()).await;
+        let Answered { mut message, earlier } = self.run(req, &span).with_context(span.context().clone()).await;
         message.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        self.telemetry.finish(span, req.ctx, &message, resumed);
+        self.telemetry.finish(span, req.ctx, &message, earlier);
         message
     }
 
-    /// `execute` without its telemetry, naming the tool on `span` once it resolves. Also answers whether the
-    /// call was a reviewed call asked for again.
-    async fn run(self: &Arc<Self>, req: CallRequest<'_>, span: &CallSpan<'_>) -> (ToolMessage, bool) {
-        let (call, started, catalog) = (req.call, Instant::now(), self.registry.catalog());
-        // A tool with a backtracking `pattern` may spend the call's whole budget of pattern work: off the workers.
-        let heavy = call.arguments.len() >= offload::HEAVY_ARGUMENT_BYTES
-            || pipeline::exact_tool(&catalog, &req.ctx.tenant, &call.name).is_some_and(|tool| tool.backtracks);
-        let checked = if heavy {
-            Box::pin(self.check_offloaded(req)).await
-        } else {
-            pipeline::check_call(&catalog, call, &req.ctx.tenant, &self.settings.prepare)
-        };
+    /// The call's stages up to the decision to run it: `execute` without its telemetry, naming the tool on `span`
+    /// once it resolves.
+    async fn run(self: &Arc<Self>, req: CallRequest<'_>, span: &CallSpan<'_>) -> Answered {
+        // 1. Check: resolve, parse, strip, validate and repair (the pure pipeline), on the CPU pool when costly.
+        let started = Instant::now();
+        let checked = check::check(&self.registry, &self.cpu, &self.settings.prepare, req).await;
         span.checked(started.elapsed());
-        match checked {
-            Err(Rejected { tool: None, repairs, error }) => (self.error(call, &call.name, error, repairs), false),
+        let checked = match checked {
+            Ok(Check::One(checked)) => checked,
+            Ok(Check::Split(split)) => return Answered::now(Box::pin(self.run_split(req, split, span)).await),
+            Err(Rejected { tool: None, repairs, error }) => {
+                return Answered::now(self.error(req.call, &req.call.name, error, repairs));
+            }
             Err(Rejected { tool: Some(tool), repairs, error }) => {
                 span.resolved(&tool);
-                let name = tool.spec.name.clone();
-                let refused = move || async move { self.error(call, &name, error, repairs) };
-                (self.counted(req, &tool, false, Vec::new(), refused).await, false)
-            }
-            Ok(Check::Split(split)) => Box::pin(self.run_split(req, split, span)).await,
-            Ok(Check::One(checked)) => {
-                let tool = Arc::clone(&checked.tool);
-                span.resolved(&tool);
-                let rules = self.rules_for(&tool);
-                let may_review = tool.spec.review.required || rules.iter().any(|rule| rule.may_review());
-                // Review paths are boxed, and made only for tools whose calls may go to review: inline, they would
-                // make every call's future larger.
-                if may_review && let Some(message) = Box::pin(self.resume_review(req, &checked)).await {
-                    return (message, true);
-                }
-                self.judged(req, checked, &rules, may_review, span).await
-            }
-        }
-    }
-
-    /// `pipeline::check_call` on the CPU pool: it stops before it starts if the caller has gone or its deadline has
-    /// passed, and a pool with a full queue refuses the call as UNAVAILABLE, retryable.
-    async fn check_offloaded(&self, req: CallRequest<'_>) -> Result<Check, Rejected> {
-        let started = Instant::now();
-        let (catalog, options) = (self.registry.catalog(), self.settings.prepare);
-        let (owned, tenant) = (req.call.clone(), req.ctx.tenant.clone());
-        let error = match self
-            .cpu
-            .run(req.deadline, move || pipeline::check_call(&catalog, &owned, &tenant, &options))
-            .await
-        {
-            Ok(checked) => return checked,
-            Err(offload::Refused::Busy { queued }) => CallError::Unavailable(format!(
-                "the gateway is checking {queued} other calls with large arguments or costly patterns; try again shortly"
-            )),
-            Err(offload::Refused::Expired) => {
-                CallError::Timeout { after_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) }
+                return Answered::now(self.refuse(req, &tool, error, repairs).await);
             }
         };
-        Err(Rejected { tool: None, repairs: Vec::new(), error })
+        span.resolved(&checked.tool);
+        // 2. Resume review: the same reviewed call sent again gets its state or outcome, counted once. Review
+        // paths are boxed, and taken only for tools whose calls may go to review: inline, they would make every
+        // call's future larger.
+        let rules = rules::for_tool(&self.settings.rules, &checked.tool);
+        let may_review = checked.tool.spec.review.required || rules.iter().any(|rule| rule.may_review());
+        if may_review && let Some(message) = Box::pin(self.resume_review(req, &checked)).await {
+            return Answered::earlier(message);
+        }
+        self.run_checked(req, checked, &rules, may_review, span).await
+    }
+
+    /// The stages of a checked call, or of one part of a split call: complete, rules, then review, or the
+    /// call-id record, admission, dispatch and the record of its outcome.
+    async fn run_checked(
+        self: &Arc<Self>,
+        req: CallRequest<'_>,
+        checked: Checked,
+        rules: &[Arc<Rule>],
+        may_review: bool,
+        span: &CallSpan<'_>,
+    ) -> Answered {
+        let tool = Arc::clone(&checked.tool);
+        // A reviewed call is injected again once decided; injecting it now too means a call that cannot run is
+        // refused before a person spends time on it.
+        let for_review = may_review.then(|| checked.clone());
+        // 3. Complete: inject what the model must not set.
+        let prepared = match pipeline::complete(checked, req.ctx) {
+            Ok(prepared) => prepared,
+            Err(rejected) => return Answered::now(self.refuse(req, &tool, rejected.error, rejected.repairs).await),
+        };
+        // 4. Rules: the policy rules, on the arguments that would run.
+        let verdict = match rules {
+            [] => Verdict::Pass,
+            rules => match rules::judge(&self.cpu, rules, &prepared, req).await {
+                Ok(verdict) => verdict,
+                Err(error) => return Answered::now(self.refuse(req, &tool, error, prepared.repairs).await),
+            },
+        };
+        // 5. Review, when a rule or the tool asks for it: admitted, then queued for a person to approve, edit or
+        // reject; the queue keeps its own record of the call.
+        let review_rule = match verdict {
+            Verdict::Deny { rule, error } => {
+                span.ruled(&rule.name);
+                return Answered::now(self.refuse(req, &tool, denial(&rule, error), prepared.repairs).await);
+            }
+            Verdict::Review { rule, .. } => {
+                span.ruled(&rule.name);
+                Some(rule)
+            }
+            Verdict::Pass => None,
+        };
+        if review_rule.is_some() || tool.spec.review.required {
+            let checked = for_review.expect("a call that may go to review keeps its checked arguments");
+            return Answered::now(Box::pin(self.reviewed(req, checked, &prepared.repairs, review_rule)).await);
+        }
+        // 6. Once: a call id already recorded answers with its outcome; a claimed one runs in a task of its own.
+        if self.once.enabled() && !req.call.id.is_empty() {
+            return Box::pin(self.once(req, prepared)).await;
+        }
+        // 7. Admit, dispatch, and record how it ended.
+        Answered::now(self.admitted(req, prepared).await)
+    }
+
+    /// Admission, dispatch and the record of how the call ended: the stages of a call that runs.
+    async fn admitted(&self, req: CallRequest<'_>, prepared: Prepared) -> ToolMessage {
+        let tool = Arc::clone(&prepared.tool);
+        let ticket = match self.admission.admit(req.ctx, &tool, Admit::WithRate).await {
+            Ok(ticket) => ticket,
+            Err(error) => return self.unadmitted(req.call, &tool, error, &prepared.repairs),
+        };
+        let message = self.dispatch.run(req, prepared).await;
+        self.admission.record(req.ctx, &tool, ticket, &message).await;
+        message
+    }
+
+    /// A call to `tool` refused before it could run: counted against the session's budgets, not the rate limit.
+    async fn refuse(
+        &self,
+        req: CallRequest<'_>,
+        tool: &CompiledTool,
+        error: CallError,
+        repairs: Vec<Repair>,
+    ) -> ToolMessage {
+        let ticket = match self.admission.admit(req.ctx, tool, Admit::BudgetsOnly).await {
+            Ok(ticket) => ticket,
+            Err(refused) => return self.unadmitted(req.call, tool, refused, &[]),
+        };
+        let message = self.error(req.call, &tool.spec.name, error, repairs);
+        self.admission.record(req.ctx, tool, ticket, &message).await;
+        message
+    }
+
+    /// A call for review (sent there by `rule`, or by the tool's `review.required`): admitted, then queued; its
+    /// outcome is recorded once it has one.
+    async fn reviewed(
+        self: &Arc<Self>,
+        req: CallRequest<'_>,
+        checked: Checked,
+        repairs: &[Repair],
+        rule: Option<Arc<Rule>>,
+    ) -> ToolMessage {
+        let tool = Arc::clone(&checked.tool);
+        let ticket = match self.admission.admit(req.ctx, &tool, Admit::WithRate).await {
+            Ok(ticket) => ticket,
+            Err(error) => return self.unadmitted(req.call, &tool, error, repairs),
+        };
+        let message = self.submit_review(req, checked, rule).await;
+        self.admission.record(req.ctx, &tool, ticket, &message).await;
+        message
+    }
+
+    /// A call admission refused: a refusal by the rate limit reports the call's repairs, a spent budget does not.
+    fn unadmitted(&self, call: &ToolCall, tool: &CompiledTool, error: CallError, repairs: &[Repair]) -> ToolMessage {
+        let repairs = if matches!(error, CallError::RateLimited { .. }) { repairs.to_vec() } else { Vec::new() };
+        self.error(call, &tool.spec.name, error, repairs)
     }
 
     /// Runs the calls of one AI message concurrently, up to the configured cap, answering in call order.
@@ -223,100 +310,9 @@ impl Executor {
         messages
     }
 
-    /// The policy after the pipeline: injection, then the policy rules on the arguments that would run, then
-    /// budgets and the rate limit (`counted`), then review or dispatch (under the concurrency cap). Also answers
-    /// whether the call was an earlier call's outcome (the call-id record).
-    async fn judged(
-        self: &Arc<Self>,
-        req: CallRequest<'_>,
-        checked: Checked,
-        rules: &[Arc<Rule>],
-        may_review: bool,
-        span: &CallSpan<'_>,
-    ) -> (ToolMessage, bool) {
-        let (call, ctx) = (req.call, req.ctx);
-        let tool = Arc::clone(&checked.tool);
-        let name = tool.spec.name.as_str();
-        // A reviewed call is injected again once decided; injecting it now too means a call that cannot run
-        // is refused before a person spends time on it.
-        let for_review = may_review.then(|| checked.clone());
-        let refused = |error: CallError, repairs: Vec<Repair>| {
-            self.counted(req, &tool, false, Vec::new(), move || async move { self.error(call, name, error, repairs) })
-        };
-        let prepared = match pipeline::complete(checked, ctx) {
-            Ok(prepared) => prepared,
-            Err(rejected) => return (refused(rejected.error, rejected.repairs).await, false),
-        };
-        let verdict = match rules {
-            [] => Verdict::Pass,
-            rules => match self.judge(rules, &prepared, req).await {
-                Ok(verdict) => verdict,
-                Err(error) => return (refused(error, prepared.repairs).await, false),
-            },
-        };
-        let reviewed = |rule: Option<Arc<Rule>>| {
-            let checked = for_review.expect("a call that may go to review keeps its checked arguments");
-            let repairs = prepared.repairs.clone();
-            self.counted(req, &tool, true, repairs, move || Box::pin(self.submit_review(req, checked, rule)))
-        };
-        match verdict {
-            Verdict::Deny { rule, error } => {
-                span.ruled(&rule.name);
-                (refused(denial(&rule, error), prepared.repairs).await, false)
-            }
-            Verdict::Review { rule, .. } => {
-                span.ruled(&rule.name);
-                (reviewed(Some(rule)).await, false)
-            }
-            Verdict::Pass if tool.spec.review.required => (reviewed(None).await, false),
-            Verdict::Pass => self.admit_once(req, prepared).await,
-        }
-    }
-
-    /// Budgets and the rate limit, then dispatch.
-    async fn admit(self: &Arc<Self>, req: CallRequest<'_>, prepared: Prepared) -> ToolMessage {
-        let tool = Arc::clone(&prepared.tool);
-        let repairs = prepared.repairs.clone();
-        self.counted(req, &tool, true, repairs, move || self.dispatch(req, prepared)).await
-    }
-
-    /// Admits the call against the session's budgets (and, `with_rate`, the rate limit) before `run`, then
-    /// records whether it failed. A refusal by the rate limit answers with `repairs`. `run` makes its future only
-    /// once admitted, so that the future is not held twice, by the caller and here, beside the admission's.
-    async fn counted<F: Future<Output = ToolMessage>>(
-        &self,
-        CallRequest { call, ctx, .. }: CallRequest<'_>,
-        tool: &CompiledTool,
-        with_rate: bool,
-        repairs: Vec<Repair>,
-        run: impl FnOnce() -> F,
-    ) -> ToolMessage {
-        let name = tool.spec.name.as_str();
-        let ticket = match self.admit_call(ctx, tool, with_rate).await {
-            Ok(ticket) => ticket,
-            Err(error @ CallError::RateLimited { .. }) => return self.error(call, name, error, repairs),
-            Err(error) => return self.error(call, name, error, Vec::new()),
-        };
-        let message = run().await;
-        if message.status != ToolStatus::PendingReview {
-            self.record_outcome(ctx, tool, ticket, counts_as_failure(&message)).await;
-        }
-        message
-    }
-
     fn error(&self, call: &ToolCall, name: &str, error: CallError, repairs: Vec<Repair>) -> ToolMessage {
         pipeline::error_message(call, name, error, repairs, &self.settings.messages)
     }
-}
-
-/// A failure of the tool or of the model's call. Refusals by policy or by a reviewer are not the tool failing.
-fn counts_as_failure(message: &ToolMessage) -> bool {
-    message.error.as_ref().is_some_and(|e| {
-        !matches!(
-            e.kind,
-            ErrorKind::RateLimited | ErrorKind::BudgetExceeded | ErrorKind::Rejected | ErrorKind::PolicyDenied
-        )
-    })
 }
 
 /// The error of a call a rule denied: the rule's message for the model; the rule, and why it could not be
@@ -328,4 +324,9 @@ fn denial(rule: &Rule, error: Option<String>) -> CallError {
         model_fixable: rule.model_fixable,
         error,
     }
+}
+
+/// Whole milliseconds, saturating.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

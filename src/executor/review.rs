@@ -151,7 +151,7 @@ impl Executor {
         // Decided already: how the caller waits for a decision no longer matters.
         let req = CallRequest::new(call, &ctx, deadline, ReviewMode::Wait);
         match pipeline::complete(checked, &ctx) {
-            Ok(prepared) => self.dispatch(req, prepared).await,
+            Ok(prepared) => self.dispatch.run(req, prepared).await,
             Err(rejected) => fail(rejected.error),
         }
     }

@@ -2,9 +2,10 @@
 //! own), judged on the arguments that would run. A call whose rules could cost more than a few milliseconds is
 //! judged on the CPU pool, off the async workers, as large arguments are checked.
 
-use super::{CallRequest, Executor, offload};
+use super::CallRequest;
+use super::offload::{self, CpuPool};
 use crate::pipeline::{CallContext, CallError, Prepared};
-use crate::policy::rules::{self, Bindings, Input, Rule, Verdict};
+use crate::policy::rules::{self, Bindings, GatewayRules, Input, Rule, Verdict};
 use crate::registry::CompiledTool;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -12,51 +13,41 @@ use std::time::SystemTime;
 /// Rules whose bound, summed, is past this many units of work are judged on the CPU pool.
 const HEAVY_WORK: u64 = 1 << 20;
 
-impl Executor {
-    /// The rules for `tool`, in order; no allocation for a tool without any.
-    pub(super) fn rules_for(&self, tool: &CompiledTool) -> Vec<Arc<Rule>> {
-        if self.settings.rules.is_empty() {
-            return tool.rules.clone();
-        }
-        self.settings.rules.for_tool(&tool.spec.name, &tool.spec.labels, &tool.rules)
+/// The rules for `tool`, in order: the config's that match it, then its own; no allocation for a tool without
+/// any when the config has none.
+pub(super) fn for_tool(gateway: &GatewayRules, tool: &CompiledTool) -> Vec<Arc<Rule>> {
+    if gateway.is_empty() {
+        return tool.rules.clone();
     }
+    gateway.for_tool(&tool.spec.name, &tool.spec.labels, &tool.rules)
+}
 
-    /// What `rules` say of the prepared call. Refused as UNAVAILABLE (retryable) when it had to wait for the CPU
-    /// pool and the pool is full, or as TIMEOUT when the caller's deadline passed before it was judged.
-    pub(super) async fn judge(
-        &self,
-        rules: &[Arc<Rule>],
-        prepared: &Prepared,
-        req: CallRequest<'_>,
-    ) -> Result<Verdict, CallError> {
-        let now = SystemTime::now();
-        let n = u64::try_from(prepared.arguments_text.len()).unwrap_or(u64::MAX);
-        // The elements of a call's lists never outnumber its bytes: a bound for both, without reading the call.
-        let work = rules.iter().fold(0u64, |acc, rule| acc.saturating_add(rule.work_bound(n, n)));
-        if prepared.arguments_text.len() < offload::HEAVY_ARGUMENT_BYTES && work < HEAVY_WORK {
-            return Ok(judge_now(
-                rules,
-                &prepared.arguments,
-                prepared.arguments_text.len(),
-                req.ctx,
-                &prepared.tool,
-                now,
-            ));
-        }
-        let started = tokio::time::Instant::now();
-        let (rules, args, ctx, tool) =
-            (rules.to_vec(), prepared.arguments.clone(), req.ctx.clone(), Arc::clone(&prepared.tool));
-        let bytes = prepared.arguments_text.len();
-        let judged = self.cpu.run(req.deadline, move || judge_now(&rules, &args, bytes, &ctx, &tool, now)).await;
-        judged.map_err(|refused| match refused {
-            offload::Refused::Busy { queued } => CallError::Unavailable(format!(
-                "the gateway is judging {queued} other calls' policy rules; try again shortly"
-            )),
-            offload::Refused::Expired => {
-                CallError::Timeout { after_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX) }
-            }
-        })
+/// What `rules` say of the prepared call. Refused as UNAVAILABLE (retryable) when it had to wait for the CPU pool
+/// and the pool is full, or as TIMEOUT when the caller's deadline passed before it was judged.
+pub(super) async fn judge(
+    cpu: &CpuPool,
+    rules: &[Arc<Rule>],
+    prepared: &Prepared,
+    req: CallRequest<'_>,
+) -> Result<Verdict, CallError> {
+    let now = SystemTime::now();
+    let bytes = prepared.arguments_text.len();
+    let n = u64::try_from(bytes).unwrap_or(u64::MAX);
+    // The elements of a call's lists never outnumber its bytes: a bound for both, without reading the call.
+    let work = rules.iter().fold(0u64, |acc, rule| acc.saturating_add(rule.work_bound(n, n)));
+    if bytes < offload::HEAVY_ARGUMENT_BYTES && work < HEAVY_WORK {
+        return Ok(judge_now(rules, &prepared.arguments, bytes, req.ctx, &prepared.tool, now));
     }
+    let started = tokio::time::Instant::now();
+    let (rules, args, ctx, tool) =
+        (rules.to_vec(), prepared.arguments.clone(), req.ctx.clone(), Arc::clone(&prepared.tool));
+    let judged = cpu.run(req.deadline, move || judge_now(&rules, &args, bytes, &ctx, &tool, now)).await;
+    judged.map_err(|refused| match refused {
+        offload::Refused::Busy { queued } => CallError::Unavailable(format!(
+            "the gateway is judging {queued} other calls' policy rules; try again shortly"
+        )),
+        offload::Refused::Expired => CallError::Timeout { after_ms: super::millis(started.elapsed()) },
+    })
 }
 
 fn judge_now(

@@ -2,7 +2,7 @@
 //! own (policy rules, the call-id record, budgets, the rate limit, the concurrency cap, dispatch), one after
 //! another under a span of its own, and the parts' answers become one `ToolMessage` for the call id the model sent.
 
-use super::{CallRequest, Executor};
+use super::{CallRequest, Executor, rules};
 use crate::pipeline::{Checked, Repair, Rule, Split, ToolCall, ToolMessage, ToolPart, ToolStatus, json_text};
 use crate::policy::rules::Rule as PolicyRule;
 use crate::telemetry::{CallSpan, kind_name};
@@ -19,16 +19,14 @@ impl Executor {
         req: CallRequest<'_>,
         split: Split,
         span: &CallSpan<'_>,
-    ) -> (ToolMessage, bool) {
+    ) -> ToolMessage {
         span.resolved(&split.tool);
-        let rules = self.rules_for(&split.tool);
+        let rules = rules::for_tool(&self.settings.rules, &split.tool);
         if split.tool.spec.review.required || rules.iter().any(|rule| rule.may_review()) {
             let error = split.refusal();
             let Split { tool, mut repairs, .. } = split;
             repairs.retain(|r| r.rule != Rule::ParallelSplit.name());
-            let name = tool.spec.name.clone();
-            let run = move || async move { self.error(req.call, &name, error, repairs) };
-            return (self.counted(req, &tool, false, Vec::new(), run).await, false);
+            return self.refuse(req, &tool, error, repairs).await;
         }
         let Split { tool, parts, repairs, .. } = split;
         let n = parts.len();
@@ -47,11 +45,9 @@ impl Executor {
         for (i, (part, call)) in parts.into_iter().zip(&calls).enumerate() {
             answers.push(self.run_part(CallRequest { call, ..req }, part, &rules, (i, n), span).await);
         }
-        (combined(req.call, &tool.spec.name, &calls, answers, repairs), false)
+        combined(req.call, &tool.spec.name, &calls, answers, repairs)
     }
-}
 
-impl Executor {
     /// The `i`-th of `n` parts, as a call of its own under a span of its own.
     async fn run_part(
         self: &Arc<Self>,
@@ -62,7 +58,7 @@ impl Executor {
         span: &CallSpan<'_>,
     ) -> ToolMessage {
         let cx = self.telemetry.part(&req.call.name, i, n);
-        let (message, _) = self.judged(req, part, rules, false, span).with_context(cx.clone()).await;
+        let message = self.run_checked(req, part, rules, false, span).with_context(cx.clone()).await.message;
         self.telemetry.end(&cx, message.error.as_ref().map(|e| kind_name(e.kind)));
         message
     }

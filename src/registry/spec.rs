@@ -194,6 +194,21 @@ pub struct Limits {
     pub when_redis_down: RedisDown,
 }
 
+impl Limits {
+    /// How long one attempt of the tool may take: its own `timeout_ms`, or the gateway's `default`.
+    pub fn timeout(&self, default: std::time::Duration) -> std::time::Duration {
+        match self.timeout_ms {
+            0 => default,
+            ms => std::time::Duration::from_millis(ms),
+        }
+    }
+
+    /// How many times one call may run the tool: `retries + 1` for an idempotent tool, else once.
+    pub fn max_attempts(&self) -> u32 {
+        if self.idempotent { self.retries.saturating_add(1) } else { 1 }
+    }
+}
+
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }

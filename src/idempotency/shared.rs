@@ -8,8 +8,8 @@
 //! every gateway; a waiter also claims again every second, in case a message was lost. Each step is one script,
 //! so one round trip.
 
-use super::Redis;
-use crate::executor::idempotency::{CallKey, Claim, Claimed, Fingerprint, Waiter};
+use super::{CallKey, Claim, Claimed, Fingerprint, Waiter};
+use crate::cluster::Redis;
 use crate::pipeline::ToolMessage;
 use futures::StreamExt;
 use redis::Script;
