@@ -1,8 +1,7 @@
 //! The size bounds of a spec: its metadata (tenant, description, labels, inject, aliases, headers) and its schemas.
 //! A spec is kept in memory, stored and sent to every gateway, so nothing in it may grow without bound.
 
-use super::spec::ToolSpec;
-use super::tool::SpecError;
+use super::spec::{SpecError, ToolSpec};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

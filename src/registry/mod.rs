@@ -4,6 +4,7 @@ mod bounds;
 mod catalog;
 mod index;
 mod inject;
+mod names;
 mod pattern;
 mod schema;
 mod shape;
@@ -16,17 +17,18 @@ mod validators;
 
 pub use crate::policy::rules::{OnError, RuleAction, RuleError, compile_all as compile_rules};
 pub use bounds::{DEFAULT_MAX_SCHEMA_BYTES, MAX_NAME_LEN, refused_header};
-pub use catalog::{Catalog, normalize_name, normalized_longer_than, provider_safe_name, same_name};
+pub use catalog::Catalog;
 pub use inject::{Injected, Source, json_pointer};
+pub use names::{normalize_name, normalized_longer_than, provider_safe_name, same_name};
 pub use pattern::{BoundedPattern, CALL_BACKTRACK_BUDGET, MAX_BACKTRACKING_SUBJECT, within_budget};
 pub use schema::{LazyValidator, SchemaDocuments, SchemaError, compile_own, compile_schema};
 pub use shape::{MAX_APPLIED, MAX_CHAIN};
 pub use spec::{
     Backend, Budget, HttpBackend, Injection, LimitKey, Limits, PolicyRule, RateScope, RedisDown, RepairPolicy, Review,
-    ToolSpec,
+    SpecError, ToolSpec,
 };
 pub use store::{RedbStore, ToolStore};
-pub use tool::{CompiledTool, SpecError};
+pub use tool::CompiledTool;
 pub use validators::{DEFAULT_CAPACITY as DEFAULT_COMPILED_VALIDATORS, ValidatorCache};
 
 use crate::store::{StoreError, StoredRecord};

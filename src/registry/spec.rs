@@ -1,6 +1,7 @@
 //! The domain `ToolSpec`: what an operator registers, in the snake_case form of spec files and the store.
 
 pub use crate::policy::rules::PolicyRule;
+use crate::policy::rules::RuleError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -249,4 +250,33 @@ fn schema_value<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Value, D::Err
             .map_err(|e| serde::de::Error::custom(format!("input_schema is not valid JSON: {e}"))),
         other => Ok(other),
     }
+}
+
+/// Why a spec was refused. Each names the field and the reason.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SpecError {
+    #[error("name {0} is invalid: it must match ^[A-Za-z0-9_.-]{{1,128}}$")]
+    Name(String),
+    #[error("tenant {0}")]
+    Tenant(String),
+    #[error("description {0}")]
+    Description(String),
+    #[error("labels {0}")]
+    Labels(String),
+    #[error("input_schema {0}")]
+    InputSchema(String),
+    #[error("output_schema {0}")]
+    OutputSchema(String),
+    #[error("backend {0}")]
+    Backend(String),
+    #[error("repair.aliases {0}")]
+    Alias(String),
+    #[error("repair.split_parallel {0}")]
+    Split(&'static str),
+    #[error("inject{0}")]
+    Inject(String),
+    #[error("limits.{0}")]
+    Limits(String),
+    #[error("policy: {0}")]
+    Policy(#[from] RuleError),
 }

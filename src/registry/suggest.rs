@@ -32,7 +32,7 @@ impl Suggester {
         let mut by_tenant: HashMap<String, Range<usize>> = HashMap::new();
         let mut entries = Vec::with_capacity(sorted.len());
         for (i, tool) in sorted.iter().enumerate() {
-            let (len, chars) = shape(super::catalog::normalized(&tool.spec.name));
+            let (len, chars) = shape(super::names::normalized(&tool.spec.name));
             entries.push(Entry { len, chars, tool: Arc::clone(tool) });
             match by_tenant.get_mut(&tool.spec.tenant) {
                 Some(range) => range.end = i + 1,
@@ -69,7 +69,7 @@ impl Suggester {
                     break 'search;
                 }
                 theirs.clear();
-                theirs.extend(super::catalog::normalized(&entry.tool.spec.name));
+                theirs.extend(super::names::normalized(&entry.tool.spec.name));
                 cells += wanted.len() * theirs.len();
                 if let Some(d) = bounded_levenshtein(wanted, &theirs, limit) {
                     best.offer(d, &entry.tool.spec.name);

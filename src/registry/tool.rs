@@ -3,8 +3,8 @@
 use super::bounds::{self, MAX_NAME_LEN};
 use super::inject::{self, Injected};
 use super::schema::{LazyValidator, SchemaDocuments, SchemaError, compacted, compile_schema};
-use super::spec::{Backend, ToolSpec};
-use crate::policy::rules::{self, Rule, RuleError};
+use super::spec::{Backend, SpecError, ToolSpec};
+use crate::policy::rules::{self, Rule};
 use crate::policy::{RateRule, parse_rate};
 use jsonschema::Validator;
 use serde_json::Value;
@@ -29,35 +29,6 @@ pub struct CompiledTool {
     pub rules: Vec<Arc<Rule>>,
     /// Whether the input schema has a `pattern` that needs backtracking: its calls are checked on the CPU pool.
     pub backtracks: bool,
-}
-
-/// Why a spec was refused. Each names the field and the reason.
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum SpecError {
-    #[error("name {0} is invalid: it must match ^[A-Za-z0-9_.-]{{1,128}}$")]
-    Name(String),
-    #[error("tenant {0}")]
-    Tenant(String),
-    #[error("description {0}")]
-    Description(String),
-    #[error("labels {0}")]
-    Labels(String),
-    #[error("input_schema {0}")]
-    InputSchema(String),
-    #[error("output_schema {0}")]
-    OutputSchema(String),
-    #[error("backend {0}")]
-    Backend(String),
-    #[error("repair.aliases {0}")]
-    Alias(String),
-    #[error("repair.split_parallel {0}")]
-    Split(&'static str),
-    #[error("inject{0}")]
-    Inject(String),
-    #[error("limits.{0}")]
-    Limits(String),
-    #[error("policy: {0}")]
-    Policy(#[from] RuleError),
 }
 
 impl CompiledTool {
@@ -94,7 +65,7 @@ impl CompiledTool {
                 LazyValidator::checked(&schema, documents).map_err(|e| SpecError::InputSchema(schema_reason(e)))?;
             Some((schema, validator))
         };
-        let safe_name = super::catalog::provider_safe_name(&spec.name);
+        let safe_name = super::names::provider_safe_name(&spec.name);
         let backtracks = super::pattern::backtracks(&spec.input_schema);
         Ok(Self { spec, validator, safe_name, injections, model, rate, rules, backtracks })
     }

@@ -1,19 +1,10 @@
 //! The review queue's one API, `Queue`, which the local queue (redb) and the shared one (Redis) implement, with
-//! the `wait` loop written once; and `ReviewQueue`, the handle the executor and the ToolReview service hold, so
-//! they need not know where the queue lives.
+//! the `wait` loop written once.
 
-use super::local::LocalQueue;
 use super::record::{Decision, ReviewKey, ReviewRecord, ReviewState};
-use super::shared::SharedQueue;
-use super::store::ReviewStore;
-use super::{ReviewError, ReviewSettings};
-use crate::cluster::Redis;
+use super::ReviewError;
 use crate::pipeline::ToolMessage;
-use crate::store::StoreError;
 use async_trait::async_trait;
-use std::ops::Deref;
-use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
@@ -153,34 +144,4 @@ pub trait Queue: Send + Sync {
 pub trait KeyChanges: Send {
     /// Ends at the record's next change since the last call (or when it is worth claiming again).
     async fn changed(&mut self);
-}
-
-/// The queue a gateway holds: on this gateway or in the cluster's Redis. It derefs to `Queue`.
-pub struct ReviewQueue {
-    /// Held here alone: a shared queue's follower task holds a `Weak`, so dropping the queue stops it.
-    queue: Arc<dyn Queue>,
-}
-
-impl ReviewQueue {
-    /// Loads every stored record (blocking; call it at startup, like `Registry::open`). A record found `Running`
-    /// becomes `Lost`, and settled records older than `keep_done` are deleted.
-    pub fn open(store: Arc<dyn ReviewStore>, settings: ReviewSettings) -> Result<Self, StoreError> {
-        Ok(Self { queue: Arc::new(LocalQueue::open(store, settings)?) })
-    }
-
-    /// A queue kept in the cluster's Redis, shared by every gateway on the same prefix. A call stays `Running`
-    /// for at most `running_lease` before another gateway may declare it `Lost`. Starts the task that follows
-    /// every gateway's changes (so it must be called within a Tokio runtime); it connects in the background,
-    /// so the gateway starts while Redis is down.
-    pub fn shared(redis: Redis, settings: ReviewSettings, running_lease: Duration) -> Self {
-        Self { queue: SharedQueue::start(redis, settings, running_lease) }
-    }
-}
-
-impl Deref for ReviewQueue {
-    type Target = dyn Queue;
-
-    fn deref(&self) -> &Self::Target {
-        &*self.queue
-    }
 }

@@ -5,7 +5,7 @@
 //! past its lease) becomes `Lost`, since whether its tool completed is unknown, and it never runs again. Every
 //! change is written to the store (or Redis) before anyone can see it. This module owns no gRPC and runs no tool:
 //! the executor submits, claims and finishes. [`Queue`] is the one API; `local` keeps the queue on this gateway
-//! (redb), `shared` in the cluster's Redis.
+//! (redb), `shared` in the cluster's Redis, and [`ReviewQueue`] is the handle that holds either.
 
 mod api;
 mod local;
@@ -14,13 +14,17 @@ mod shared;
 mod store;
 mod verdict;
 
-pub use api::{EventKind, KeyChanges, Queue, ReviewEvent, ReviewQueue, Step, Submitted};
+pub use api::{EventKind, KeyChanges, Queue, ReviewEvent, Step, Submitted};
 pub use record::{Decision, ReviewKey, ReviewRecord, ReviewRule, ReviewState, reviewer_name, unix_ms};
 pub use store::{RedbReviewStore, ReviewStore};
 pub use verdict::{Verdict, VerdictError, decide};
 
-use crate::cluster::ClusterError;
+use crate::cluster::{ClusterError, Redis};
 use crate::store::StoreError;
+use local::LocalQueue;
+use shared::SharedQueue;
+use std::ops::Deref;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
@@ -66,3 +70,33 @@ impl Default for ReviewSettings {
 
 #[cfg(test)]
 mod tests;
+
+/// The queue a gateway holds: on this gateway or in the cluster's Redis. It derefs to `Queue`.
+pub struct ReviewQueue {
+    /// Held here alone: a shared queue's follower task holds a `Weak`, so dropping the queue stops it.
+    queue: Arc<dyn Queue>,
+}
+
+impl ReviewQueue {
+    /// Loads every stored record (blocking; call it at startup, like `Registry::open`). A record found `Running`
+    /// becomes `Lost`, and settled records older than `keep_done` are deleted.
+    pub fn open(store: Arc<dyn ReviewStore>, settings: ReviewSettings) -> Result<Self, StoreError> {
+        Ok(Self { queue: Arc::new(LocalQueue::open(store, settings)?) })
+    }
+
+    /// A queue kept in the cluster's Redis, shared by every gateway on the same prefix. A call stays `Running`
+    /// for at most `running_lease` before another gateway may declare it `Lost`. Starts the task that follows
+    /// every gateway's changes (so it must be called within a Tokio runtime); it connects in the background,
+    /// so the gateway starts while Redis is down.
+    pub fn shared(redis: Redis, settings: ReviewSettings, running_lease: Duration) -> Self {
+        Self { queue: SharedQueue::start(redis, settings, running_lease) }
+    }
+}
+
+impl Deref for ReviewQueue {
+    type Target = dyn Queue;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.queue
+    }
+}

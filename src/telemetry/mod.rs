@@ -172,3 +172,8 @@ fn observe(meter: &opentelemetry::metrics::Meter, gauges: Gauges, queue: Arc<Spa
         .with_callback(move |observer| observer.observe(queue.dropped(), &[]))
         .build();
 }
+
+/// At most `max` bytes of `text`, cut at a character boundary.
+pub(super) fn truncate(text: &str, max: usize) -> &str {
+    &text[..text.floor_char_boundary(max)]
+}

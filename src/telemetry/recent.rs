@@ -222,7 +222,7 @@ fn count(minutes: &mut HashMap<String, VecDeque<Minute>>, tool: &str, minute: u6
 /// `to` becomes at most `MAX_TEXT` bytes of `text` (cut at a character boundary, marked with `…`), in the room
 /// `to` already has.
 fn copy_cut(to: &mut String, text: &str) {
-    let kept = super::span::truncate(text, MAX_TEXT);
+    let kept = super::truncate(text, MAX_TEXT);
     to.clear();
     to.push_str(kept);
     if kept.len() < text.len() {

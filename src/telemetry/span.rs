@@ -1,8 +1,8 @@
 //! The spans of one call: `execute_tool {tool}` with the GenAI attributes and ours, and the backend attempts
 //! below it, plus the one log line a failed call gets.
 
-use super::Telemetry;
 use super::metrics::{UNRESOLVED, kind_name, status_name};
+use super::{Telemetry, truncate};
 use crate::pipeline::{CallContext, ErrorKind, OVERRIDE_REMOVED, ToolCall, ToolMessage, strip_overrides};
 use crate::registry::CompiledTool;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
@@ -274,11 +274,6 @@ impl std::fmt::Display for TraceIdOf<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.0.is_valid() { write!(f, "{}", self.0.trace_id()) } else { Ok(()) }
     }
-}
-
-/// At most `max` bytes of `text`, cut at a character boundary.
-pub(super) fn truncate(text: &str, max: usize) -> &str {
-    &text[..text.floor_char_boundary(max)]
 }
 
 /// Which door a call came in through: the gRPC API (`Execute`, the clients) or the MCP front door.

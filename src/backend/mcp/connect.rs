@@ -2,7 +2,6 @@
 //! with a client handler that reports `notifications/tools/list_changed`.
 
 use super::spec::{INHERITED_ENV, McpServerSpec, Transport, redacted_url};
-use super::supervise::Context;
 use crate::tls::ClientTls;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService};
@@ -35,8 +34,13 @@ impl ClientHandler for Listener {
 }
 
 /// Starts (or reaches) the server and runs the MCP handshake, all within the connect timeout.
-pub async fn connect(spec: &McpServerSpec, changed: Arc<Notify>, ctx: &Context) -> Result<Session, String> {
-    let (listener, timeout) = (Listener { changed }, ctx.connect_timeout);
+pub async fn connect(
+    spec: &McpServerSpec,
+    changed: Arc<Notify>,
+    timeout: Duration,
+    tls: &ClientTls,
+) -> Result<Session, String> {
+    let listener = Listener { changed };
     let handshake = async {
         match spec.transport() {
             Transport::Stdio { command, args, env, cwd } => {
@@ -44,7 +48,7 @@ pub async fn connect(spec: &McpServerSpec, changed: Arc<Notify>, ctx: &Context) 
                 listener.serve(child).await.map_err(|e| format!("MCP handshake failed: {e}"))
             }
             Transport::Http { url, headers } => {
-                let transport = http_transport(url, headers, timeout, &ctx.tls)?;
+                let transport = http_transport(url, headers, timeout, tls)?;
                 let shown = redacted_url(url);
                 listener.serve(transport).await.map_err(|e| match tls_failure(&e) {
                     Some(tls) => format!("MCP server {shown}: TLS: {tls}"),

@@ -49,7 +49,7 @@ async fn supervise(server: Arc<Server>, ctx: Arc<Context>) {
     let name = &server.spec.name;
     while !*stop.borrow() {
         let started = Instant::now();
-        match connect::connect(&server.spec, Arc::clone(&server.changed), &ctx).await {
+        match connect::connect(&server.spec, Arc::clone(&server.changed), ctx.connect_timeout, &ctx.tls).await {
             Ok(session) => {
                 let Some(reason) = run(&server, &ctx, session, &mut stop).await else { break };
                 tracing::warn!(server = %name, %reason, retry_in = ?backoff, "MCP session lost; reconnecting");
