@@ -17,7 +17,7 @@ async fn tls_collector(ca: &Ca, server: &Pair) -> Collector {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let incoming = tls_incoming(listener, server_config(server, Some(&ca.file()), &[b"h2"]));
-    Collector::serve(addr, format!("https://localhost:{}", addr.port()), ReceiverStream::new(incoming))
+    Collector::serve(format!("https://localhost:{}", addr.port()), ReceiverStream::new(incoming))
 }
 
 /// Runs a gateway exporting to `collector` every 100 ms, with `collector_files` (the OTLP certificate variables)

@@ -15,7 +15,8 @@ pub const REVIEW_TOKEN: &str = "review-secret";
 pub const ADMIN_TOKEN: &str = "admin-secret";
 
 pub struct Console {
-    pub dir: TempDir,
+    /// The gateway's data directory, deleted when the console is dropped.
+    _dir: TempDir,
     pub gw: Gateway,
     pub runtime: Runtime,
     /// The ToolRuntime's target, for more tools.
@@ -66,7 +67,7 @@ impl Console {
         let runtime = Runtime::default();
         let target = start_runtime(runtime.clone()).await;
         let http = reqwest::Client::builder().redirect(Policy::none()).build().unwrap();
-        let mut c = Self { dir, gw, runtime, target, base: format!("http://{addr}"), http, admin };
+        let mut c = Self { _dir: dir, gw, runtime, target, base: format!("http://{addr}"), http, admin };
         let deploy = spec(&c.target);
         c.register(deploy).await.expect("the reviewed tool registers");
         c

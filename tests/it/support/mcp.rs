@@ -141,11 +141,6 @@ impl HttpServer {
         }
     }
 
-    /// The server's process id, while it runs.
-    pub fn pid(&self) -> Option<u32> {
-        self.child.id()
-    }
-
     /// What the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         std::fs::read_to_string(self.stderr.path()).unwrap_or_else(|e| format!("<cannot read the stderr file: {e}>"))

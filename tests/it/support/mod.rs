@@ -1,6 +1,5 @@
 //! What the suites share: the real gateway on 127.0.0.1:0 and its clients, `toolgate serve` processes, free ports
 //! and waits; real tool servers in `backends`, and a module for each subject the suites of that subject share.
-#![allow(dead_code)]
 
 pub mod alone;
 pub mod backends;

@@ -11,7 +11,6 @@ use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue, any_value};
 use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point};
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use std::collections::{BTreeMap, HashMap};
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
@@ -72,10 +71,7 @@ pub struct SpanRecord {
     pub kind: i32,
     /// Proto `StatusCode`: 0 unset, 1 ok, 2 error.
     pub status_code: i32,
-    pub status_message: String,
     pub attributes: BTreeMap<String, AttrValue>,
-    /// The instrumentation scope (tracer) name.
-    pub scope: String,
     /// The resource's `service.name`, `""` when absent.
     pub service_name: String,
 }
@@ -97,13 +93,6 @@ impl SpanRecord {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PointKind {
-    Sum,
-    Gauge,
-    Histogram,
-}
-
 /// One data point of a metric.
 #[derive(Debug, Clone)]
 pub struct Point {
@@ -111,9 +100,6 @@ pub struct Point {
     pub attributes: BTreeMap<String, String>,
     /// The sum or gauge value, or a histogram's count.
     pub value: f64,
-    /// A histogram's sum, if sent.
-    pub sum: Option<f64>,
-    pub kind: PointKind,
 }
 
 impl Point {
@@ -134,7 +120,6 @@ struct Sink(Arc<Mutex<Received>>);
 
 /// An in-process OTLP/gRPC collector; the server task is aborted on drop.
 pub struct Collector {
-    pub addr: SocketAddr,
     /// `http://127.0.0.1:PORT`, for `with_endpoint`.
     pub endpoint: String,
     sink: Sink,
@@ -145,11 +130,11 @@ impl Collector {
     pub async fn start() -> Collector {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind collector");
         let addr = listener.local_addr().expect("collector addr");
-        Self::serve(addr, format!("http://{addr}"), TcpIncoming::from(listener).with_nodelay(Some(true)))
+        Self::serve(format!("http://{addr}"), TcpIncoming::from(listener).with_nodelay(Some(true)))
     }
 
     /// A collector on connections `incoming` accepts (TLS ones, say), reached at `endpoint`.
-    pub fn serve<S, IO, E>(addr: SocketAddr, endpoint: String, incoming: S) -> Collector
+    pub fn serve<S, IO, E>(endpoint: String, incoming: S) -> Collector
     where
         S: tokio_stream::Stream<Item = Result<IO, E>> + Send + 'static,
         IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + tonic::transport::server::Connected + Unpin + Send + 'static,
@@ -162,7 +147,7 @@ impl Collector {
         let task = tokio::spawn(async move {
             let _ = server.serve_with_incoming(incoming).await;
         });
-        Collector { addr, endpoint, sink, task }
+        Collector { endpoint, sink, task }
     }
 
     /// Every span received so far, in arrival order.
@@ -236,19 +221,15 @@ impl TraceService for Sink {
         for rs in request.into_inner().resource_spans {
             let service_name = service_name(rs.resource.as_ref());
             for ss in rs.scope_spans {
-                let scope = ss.scope.map(|s| s.name).unwrap_or_default();
                 for span in ss.spans {
-                    let status = span.status.unwrap_or_default();
                     flat.push(SpanRecord {
                         name: span.name,
                         trace_id: hex(&span.trace_id),
                         span_id: hex(&span.span_id),
                         parent_span_id: hex(&span.parent_span_id),
                         kind: span.kind,
-                        status_code: status.code,
-                        status_message: status.message,
+                        status_code: span.status.unwrap_or_default().code,
                         attributes: attributes(&span.attributes),
-                        scope: scope.clone(),
                         service_name: service_name.clone(),
                     });
                 }
@@ -282,34 +263,22 @@ impl MetricsService for Sink {
 }
 
 fn points_of(data: Option<metric::Data>) -> Vec<Point> {
-    let number = |attrs: &[KeyValue], value: Option<number_data_point::Value>, kind| Point {
+    let number = |attrs: &[KeyValue], value: Option<number_data_point::Value>| Point {
         attributes: string_attributes(attrs),
         value: match value {
             Some(number_data_point::Value::AsInt(i)) => i as f64,
             Some(number_data_point::Value::AsDouble(d)) => d,
             None => f64::NAN,
         },
-        sum: None,
-        kind,
     };
-    let histogram = |attrs: &[KeyValue], count: u64, sum: Option<f64>| Point {
-        attributes: string_attributes(attrs),
-        value: count as f64,
-        sum,
-        kind: PointKind::Histogram,
-    };
+    let histogram =
+        |attrs: &[KeyValue], count: u64| Point { attributes: string_attributes(attrs), value: count as f64 };
     match data {
-        Some(metric::Data::Sum(s)) => {
-            s.data_points.iter().map(|p| number(&p.attributes, p.value, PointKind::Sum)).collect()
-        }
-        Some(metric::Data::Gauge(g)) => {
-            g.data_points.iter().map(|p| number(&p.attributes, p.value, PointKind::Gauge)).collect()
-        }
-        Some(metric::Data::Histogram(h)) => {
-            h.data_points.iter().map(|p| histogram(&p.attributes, p.count, p.sum)).collect()
-        }
+        Some(metric::Data::Sum(s)) => s.data_points.iter().map(|p| number(&p.attributes, p.value)).collect(),
+        Some(metric::Data::Gauge(g)) => g.data_points.iter().map(|p| number(&p.attributes, p.value)).collect(),
+        Some(metric::Data::Histogram(h)) => h.data_points.iter().map(|p| histogram(&p.attributes, p.count)).collect(),
         Some(metric::Data::ExponentialHistogram(h)) => {
-            h.data_points.iter().map(|p| histogram(&p.attributes, p.count, p.sum)).collect()
+            h.data_points.iter().map(|p| histogram(&p.attributes, p.count)).collect()
         }
         Some(metric::Data::Summary(_)) | None => Vec::new(),
     }
@@ -349,7 +318,6 @@ fn value(v: &AnyValue) -> Option<AttrValue> {
 /// A TCP endpoint that accepts connections and never answers: the worst collector there is.
 /// Accepted sockets are kept open and drained; everything is aborted on drop.
 pub struct BlackHole {
-    pub addr: SocketAddr,
     /// `http://127.0.0.1:PORT`.
     pub endpoint: String,
     task: JoinHandle<()>,
@@ -369,7 +337,7 @@ impl BlackHole {
                 });
             }
         });
-        BlackHole { addr, endpoint: format!("http://{addr}"), task }
+        BlackHole { endpoint: format!("http://{addr}"), task }
     }
 }
 
