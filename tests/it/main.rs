@@ -5,7 +5,7 @@
 //! (`support::alone`) must keep that from the others. Tests that need more than plain `cargo test` has are
 //! `#[ignore]`d, and their module path says what they need: `cluster::` a Redis, `console_browser::` Chromium, the
 //! others the Python MCP SDK's venvs. `.ci/run` sets all of that up, then runs every ignored test in one
-//! `cargo test --test it -- --ignored` (CONTRIBUTING.md, "What CI runs").
+//! `cargo test --test it -- --ignored` (CONTRIBUTING.md, "The ignored tests").
 
 mod support;
 
