@@ -1,6 +1,6 @@
 //! House rules checked as a test: every module opens with a `//!` line saying what it owns, no grab-bag modules,
 //! the modules of src/ use each other only as the layer graph in ARCHITECTURE.md (`## Layers`) allows, no source
-//! file over 400 lines, no `unsafe`.
+//! file over 400 lines, no `unsafe`, and the integration tests one binary (`tests/it/`) that reaches all its files.
 //!
 //! Limitations of the layer check: it reads `crate::` paths and `super::` chains that climb to the crate root
 //! (counting inline `mod x { }` blocks), not paths a macro builds, `use crate::*` or `#[path]` attributes; a name
@@ -88,6 +88,67 @@ fn forbidden_uses(files: &[(String, String)], graph: &layers::Graph) -> (Vec<Str
         }
     }
     (problems, edges)
+}
+
+/// Files of `tests/it/` (paths relative to it, and their text) that no `mod` line of the binary reaches: cargo
+/// builds the one test binary from `main.rs` alone, so such a file is never compiled and its tests never run.
+fn unreached_test_files(files: &[(String, String)]) -> Vec<String> {
+    let declares = |parent: &str, name: &str| {
+        let text = files.iter().find(|(f, _)| f == parent).map_or("", |(_, t)| t.as_str());
+        let wanted = format!("mod {name};");
+        text.lines().map(str::trim).any(|l| l.strip_prefix("pub ").unwrap_or(l) == wanted)
+    };
+    let mut unreached = Vec::new();
+    for (file, _) in files.iter().filter(|(f, _)| f != "main.rs") {
+        let module = file.strip_suffix("/mod.rs").or_else(|| file.strip_suffix(".rs")).unwrap_or(file);
+        let (dir, name) = module.rsplit_once('/').unwrap_or(("", module));
+        let parent = if dir.is_empty() { "main.rs".to_string() } else { format!("{dir}/mod.rs") };
+        if !declares(&parent, name) {
+            unreached.push(format!("tests/it/{file}: no `mod {name};` in tests/it/{parent}"));
+        }
+    }
+    unreached
+}
+
+#[test]
+fn the_integration_tests_are_one_binary_that_reaches_every_file() {
+    let dir = root().join("tests/it");
+    let mut paths = Vec::new();
+    rust_files(&dir, &mut paths);
+    paths.sort();
+    let name = |f: &PathBuf| f.strip_prefix(&dir).unwrap().to_string_lossy().replace('\\', "/");
+    let files: Vec<(String, String)> = paths.iter().map(|f| (name(f), std::fs::read_to_string(f).unwrap())).collect();
+    assert!(files.len() > 40, "found only {} files under tests/it", files.len());
+    let mut problems = unreached_test_files(&files);
+    for entry in std::fs::read_dir(root().join("tests")).unwrap() {
+        let file = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if file.ends_with(".rs") && file != "tidy.rs" {
+            problems.push(format!("tests/{file}: a binary of its own; make it a module of tests/it/main.rs"));
+        }
+    }
+    assert!(problems.is_empty(), "\n{}\n", problems.join("\n"));
+}
+
+#[test]
+fn a_test_file_no_mod_line_names_is_reported() {
+    let file = |name: &str, text: &str| (name.to_string(), text.to_string());
+    let files = [
+        file("main.rs", "mod support;\nmod cluster;\n"),
+        file("support/mod.rs", "pub mod meter;\n"),
+        file("support/meter.rs", ""),
+        file("support/alone.rs", ""),
+        file("cluster/mod.rs", "// mod admit;\n"),
+        file("cluster/admit.rs", ""),
+        file("gateway.rs", ""),
+    ];
+    assert_eq!(
+        unreached_test_files(&files),
+        [
+            "tests/it/support/alone.rs: no `mod alone;` in tests/it/support/mod.rs",
+            "tests/it/cluster/admit.rs: no `mod admit;` in tests/it/cluster/mod.rs",
+            "tests/it/gateway.rs: no `mod gateway;` in tests/it/main.rs",
+        ]
+    );
 }
 
 #[test]

@@ -30,7 +30,7 @@
 //!   the trailers); every other status is written by tonic's own `Status::into_http`.
 //! - [`otlp`]: byte for byte what prost encodes from `opentelemetry-proto`'s `ExportTraceServiceRequest`.
 //!
-//! `tests.rs` reads each input through this module and through tonic, and `tests/wire_parity.rs` sends the same
+//! `tests.rs` reads each input through this module and through tonic, and `tests/it/wire_parity.rs` sends the same
 //! answers to tonic's client and to [`client`]; where they differ on purpose, the tables say so and why.
 //!
 //! It also holds the gateway's sockets ([`socket`]: TCP or Unix, plain or TLS), the listener of the HTTP side doors

@@ -1,6 +1,6 @@
 //! Parity with tonic: each input read by this module and by tonic (its public functions where it has them, else a
 //! copy of its private one, cited by file and version), with the same `Code` and message, or the difference pinned
-//! and explained where it is on purpose. `tests/wire_parity.rs` does the same through both clients.
+//! and explained where it is on purpose. `tests/it/wire_parity.rs` does the same through both clients.
 
 use super::frame::{FrameError, Gather, encode};
 use super::status::{http_code, status_in, timeout, transport};
