@@ -1,8 +1,8 @@
 //! The review queue's one API, `Queue`, which the local queue (redb) and the shared one (Redis) implement, with
 //! the `wait` loop written once.
 
-use super::record::{Decision, ReviewKey, ReviewRecord, ReviewState};
 use super::ReviewError;
+use super::record::{Decision, ReviewKey, ReviewRecord, ReviewState};
 use crate::pipeline::ToolMessage;
 use async_trait::async_trait;
 use tokio::sync::{broadcast, watch};
