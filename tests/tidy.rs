@@ -1,6 +1,7 @@
 //! House rules checked as a test: every module opens with a `//!` line saying what it owns, no grab-bag modules,
 //! the modules of src/ use each other only as the layer graph in ARCHITECTURE.md (`## Layers`) allows, no source
-//! file over 400 lines, no `unsafe`, and the integration tests one binary (`tests/it/`) that reaches all its files.
+//! file over 400 lines, no two files of a module using each other in a circle, no `unsafe`, and the integration
+//! tests one binary (`tests/it/`) that reaches all its files.
 //!
 //! Limitations of the layer check: it reads `crate::` paths and `super::` chains that climb to the crate root
 //! (counting inline `mod x { }` blocks), not paths a macro builds, `use crate::*` or `#[path]` attributes; a name
@@ -260,4 +261,80 @@ fn forbidden_uses_name_file_line_and_edge() {
         ]
     );
     assert_eq!(edges.len(), 2);
+}
+
+/// Groups of files of one module that use each other in a circle (`src/a/b.rs` uses `super::c`, and `src/a/c.rs`
+/// uses `super::b`), each as `a: b, c`: such files cannot be read, or changed, one at a time.
+fn sibling_circles(files: &[(String, String)]) -> Vec<String> {
+    let path_of = |file: &str| -> Vec<String> {
+        let mut parts: Vec<String> = file.trim_start_matches("src/").split('/').map(String::from).collect();
+        let last = parts.pop().unwrap_or_default();
+        if last != "mod.rs" {
+            parts.push(last.trim_end_matches(".rs").to_string());
+        }
+        parts
+    };
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|(file, _)| path_of(file)).collect();
+    let mut uses: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for (file, text) in files {
+        let path = path_of(file);
+        let Some((_, parent)) = path.split_last() else { continue };
+        let parent_names: Vec<&str> = parent.iter().map(String::as_str).collect();
+        for rust_text::RootRef { name, .. } in rust_text::parent_refs(&rust_text::code_only(text), &parent_names) {
+            let sibling = [parent, &[name]].concat();
+            if sibling != path && modules.contains(&sibling) {
+                uses.entry(path.clone()).or_default().insert(sibling);
+            }
+        }
+    }
+    let reaches = |from: &Vec<String>, to: &Vec<String>| {
+        let (mut seen, mut stack) = (BTreeSet::new(), vec![from.clone()]);
+        while let Some(at) = stack.pop() {
+            for next in uses.get(&at).into_iter().flatten() {
+                if next == to {
+                    return true;
+                }
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
+                }
+            }
+        }
+        false
+    };
+    let mut circles: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
+    for from in uses.keys() {
+        if reaches(from, from) {
+            let (name, parent) = from.split_last().unwrap();
+            circles.entry(parent.to_vec()).or_default().insert(name.clone());
+        }
+    }
+    let shown = |parent: &[String]| if parent.is_empty() { "crate".to_string() } else { parent.join("::") };
+    circles
+        .iter()
+        .map(|(parent, names)| format!("{}: {}", shown(parent), names.iter().cloned().collect::<Vec<_>>().join(", ")))
+        .collect()
+}
+
+#[test]
+fn no_files_of_a_module_use_each_other_in_a_circle() {
+    let circles = sibling_circles(&src_files());
+    assert!(
+        circles.is_empty(),
+        "files that use each other in a circle (move what they share to one of them, or to the module's mod.rs):\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn a_circle_of_files_is_named_with_its_module() {
+    let file = |name: &str, text: &str| (name.to_string(), text.to_string());
+    let files = [
+        file("src/a/mod.rs", "mod b; mod c; mod d;\n"),
+        file("src/a/b.rs", "use super::c::X;\n"),
+        file("src/a/c.rs", "use crate::a::{d::Y};\n"),
+        file("src/a/d.rs", "fn f() { super::b::g(); }\nmod tests { use super::*; }\n"),
+        file("src/e.rs", "use crate::a::b;\n"),
+    ];
+    assert_eq!(sibling_circles(&files), ["a: b, c, d"]);
+    assert!(sibling_circles(&files[..3]).is_empty());
 }

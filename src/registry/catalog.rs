@@ -149,19 +149,8 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::{SchemaDocuments, ToolSpec, provider_safe_name};
+    use crate::registry::{SchemaDocuments, ToolSpec};
     use serde_json::json;
-
-    #[test]
-    fn same_name_compares_as_normalize_name_does() {
-        for (a, b) in [("UserID", "user_id"), ("user.id", "USER-ID"), ("ÉTÉ", "été"), ("", "_-.")] {
-            assert!(same_name(a, b), "{a} {b}");
-            assert_eq!(normalize_name(a), normalize_name(b));
-        }
-        for (a, b) in [("user_ids", "user_id"), ("user", "user_id"), ("usr_id", "user_id")] {
-            assert!(!same_name(a, b), "{a} {b}");
-        }
-    }
 
     fn tool(tenant: &str, name: &str, description: &str) -> Arc<CompiledTool> {
         let mut spec = ToolSpec::offline(name, description, json!({"type": "object"}));
@@ -204,17 +193,5 @@ mod tests {
     fn of_two_tools_with_one_key_the_later_is_kept() {
         let catalog = Catalog::new(vec![tool("", "a", "first"), tool("", "a", "second")]);
         assert_eq!(names(&catalog), ["/a:second"]);
-    }
-
-    #[test]
-    fn safe_names() {
-        assert_eq!(provider_safe_name("weather.get"), "weather_get");
-        assert_eq!(provider_safe_name("a-b_c"), "a-b_c");
-        let long_a = format!("{}.a", "x".repeat(80));
-        let long_b = format!("{}.b", "x".repeat(80));
-        let (a, b) = (provider_safe_name(&long_a), provider_safe_name(&long_b));
-        assert_eq!(a.len(), 64);
-        assert_ne!(a, b);
-        assert_eq!(a, provider_safe_name(&long_a), "stable");
     }
 }

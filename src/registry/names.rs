@@ -39,3 +39,31 @@ pub fn normalized_longer_than(name: &str, n: usize) -> bool {
 pub(super) fn normalized(name: &str) -> impl Iterator<Item = char> + '_ {
     name.chars().filter(|c| !matches!(c, '.' | '-' | '_')).flat_map(char::to_lowercase)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_name_compares_as_normalize_name_does() {
+        for (a, b) in [("UserID", "user_id"), ("user.id", "USER-ID"), ("ÉTÉ", "été"), ("", "_-.")] {
+            assert!(same_name(a, b), "{a} {b}");
+            assert_eq!(normalize_name(a), normalize_name(b));
+        }
+        for (a, b) in [("user_ids", "user_id"), ("user", "user_id"), ("usr_id", "user_id")] {
+            assert!(!same_name(a, b), "{a} {b}");
+        }
+    }
+
+    #[test]
+    fn safe_names() {
+        assert_eq!(provider_safe_name("weather.get"), "weather_get");
+        assert_eq!(provider_safe_name("a-b_c"), "a-b_c");
+        let long_a = format!("{}.a", "x".repeat(80));
+        let long_b = format!("{}.b", "x".repeat(80));
+        let (a, b) = (provider_safe_name(&long_a), provider_safe_name(&long_b));
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+        assert_eq!(a, provider_safe_name(&long_a), "stable");
+    }
+}

@@ -202,6 +202,48 @@ pub fn root_refs(code: &str, file_depth: usize) -> Vec<RootRef> {
     out
 }
 
+/// The names a file uses from its parent module: `super::x` (or `super::{x, y}`) outside inline `mod` blocks, and
+/// `crate::<parent>::x` where `parent` is the parent module's path below the crate root. Among them are the
+/// file's siblings, the other files of its module.
+pub fn parent_refs(code: &str, parent: &[&str]) -> Vec<RootRef> {
+    let toks = tokens(code);
+    let (mut out, mut braces, mut inline_mods) = (Vec::new(), 0usize, Vec::<usize>::new());
+    for i in 0..toks.len() {
+        let after_sep = i > 0 && matches!(toks[i - 1].1, Tok::Sep | Tok::Punct('$'));
+        match &toks[i].1 {
+            Tok::Punct('{') => {
+                braces += 1;
+                if i >= 2 && is_ident(toks.get(i - 2), "mod") && matches!(toks[i - 1].1, Tok::Ident(_)) {
+                    inline_mods.push(braces);
+                }
+            }
+            Tok::Punct('}') => {
+                if inline_mods.last() == Some(&braces) {
+                    inline_mods.pop();
+                }
+                braces = braces.saturating_sub(1);
+            }
+            Tok::Ident(w) if w == "super" && !after_sep && inline_mods.is_empty() => {
+                let sep = toks.get(i + 1).map(|t| &t.1) == Some(&Tok::Sep);
+                if sep && !is_ident(toks.get(i + 2), "super") {
+                    out.extend(names_after(&toks, i + 2));
+                }
+            }
+            Tok::Ident(w) if w == "crate" && !after_sep && !parent.is_empty() => {
+                let path_matches = parent.iter().enumerate().all(|(k, name)| {
+                    toks.get(i + 1 + 2 * k).map(|t| &t.1) == Some(&Tok::Sep) && is_ident(toks.get(i + 2 + 2 * k), name)
+                });
+                let end = i + 1 + 2 * parent.len();
+                if path_matches && toks.get(end).map(|t| &t.1) == Some(&Tok::Sep) {
+                    out.extend(names_after(&toks, end + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The names `lib.rs` brings in with `use module::...;` and the module each comes from (`use server::{run}` gives
 /// run → server), so that `crate::run` elsewhere counts as a use of `server`.
 pub fn root_imports(lib_code: &str) -> Vec<(String, String)> {
@@ -260,4 +302,11 @@ fn lib_imports_map_names_to_their_module() {
     let found = root_imports(&lib);
     let pairs: Vec<(&str, &str)> = found.iter().map(|(n, m)| (n.as_str(), m.as_str())).collect();
     assert_eq!(pairs, [("Config", "config"), ("Cmd", "cli"), ("run", "server"), ("rw", "server")]);
+}
+
+#[test]
+fn parent_refs_read_super_and_the_full_path_but_not_inline_test_modules() {
+    let code = "use super::{a::X, b};\nuse crate::m::c::Y;\nfn f() { super::d::g(); }\nmod tests { use super::*; use super::super::e; }";
+    let refs = parent_refs(code, &["m"]);
+    assert_eq!(names(&refs), [(1, "a"), (1, "b"), (2, "c"), (3, "d")]);
 }
