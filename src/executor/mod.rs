@@ -12,7 +12,7 @@ mod rules;
 mod split;
 
 use crate::backend::Backends;
-use crate::idempotency::Idempotency;
+use crate::idempotency::{Claim, Idempotency};
 use crate::pipeline::{self, CallContext, CallError, Check, Checked, Messages, PrepareOptions, Prepared, Rejected};
 use crate::pipeline::{Repair, ToolCall, ToolMessage};
 use crate::policy::rules::{GatewayRules, Rule, Verdict};
@@ -22,8 +22,10 @@ use crate::review::ReviewQueue;
 use crate::telemetry::{CallSpan, Door, Telemetry};
 use admission::{Admission, Admit};
 use dispatch::Dispatcher;
-use futures::StreamExt;
+use futures::{FutureExt as _, StreamExt};
+use once::Once;
 use opentelemetry::context::FutureExt;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -229,12 +231,20 @@ impl Executor {
             let checked = for_review.expect("a call that may go to review keeps its checked arguments");
             return Answered::now(Box::pin(self.reviewed(req, checked, &prepared.repairs, review_rule)).await);
         }
-        // 6. Once: a call id already recorded answers with its outcome; a claimed one runs in a task of its own.
-        if self.once.enabled() && !req.call.id.is_empty() {
-            return Box::pin(self.once(req, prepared)).await;
+        // 6. Once: a call id already recorded answers with its outcome, waiting for it while it runs.
+        let claim = match self.once.enabled() && !req.call.id.is_empty() {
+            false => None,
+            true => match Box::pin(self.claim_once(req, &prepared)).await {
+                Once::Run(claim) => claim,
+                Once::Answered(answered) => return *answered,
+            },
+        };
+        // 7. Admit, dispatch, and record how it ended; for a claimed call id, in a task of its own that then
+        // settles the claim.
+        match claim {
+            None => Answered::now(self.admitted(req, prepared).await),
+            Some(claim) => Answered::now(self.admitted_detached(req, prepared, claim).await),
         }
-        // 7. Admit, dispatch, and record how it ended.
-        Answered::now(self.admitted(req, prepared).await)
     }
 
     /// Admission, dispatch and the record of how the call ended: the stages of a call that runs.
@@ -247,6 +257,44 @@ impl Executor {
         let message = self.dispatch.run(req, prepared).await;
         self.admission.record(req.ctx, &tool, ticket, &message).await;
         message
+    }
+
+    /// `admitted` in a task of its own, which settles the call id's claim however the call ends, even if the
+    /// caller goes away; the caller waits for it until its deadline.
+    async fn admitted_detached(
+        self: &Arc<Self>,
+        req: CallRequest<'_>,
+        prepared: Prepared,
+        claim: Claim,
+    ) -> ToolMessage {
+        let CallRequest { call, ctx, deadline, mode, door, .. } = req;
+        let name = prepared.tool.spec.name.clone();
+        let (this, owned_call, owned_ctx, start_by) =
+            (Arc::clone(self), call.clone(), ctx.clone(), once::start_by(deadline));
+        let tool = name.clone();
+        let task = async move {
+            let req = CallRequest { call: &owned_call, ctx: &owned_ctx, deadline: None, start_by, mode, door };
+            let (message, panicked) = match AssertUnwindSafe(this.admitted(req, prepared)).catch_unwind().await {
+                Ok(message) => (message, false),
+                // It may have reached its tool: at most once means not again, so the claim keeps this outcome.
+                Err(_) => {
+                    (this.error(&owned_call, &tool, CallError::Internal("the call panicked".into()), Vec::new()), true)
+                }
+            };
+            this.settle(&claim, &message, panicked).await;
+            message
+        };
+        let handle = tokio::spawn(task.with_current_context());
+        let joined = match deadline {
+            None => handle.await,
+            Some(until) => match tokio::time::timeout_at(until, handle).await {
+                Ok(joined) => joined,
+                Err(_) => return self.still_running(call, &name),
+            },
+        };
+        joined.unwrap_or_else(|err| {
+            self.error(call, &name, CallError::Internal(format!("the call's task failed: {err}")), Vec::new())
+        })
     }
 
     /// A call to `tool` refused before it could run: counted against the session's budgets, not the rate limit.

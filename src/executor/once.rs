@@ -6,18 +6,15 @@
 //! budget, the rate limit, injection or a full concurrency cap), or whose outcome is retryable (a timeout, a
 //! 5xx), releases its id, so sending it again may run it; a call still running is waited on, never run twice.
 //!
-//! A recorded call runs in a task of its own with the tool's timeout, not its caller's deadline: a caller that
-//! times out and retries is the case this exists for, so the first run must go on and its outcome be kept.
+//! A claimed call runs in a task of its own (`Executor::admitted_detached`) with the tool's timeout, not its
+//! caller's deadline: a caller that times out and retries is the case this exists for, so the first run must go
+//! on and its outcome be kept.
 
 use super::{Answered, CallRequest, Executor};
 use crate::idempotency::{CallKey, Claim, Claimed, Fingerprint};
 use crate::pipeline::{CallContext, CallError, ErrorKind, Prepared, ToolCall, ToolMessage};
 use crate::registry::CompiledTool;
-use futures::FutureExt as _;
-use opentelemetry::context::FutureExt as _;
 use sha2::{Digest, Sha256};
-use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -33,15 +30,30 @@ fn kept(message: &ToolMessage) -> bool {
 /// The most a recorded call's latest start is set before its caller's deadline.
 const START_MARGIN: Duration = Duration::from_millis(20);
 
+/// What the call-id record says of a call.
+pub(super) enum Once {
+    /// Run it, and settle the claim with its outcome; `None`: run it unrecorded (the local record is full of
+    /// running calls, or Redis did not answer).
+    Run(Option<Claim>),
+    /// An earlier call's outcome, or why the call was not run (boxed: the rarer case, and a large one).
+    Answered(Box<Answered>),
+}
+
+/// When a claimed call, which may run on past its caller's deadline, must start by: before the deadline, a little
+/// early, so that a call refused for want of a concurrency slot is answered as such rather than as still running.
+pub(super) fn start_by(deadline: Option<Instant>) -> Option<Instant> {
+    deadline.map(|until| until - (until.saturating_duration_since(Instant::now()) / 10).min(START_MARGIN))
+}
+
 /// Added to the longest a recorded call can take before its claim counts as abandoned.
 const LEASE_MARGIN: Duration = Duration::from_secs(5);
 
 const LOST: &str = "the gateway running this call stopped; whether it completed is unknown, so it is not run again";
 
 impl Executor {
-    /// Admission and dispatch at most once per call id (the caller checked that the record is on and the call
-    /// has an id): the first call runs them in a task of its own, a call sent again gets its outcome.
-    pub(super) async fn once(self: &Arc<Self>, req: CallRequest<'_>, prepared: Prepared) -> Answered {
+    /// Claims the call's id in the record (the caller checked that the record is on and the call has an id). A
+    /// call sent again gets the first call's outcome, waiting for it while it runs until its own deadline.
+    pub(super) async fn claim_once(&self, req: CallRequest<'_>, prepared: &Prepared) -> Once {
         let CallRequest { call, ctx, deadline, .. } = req;
         let key = CallKey { tenant: ctx.tenant.clone(), call_id: call.id.clone() };
         let fingerprint = fingerprint(call, ctx, &prepared.tool);
@@ -50,73 +62,45 @@ impl Executor {
         loop {
             let claimed = self.once.claim(&key, &fingerprint, lease).await;
             return match claimed {
-                Claimed::Run(claim) => Answered::now(self.run_claimed(req, prepared, claim).await),
-                Claimed::Done(message) => Answered::earlier(ToolMessage { tool_call_id: call.id.clone(), ..*message }),
+                Claimed::Run(claim) => Once::Run(Some(claim)),
+                Claimed::Done(message) => Once::Answered(Box::new(Answered::earlier(ToolMessage {
+                    tool_call_id: call.id.clone(),
+                    ..*message
+                }))),
                 Claimed::Running(mut waiter) => match deadline {
                     None => {
                         waiter.changed().await;
                         continue;
                     }
                     Some(until) if tokio::time::timeout_at(until, waiter.changed()).await.is_ok() => continue,
-                    Some(_) => Answered::earlier(self.still_running(call, &name)),
+                    Some(_) => Once::Answered(Box::new(Answered::earlier(self.still_running(call, &name)))),
                 },
-                Claimed::Conflict => Answered::now(self.conflict(call, &name)),
+                Claimed::Conflict => Once::Answered(Box::new(Answered::now(self.conflict(call, &name)))),
                 Claimed::Lost => {
-                    Answered::now(self.error(call, &name, CallError::OutcomeUnknown(LOST.into()), Vec::new()))
+                    let lost = self.error(call, &name, CallError::OutcomeUnknown(LOST.into()), Vec::new());
+                    Once::Answered(Box::new(Answered::now(lost)))
                 }
                 Claimed::Full => {
                     tracing::debug!(call_id = %call.id, "every recorded call is running: this one runs unrecorded");
-                    Answered::now(self.admitted(req, prepared).await)
+                    Once::Run(None)
                 }
                 Claimed::Unreachable(reason) => {
                     tracing::debug!(call_id = %call.id, %reason, "Redis down: the call runs unrecorded");
                     self.telemetry.fail_open(&name, "idempotency");
-                    Answered::now(self.admitted(req, prepared).await)
+                    Once::Run(None)
                 }
             };
         }
     }
 
-    /// Runs a claimed call in a task of its own, which settles the claim however the call ends; the caller
-    /// waits for it until its deadline.
-    async fn run_claimed(self: &Arc<Self>, req: CallRequest<'_>, prepared: Prepared, claim: Claim) -> ToolMessage {
-        let CallRequest { call, ctx, deadline, mode, door, .. } = req;
-        let name = prepared.tool.spec.name.clone();
-        let shown = name.clone();
-        let (this, owned_call, owned_ctx) = (Arc::clone(self), call.clone(), ctx.clone());
-        // The tool may run on past the caller's deadline, but starts before it, a little early so that a call
-        // refused for want of a concurrency slot is answered as such rather than as still running.
-        let start_by =
-            deadline.map(|until| until - (until.saturating_duration_since(Instant::now()) / 10).min(START_MARGIN));
-        let task = async move {
-            let req = CallRequest { call: &owned_call, ctx: &owned_ctx, deadline: None, start_by, mode, door };
-            let run = AssertUnwindSafe(this.admitted(req, prepared));
-            let (ran, message) = match run.catch_unwind().await {
-                // A call that never reached its tool did not happen: it may be sent again.
-                Ok(message) => (kept(&message), message),
-                // It may have: at most once means not again.
-                Err(_) => {
-                    (true, this.error(&owned_call, &name, CallError::Internal("the call panicked".into()), Vec::new()))
-                }
-            };
-            if ran {
-                this.once.finish(&claim, &message).await;
-            } else {
-                this.once.release(&claim).await;
-            }
-            message
-        };
-        let handle = tokio::spawn(task.with_current_context());
-        let joined = match deadline {
-            None => handle.await,
-            Some(until) => match tokio::time::timeout_at(until, handle).await {
-                Ok(joined) => joined,
-                Err(_) => return self.still_running(call, &shown),
-            },
-        };
-        joined.unwrap_or_else(|err| {
-            self.error(call, &shown, CallError::Internal(format!("the call's task failed: {err}")), Vec::new())
-        })
+    /// Keeps the outcome of a claimed call for its id, or releases the id: a call that never reached its tool,
+    /// or whose outcome says to try again, did not happen; one that panicked may have, so it is kept.
+    pub(super) async fn settle(&self, claim: &Claim, message: &ToolMessage, panicked: bool) {
+        if panicked || kept(message) {
+            self.once.finish(claim, message).await;
+        } else {
+            self.once.release(claim).await;
+        }
     }
 
     /// A running claim older than this was abandoned: the longest the call can take and a margin.
@@ -125,7 +109,7 @@ impl Executor {
     }
 
     /// The caller's deadline came while the call still runs: a retry with the same id gets its outcome.
-    fn still_running(&self, call: &ToolCall, name: &str) -> ToolMessage {
+    pub(super) fn still_running(&self, call: &ToolCall, name: &str) -> ToolMessage {
         let mut message = self.error(call, name, CallError::Timeout { after_ms: 0 }, Vec::new());
         let text = format!(
             "The call to {name} is still running. Send the same call again, with the same call id {:?}, to get its \
