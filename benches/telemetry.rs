@@ -79,6 +79,7 @@ fn benches(c: &mut Criterion) {
     let waited = std::time::Instant::now();
     while sink.received().spans == 0 {
         assert!(waited.elapsed() < std::time::Duration::from_secs(30), "no span reached the collector");
+        #[expect(clippy::disallowed_methods, reason = "criterion's thread, outside any runtime")]
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let received = sink.received();

@@ -111,6 +111,7 @@ impl Server {
             match self.child.try_wait() {
                 Ok(Some(status)) if status.success() => return Ok(()),
                 Ok(Some(status)) => return Err(format!("toolgate exited with {status} after SIGTERM")),
+                #[expect(clippy::disallowed_methods, reason = "the bench's own thread, waiting for the child to exit")]
                 _ => std::thread::sleep(Duration::from_millis(5)),
             }
         }

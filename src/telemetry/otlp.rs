@@ -121,6 +121,7 @@ async fn sleep(delay: Duration) {
     if tokio::runtime::Handle::try_current().is_ok() {
         tokio::time::sleep(delay).await;
     } else {
+        #[expect(clippy::disallowed_methods, reason = "the SDK's export thread, outside the runtime")]
         std::thread::sleep(delay);
     }
 }

@@ -197,10 +197,19 @@ def test_review_through_the_client(client, grpc_tools):
 
 def test_policy_rules_deny_or_send_to_review_by_what_a_call_says(client, grpc_tools):
     policy = [
-        {"name": "long-range", "when": "has(args.days) && args.days > 7", "action": "review",
-         "message": "Forecasts past a week need a person's approval."},
-        {"name": "no-atlantis", "when": "args.city == 'Atlantis'", "action": "deny",
-         "message": "Atlantis is not a city: ask the user for a real one.", "model_fixable": True},
+        {
+            "name": "long-range",
+            "when": "has(args.days) && args.days > 7",
+            "action": "review",
+            "message": "Forecasts past a week need a person's approval.",
+        },
+        {
+            "name": "no-atlantis",
+            "when": "args.city == 'Atlantis'",
+            "action": "deny",
+            "message": "Atlantis is not a city: ask the user for a real one.",
+            "model_fixable": True,
+        },
     ]
     name = weather_tool(client, grpc_tools, policy=policy)
     got = client.get_tool(name)["policy"]
@@ -216,8 +225,14 @@ def test_policy_rules_deny_or_send_to_review_by_what_a_call_says(client, grpc_to
     (pending,) = [p for p in client.list_pending() if p.call_id == "rules-1"]
     assert (pending.rule, pending.rule_message) == ("long-range", policy[0]["message"])
     with pytest.raises(ValueError, match="action"):
-        client.register_tool({"name": unique("x"), "input_schema": SCHEMA, "backend": {"worker": {}},
-                              "policy": [{"name": "r", "when": "true", "action": "maybe"}]})
+        client.register_tool(
+            {
+                "name": unique("x"),
+                "input_schema": SCHEMA,
+                "backend": {"worker": {}},
+                "policy": [{"name": "r", "when": "true", "action": "maybe"}],
+            }
+        )
     with pytest.raises(toolgate.GatewayError) as refused:
         weather_tool(client, grpc_tools, policy=[{"name": "r", "when": "args.days >", "action": "deny"}])
     assert refused.value.code is grpc.StatusCode.INVALID_ARGUMENT and "line 1" in refused.value.details

@@ -227,7 +227,11 @@ def test_a_packed_call_becomes_three_tool_calls_answered_by_three_tool_messages(
     )
     packed = call(
         name,
-        {"city": ["Chicago", "Sacramento", "Portland"], "state": ["IL", "CA", "OR"], "purchase_amount": [30.45, 52.33, 11.23]},
+        {
+            "city": ["Chicago", "Sacramento", "Portland"],
+            "state": ["IL", "CA", "OR"],
+            "purchase_amount": [30.45, 52.33, 11.23],
+        },
     )
     as_written = ai(packed)
     model = scripted(as_written, "The taxes are 3.05, 5.23 and 1.12.")

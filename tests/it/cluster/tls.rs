@@ -39,6 +39,7 @@ impl TlsRedis {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
                 return redis;
             }
+            #[expect(clippy::disallowed_methods, reason = "a sync start-up wait for redis-server, before any runtime")]
             std::thread::sleep(Duration::from_millis(25));
         }
         panic!("redis-server did not listen on its TLS port {port}; is it built with TLS (BUILD_TLS=yes)?");

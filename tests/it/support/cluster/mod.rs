@@ -113,6 +113,7 @@ impl PrivateRedis {
             {
                 return;
             }
+            #[expect(clippy::disallowed_methods, reason = "a sync start-up wait for redis-server, before any runtime")]
             std::thread::sleep(Duration::from_millis(25));
         }
         panic!("redis-server on port {} did not answer within 5 s", self.port);
