@@ -61,7 +61,7 @@ pub async fn run_with_clock(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let listener = listener.into();
-    let transport = transport::Transport::load(&config)?;
+    let transport = transport::TransportTls::load(&config)?;
     let Opened { registry, reviews, mcp, redis } = open::open_state(&config, &transport).await?;
     let policy = open::policy(&config, clock, redis.as_ref());
     let _eviction = policy.spawn_eviction(EVICT_EVERY);

@@ -4,7 +4,7 @@
 
 use super::ServeError;
 use super::settings;
-use super::transport::Transport;
+use super::transport::TransportTls;
 use crate::backend::mcp::{McpHub, RedbMcpStore};
 use crate::cluster::Redis;
 use crate::config::Config;
@@ -36,7 +36,7 @@ pub(super) struct Opened {
 
 /// Opens the store under `config.data_dir`, its reviews and registry (in cluster mode, on Redis, with the store
 /// as the registry's local cache), registers the static tools, and opens the MCP hub (its servers start later).
-pub(super) async fn open_state(config: &Config, transport: &Transport) -> Result<Opened, ServeError> {
+pub(super) async fn open_state(config: &Config, transport: &TransportTls) -> Result<Opened, ServeError> {
     let db = Database::open(&config.data_dir).map_err(RegistryError::from)?;
     let store = RedbStore::new(&db).map_err(RegistryError::from)?;
     let tls = Some(Arc::clone(&transport.client));

@@ -38,8 +38,8 @@ pub(super) fn review(config: &Config) -> ReviewSettings {
     ReviewSettings { max_pending: config.review.max_pending, keep_done: config.review.keep_decided }
 }
 
-pub(super) fn grpc(config: &Config) -> grpc::Settings {
-    grpc::Settings {
+pub(super) fn grpc(config: &Config) -> grpc::GrpcSettings {
+    grpc::GrpcSettings {
         tokens: config.tokens.clone(),
         max_request_bytes: config.max_request_bytes,
         max_batch_calls: config.max_batch_calls,
@@ -48,12 +48,12 @@ pub(super) fn grpc(config: &Config) -> grpc::Settings {
     }
 }
 
-pub(super) fn mcp_front(config: &Config) -> mcp_front::Settings {
-    mcp_front::Settings { front: config.mcp_front.clone(), max_request_bytes: config.max_request_bytes }
+pub(super) fn mcp_front(config: &Config) -> mcp_front::FrontDoorSettings {
+    mcp_front::FrontDoorSettings { front: config.mcp_front.clone(), max_request_bytes: config.max_request_bytes }
 }
 
-pub(super) fn console(config: &Config) -> console::Settings {
-    console::Settings {
+pub(super) fn console(config: &Config) -> console::ConsoleDoorSettings {
+    console::ConsoleDoorSettings {
         console: config.console.clone(),
         tokens: config.tokens.clone(),
         parse_limits: config.parse_limits,

@@ -2,7 +2,7 @@
 //! what `open.rs` opened, each door given its own settings and the core, and the shutdown: the doors stopped, then
 //! the reviewed calls still running waited for.
 
-use super::transport::Transport;
+use super::transport::TransportTls;
 use super::{ServeError, metrics, settings};
 use crate::backend::Backends;
 use crate::backend::mcp::McpHub;
@@ -34,7 +34,7 @@ pub(super) struct Parts {
     pub workers: Arc<WorkerPool>,
     /// Cluster mode's Redis.
     pub redis: Option<Redis>,
-    pub transport: Transport,
+    pub transport: TransportTls,
 }
 
 /// The ports served beside the gRPC listener, each bound before anything starts.

@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::tls::{ClientTls, Identities, Reloads, ServerTls};
 use std::sync::Arc;
 
-pub struct Transport {
+pub struct TransportTls {
     pub client: Arc<ClientTls>,
     /// To the OTLP collector: its own files when set, else `client`.
     pub collector: Arc<ClientTls>,
@@ -17,7 +17,7 @@ pub struct Transport {
     _reloads: Option<tokio::task::JoinHandle<()>>,
 }
 
-impl Transport {
+impl TransportTls {
     pub fn load(config: &Config) -> Result<Self, ServeError> {
         let client = Arc::new(ClientTls::load(config.tls.client.clone())?);
         let server = config.tls.server.clone().map(ServerTls::load).transpose()?.map(Arc::new);

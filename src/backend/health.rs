@@ -61,7 +61,7 @@ impl HealthSnapshot<'_> {
     }
 
     /// The workers connected now.
-    pub fn workers(&self) -> Vec<std::sync::Arc<super::worker::Link>> {
+    pub fn workers(&self) -> Vec<std::sync::Arc<super::worker::WorkerLink>> {
         self.backends.workers.connected()
     }
 

@@ -38,7 +38,7 @@ pub use tools::Defaults;
 
 /// What the console reads of the configuration: `[console]`, and the few gateway-wide settings its pages use.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub struct ConsoleDoorSettings {
     pub console: ConsoleSettings,
     /// The review and admin tokens a reviewer or operator logs in with.
     pub tokens: Tokens,
@@ -86,7 +86,7 @@ pub async fn bind(console: &ConsoleSettings) -> Result<Option<TcpListener>, Bind
 /// task ends, its handle to the core).
 pub fn spawn(
     listener: TcpListener,
-    settings: Settings,
+    settings: ConsoleDoorSettings,
     core: Arc<Core>,
     inbound: Option<Inbound>,
 ) -> std::io::Result<tokio::sync::oneshot::Sender<()>> {
@@ -94,7 +94,8 @@ pub fn spawn(
     let addr = listener.local_addr()?;
     let tls = inbound.is_some();
     let listener = SideListener::new(listener, inbound);
-    let Settings { console: section, tokens, parse_limits: limits, max_request_bytes, defaults, rules } = settings;
+    let ConsoleDoorSettings { console: section, tokens, parse_limits: limits, max_request_bytes, defaults, rules } =
+        settings;
     let sessions = Sessions::new(&tokens);
     let throttle = throttle::Throttle::default();
     let console = Arc::new(Console { sessions, throttle, core, limits, defaults, rules, tls });

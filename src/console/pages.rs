@@ -4,7 +4,7 @@ use super::Console;
 use super::session::{self, Session};
 use super::throttle;
 use super::views::{Detail, LoginPage, MessagePage, ReviewPage, ReviewsPage, Row, Rows, User, pretty};
-use crate::review::{self, ReviewError, ReviewKey, Verdict, VerdictError, reviewer_name};
+use crate::review::{self, ReviewError, ReviewKey, ReviewVerdict, VerdictError, reviewer_name};
 use crate::wire::side_listener::Peer;
 use askama::Template;
 use axum::extract::{ConnectInfo, Extension, Form, Query, State};
@@ -189,9 +189,9 @@ pub async fn decide(
     }
     let key = ReviewKey { tenant: form.tenant, call_id: form.call_id };
     let verdict = match form.action.as_str() {
-        "approve" => Verdict::Approve,
-        "edit" => Verdict::Edit(form.arguments.clone()),
-        "reject" => Verdict::Reject(form.feedback),
+        "approve" => ReviewVerdict::Approve,
+        "edit" => ReviewVerdict::Edit(form.arguments.clone()),
+        "reject" => ReviewVerdict::Reject(form.feedback),
         other => {
             return message(
                 StatusCode::BAD_REQUEST,

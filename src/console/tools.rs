@@ -188,7 +188,7 @@ fn workers(health: &HealthSnapshot<'_>) -> Vec<WorkerRow> {
     let tool_name = |(tenant, name): &(String, String)| {
         if tenant.is_empty() { name.clone() } else { format!("{name} ({tenant})") }
     };
-    let row = |link: &Arc<crate::backend::worker::Link>| WorkerRow {
+    let row = |link: &Arc<crate::backend::worker::WorkerLink>| WorkerRow {
         id: link.id.clone(),
         name: link.name.clone(),
         tools: link.tools.iter().map(tool_name).collect::<Vec<_>>().join(", "),

@@ -3,7 +3,7 @@
 //! another under a span of its own, and the parts' answers become one `ToolMessage` for the call id the model sent.
 
 use super::{CallRequest, Executor, rules};
-use crate::pipeline::{Checked, Repair, Rule, Split, ToolCall, ToolMessage, ToolPart, ToolStatus, json_text};
+use crate::pipeline::{Checked, Repair, RepairRule, Split, ToolCall, ToolMessage, ToolPart, ToolStatus, json_text};
 use crate::policy::rules::Rule as PolicyRule;
 use crate::telemetry::{CallSpan, kind_name};
 use opentelemetry::context::FutureExt;
@@ -25,7 +25,7 @@ impl Executor {
         if split.tool.spec.review.required || rules.iter().any(|rule| rule.may_review()) {
             let error = split.refusal();
             let Split { tool, mut repairs, .. } = split;
-            repairs.retain(|r| r.rule != Rule::ParallelSplit.name());
+            repairs.retain(|r| r.rule != RepairRule::ParallelSplit.name());
             return self.refuse(req, &tool, error, repairs).await;
         }
         let Split { tool, parts, repairs, .. } = split;

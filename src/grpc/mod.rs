@@ -31,7 +31,7 @@ use tonic::service::interceptor::InterceptedService;
 
 /// What the gRPC door reads of the configuration.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub struct GrpcSettings {
     /// The planes' bearer tokens.
     pub tokens: Tokens,
     /// Bounds a whole request; larger ones are refused before decoding.
@@ -47,7 +47,7 @@ pub struct Settings {
 /// and both data-plane methods under the core's cap on calls in flight, which the MCP front door shares.
 /// `cluster_down` is cluster mode's degraded flag, reported as the health service `toolgate.cluster`.
 pub async fn services(
-    settings: &Settings,
+    settings: &GrpcSettings,
     core: &Core,
     cluster_down: Option<watch::Receiver<bool>>,
 ) -> Result<Dispatch, tonic_reflection::server::Error> {

@@ -5,7 +5,7 @@ use super::status::ServiceError;
 use crate::pb::v1::{self as pb, tool_review_server::ToolReview};
 use crate::pipeline::ParseLimits;
 use crate::registry::Registry;
-use crate::review::{self, EventKind, ReviewKey, ReviewQueue, ReviewRecord, Verdict, VerdictError};
+use crate::review::{self, EventKind, ReviewKey, ReviewQueue, ReviewRecord, ReviewVerdict, VerdictError};
 use crate::tls::PeerIdentity;
 use futures::Stream;
 use std::pin::Pin;
@@ -25,11 +25,11 @@ impl ReviewService {
     }
 
     /// The verdict a request asks for.
-    fn verdict(req: pb::DecideRequest) -> Result<Verdict, ServiceError> {
+    fn verdict(req: pb::DecideRequest) -> Result<ReviewVerdict, ServiceError> {
         match pb::ReviewAction::try_from(req.action).unwrap_or_default() {
-            pb::ReviewAction::Approve => Ok(Verdict::Approve),
-            pb::ReviewAction::Reject => Ok(Verdict::Reject(req.feedback)),
-            pb::ReviewAction::Edit => Ok(Verdict::Edit(req.arguments)),
+            pb::ReviewAction::Approve => Ok(ReviewVerdict::Approve),
+            pb::ReviewAction::Reject => Ok(ReviewVerdict::Reject(req.feedback)),
+            pb::ReviewAction::Edit => Ok(ReviewVerdict::Edit(req.arguments)),
             pb::ReviewAction::Unspecified => {
                 Err(ServiceError::BadRequest("action is required: APPROVE, EDIT or REJECT".into()))
             }

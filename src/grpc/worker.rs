@@ -2,7 +2,7 @@
 //! `WorkerPool`; then invocations go out and results come in until either side ends, and the worker is detached.
 
 use super::status::ServiceError;
-use crate::backend::worker::{Job, Link, WorkerPool};
+use crate::backend::worker::{Job, WorkerLink, WorkerPool};
 use crate::pb::v1::{self as pb, gateway_message, tool_worker_server::ToolWorker, worker_message};
 use crate::registry::{Backend, Registry, RegistryError, ToolSpec};
 use futures::{Stream, StreamExt};
@@ -142,7 +142,7 @@ impl ToolWorker for WorkerService {
 /// invocations being written.
 struct Reader {
     inbound: Streaming<pb::WorkerMessage>,
-    link: Arc<Link>,
+    link: Arc<WorkerLink>,
     pool: Arc<WorkerPool>,
     max_result_bytes: usize,
 }
@@ -192,7 +192,7 @@ impl Reader {
 fn outbound(
     welcome: pb::WorkerWelcome,
     jobs: mpsc::Receiver<Job>,
-    link: Arc<Link>,
+    link: Arc<WorkerLink>,
     failure: oneshot::Receiver<Status>,
 ) -> impl Stream<Item = Result<pb::GatewayMessage, Status>> {
     let message = |kind| pb::GatewayMessage { kind: Some(kind) };

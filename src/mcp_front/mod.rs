@@ -19,14 +19,14 @@ use axum::response::IntoResponse;
 use handler::FrontDoor;
 use jwt::JwtVerifier;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use sessions::Sessions;
+use sessions::McpSessions;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 
 /// What the front door reads of the configuration: `[mcp_front]`, and the request size limit.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub struct FrontDoorSettings {
     pub front: McpFrontSettings,
     /// A request body is at most this size (`limits.max_request_bytes`, as on gRPC).
     pub max_request_bytes: usize,
@@ -56,7 +56,7 @@ pub async fn bind(front: &McpFrontSettings) -> Result<Option<Bound>, BindError> 
 /// in flight, the one the gRPC door's are held to.
 pub fn spawn(
     bound: Bound,
-    settings: &Settings,
+    settings: &FrontDoorSettings,
     core: Arc<Core>,
     inbound: Option<Inbound>,
 ) -> std::io::Result<tokio::sync::oneshot::Sender<()>> {
@@ -87,7 +87,7 @@ pub fn spawn(
 
 /// The SDK's own checks: `Host` and `Origin` from the config (DNS rebinding; an `Origin` sent is always checked,
 /// against loopback origins by default), and the body limit, enforced while the body streams in (413 past it).
-fn http_config(settings: &Settings) -> StreamableHttpServerConfig {
+fn http_config(settings: &FrontDoorSettings) -> StreamableHttpServerConfig {
     let front = &settings.front;
     StreamableHttpServerConfig::default()
         .with_allowed_hosts(front.allowed_hosts.clone())
@@ -106,7 +106,7 @@ fn router(
     http: StreamableHttpServerConfig,
     jwt: Option<Arc<JwtVerifier>>,
 ) -> axum::Router {
-    let sessions = Arc::new(Sessions::new(front.max_sessions, front.max_sessions_per_principal, front.session_idle));
+    let sessions = Arc::new(McpSessions::new(front.max_sessions, front.max_sessions_per_principal, front.session_idle));
     let mcp = StreamableHttpService::new(move || Ok(door.for_session()), Arc::clone(&sessions), http);
     let mcp = ServiceBuilder::new().map_response(IntoResponse::into_response).service(mcp);
     let principals = Principals::new(front.tokens.clone(), jwt.clone());

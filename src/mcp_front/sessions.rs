@@ -48,14 +48,14 @@ impl Table {
 }
 
 /// The SDK's in-memory sessions, with their owners and bounds.
-pub struct Sessions {
+pub struct McpSessions {
     inner: LocalSessionManager,
     table: Mutex<Table>,
     max: usize,
     per_principal: usize,
 }
 
-impl Sessions {
+impl McpSessions {
     /// Sessions that end after `idle` without a request.
     pub fn new(max: usize, per_principal: usize, idle: Duration) -> Self {
         let mut config = SessionConfig::default();
@@ -102,7 +102,7 @@ impl Sessions {
 
 /// A place for a session being opened.
 struct Reservation {
-    sessions: Arc<Sessions>,
+    sessions: Arc<McpSessions>,
     principal: Option<Principal>,
 }
 
@@ -140,7 +140,7 @@ fn not_found() -> Response {
 
 /// The middleware, after authentication: a request on a session goes on only from its owner; a new session is
 /// opened only with room for it.
-pub async fn guard(State(sessions): State<Arc<Sessions>>, request: Request, next: Next) -> Response {
+pub async fn guard(State(sessions): State<Arc<McpSessions>>, request: Request, next: Next) -> Response {
     let principal = request.extensions().get::<Principal>().cloned().unwrap_or_default();
     let id = request.headers().get(SESSION_HEADER).map(|v| v.to_str().unwrap_or_default().to_owned());
     match id {
@@ -162,7 +162,7 @@ pub async fn guard(State(sessions): State<Arc<Sessions>>, request: Request, next
     }
 }
 
-impl SessionManager for Sessions {
+impl SessionManager for McpSessions {
     type Error = LocalSessionManagerError;
     type Transport = WorkerTransport<LocalSessionWorker>;
 

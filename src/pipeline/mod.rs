@@ -18,7 +18,7 @@ pub use message::{
     CallContext, ErrorKind, FailureClass, Repair, ToolCall, ToolError, ToolMessage, ToolPart, ToolStatus, Violation,
 };
 pub use parse::{ParseLimits, parse_arguments};
-pub use repair::{RepairSettings, Repaired, Rule, repair_arguments};
+pub use repair::{RepairRule, RepairSettings, Repaired, repair_arguments};
 pub use resolve::{Resolved, exact as exact_tool, resolve_tool};
 pub use split::{MAX_PARTS, Split, SplitMode};
 pub use strict::from_str as read_json;

@@ -50,7 +50,7 @@ pub fn parse_arguments(
     match read_lenient(text, limits.max_depth, |r| settings.allows(r)) {
         Ok(reading) => {
             let (before, after) = (Value::String(text.to_owned()).to_string(), reading.value.to_string());
-            let repair = |rule: super::repair::Rule| Repair {
+            let repair = |rule: super::repair::RepairRule| Repair {
                 rule: rule.name().to_owned(),
                 path: String::new(),
                 before: before.clone(),

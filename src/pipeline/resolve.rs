@@ -3,7 +3,7 @@
 use super::CallError;
 use super::answer::quoted_name;
 use super::message::Repair;
-use super::repair::{RepairSettings, Rule};
+use super::repair::{RepairRule, RepairSettings};
 use crate::registry::{Catalog, CompiledTool, MAX_NAME_LEN, normalized_longer_than};
 use std::sync::Arc;
 
@@ -32,8 +32,8 @@ pub fn resolve_tool(
 ) -> Result<Resolved, CallError> {
     let mut repairs = Vec::new();
     let mut wanted = name;
-    if let Some(cut) = wanted.find("<|").filter(|_| settings.allows(Rule::ToolNameResidue)) {
-        repairs.push(name_repair(Rule::ToolNameResidue, wanted, wanted[..cut].trim()));
+    if let Some(cut) = wanted.find("<|").filter(|_| settings.allows(RepairRule::ToolNameResidue)) {
+        repairs.push(name_repair(RepairRule::ToolNameResidue, wanted, wanted[..cut].trim()));
         wanted = wanted[..cut].trim();
     }
     // Cheap refusal: a name this long matches nothing and is close to nothing, so it is never compared.
@@ -43,17 +43,18 @@ pub fn resolve_tool(
     if let Some(tool) = exact(catalog, tenant, wanted) {
         return Ok(Resolved { tool, repairs });
     }
-    let prefix = PREFIXES.iter().find_map(|p| wanted.strip_prefix(p)).filter(|_| settings.allows(Rule::ToolNamePrefix));
+    let prefix =
+        PREFIXES.iter().find_map(|p| wanted.strip_prefix(p)).filter(|_| settings.allows(RepairRule::ToolNamePrefix));
     if let Some(bare) = prefix.filter(|bare| !catalog.by_normalized(tenant, bare).is_empty()) {
-        repairs.push(name_repair(Rule::ToolNamePrefix, wanted, bare));
+        repairs.push(name_repair(RepairRule::ToolNamePrefix, wanted, bare));
         wanted = bare;
         if let Some(tool) = exact(catalog, tenant, wanted) {
             return Ok(Resolved { tool, repairs });
         }
     }
     let variants = catalog.by_normalized(tenant, wanted);
-    if let ([tool], true) = (&variants[..], settings.allows(Rule::ToolNameNormalized)) {
-        repairs.push(name_repair(Rule::ToolNameNormalized, wanted, &tool.spec.name));
+    if let ([tool], true) = (&variants[..], settings.allows(RepairRule::ToolNameNormalized)) {
+        repairs.push(name_repair(RepairRule::ToolNameNormalized, wanted, &tool.spec.name));
         return Ok(Resolved { tool: Arc::clone(tool), repairs });
     }
     let suggestions = if variants.is_empty() {
@@ -74,7 +75,7 @@ pub fn exact(catalog: &Catalog, tenant: &str, name: &str) -> Option<Arc<Compiled
 }
 
 /// A repair of the name; both sides are quoted cut to a bound, as the called name may be huge.
-fn name_repair(rule: Rule, before: &str, after: &str) -> Repair {
+fn name_repair(rule: RepairRule, before: &str, after: &str) -> Repair {
     Repair {
         rule: rule.name().to_owned(),
         path: String::new(),

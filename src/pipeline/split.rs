@@ -7,7 +7,7 @@
 
 use super::message::{Repair, Violation};
 use super::repair::view::{Types, View};
-use super::repair::{RepairSettings, Repaired, Rule, repair_arguments};
+use super::repair::{RepairRule, RepairSettings, Repaired, repair_arguments};
 use super::{CallError, Checked, inject::strip_overrides, json_text, validate::validate_arguments};
 use crate::registry::CompiledTool;
 use serde_json::{Map, Value};
@@ -149,7 +149,7 @@ pub(super) fn split(
     mode: SplitMode,
     max_depth: usize,
 ) -> Outcome {
-    if mode == SplitMode::Never || !settings.allows(Rule::ParallelSplit) {
+    if mode == SplitMode::Never || !settings.allows(RepairRule::ParallelSplit) {
         return Outcome::NotPacked;
     }
     let Some((names, n)) = packed(tool, arguments) else { return Outcome::NotPacked };
@@ -162,7 +162,7 @@ pub(super) fn split(
         return Outcome::NotAllowed(line);
     }
     let record = Repair {
-        rule: Rule::ParallelSplit.name().to_owned(),
+        rule: RepairRule::ParallelSplit.name().to_owned(),
         path: String::new(),
         before: json_text(arguments),
         after: json_text(&Value::Array(objects)),

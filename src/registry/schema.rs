@@ -3,7 +3,7 @@
 //! shape (`shape.rs`).
 
 use super::pattern::pattern_keyword;
-use super::validators::{Slot, ValidatorCache};
+use super::validators::{ValidatorCache, ValidatorSlot};
 use jsonschema::{PatternOptions, Retrieve, Uri, Validator};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -107,7 +107,7 @@ pub struct LazyValidator {
     /// The schema as compact JSON, which is what is compiled: it was checked to compile with `documents`.
     schema: Box<str>,
     documents: SchemaDocuments,
-    slot: Arc<Slot>,
+    slot: Arc<ValidatorSlot>,
 }
 
 impl LazyValidator {

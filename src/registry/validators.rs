@@ -13,7 +13,7 @@ pub const DEFAULT_CAPACITY: usize = 2_048;
 
 /// Where one schema's validator lives while the cache keeps it compiled.
 #[derive(Default)]
-pub struct Slot {
+pub struct ValidatorSlot {
     compiled: ArcSwapOption<Validator>,
     /// Set by every use and cleared by the clock hand: a validator used since the hand last passed stays.
     used: AtomicBool,
@@ -21,7 +21,7 @@ pub struct Slot {
     listed: AtomicBool,
 }
 
-impl Slot {
+impl ValidatorSlot {
     /// The compiled validator, if the cache still keeps it; marks it used.
     pub fn get(&self) -> Option<Arc<Validator>> {
         let compiled = self.compiled.load_full()?;
@@ -47,7 +47,7 @@ pub struct ValidatorCache {
 /// The listed slots and the clock hand over them. A slot whose tool is gone is dropped as the hand reaches it.
 #[derive(Default)]
 struct Clock {
-    slots: Vec<Weak<Slot>>,
+    slots: Vec<Weak<ValidatorSlot>>,
     hand: usize,
 }
 
@@ -63,7 +63,7 @@ impl ValidatorCache {
 
     /// Keeps `validator` in `slot`, first dropping validators not used since the hand last passed them until
     /// there is room. A validator a running call holds stays alive for that call.
-    pub fn keep(&self, slot: &Arc<Slot>, validator: Arc<Validator>) {
+    pub fn keep(&self, slot: &Arc<ValidatorSlot>, validator: Arc<Validator>) {
         let mut clock = self.clock.lock().unwrap_or_else(PoisonError::into_inner);
         slot.compiled.store(Some(validator));
         slot.used.store(true, Ordering::Relaxed);
@@ -122,14 +122,14 @@ mod tests {
         Arc::new(jsonschema::validator_for(&serde_json::json!({"type": "object"})).unwrap())
     }
 
-    fn compiled(slots: &[Arc<Slot>]) -> Vec<bool> {
+    fn compiled(slots: &[Arc<ValidatorSlot>]) -> Vec<bool> {
         slots.iter().map(|s| s.is_compiled()).collect()
     }
 
     #[test]
     fn keeps_at_most_its_capacity_and_spares_what_was_used_since_the_hand_passed() {
         let cache = ValidatorCache::new(3);
-        let slots: Vec<Arc<Slot>> = (0..4).map(|_| Arc::default()).collect();
+        let slots: Vec<Arc<ValidatorSlot>> = (0..4).map(|_| Arc::default()).collect();
         for slot in &slots[..3] {
             cache.keep(slot, validator());
         }
@@ -148,14 +148,14 @@ mod tests {
     #[test]
     fn a_validator_in_use_outlives_its_eviction_and_a_dropped_tool_frees_its_place() {
         let cache = ValidatorCache::new(1);
-        let (first, second) = (Arc::<Slot>::default(), Arc::<Slot>::default());
+        let (first, second) = (Arc::<ValidatorSlot>::default(), Arc::<ValidatorSlot>::default());
         cache.keep(&first, validator());
         let held = first.get().expect("compiled");
         cache.keep(&second, validator());
         assert!(!first.is_compiled() && second.is_compiled());
         assert!(held.is_valid(&serde_json::json!({})), "the running call keeps its validator");
         drop(second);
-        let third = Arc::<Slot>::default();
+        let third = Arc::<ValidatorSlot>::default();
         cache.keep(&third, validator());
         assert_eq!(cache.listed(), 1, "the dropped tool's place was reused");
     }
@@ -163,7 +163,7 @@ mod tests {
     #[test]
     fn keeping_the_same_slot_twice_lists_it_once() {
         let cache = ValidatorCache::new(4);
-        let slot = Arc::<Slot>::default();
+        let slot = Arc::<ValidatorSlot>::default();
         cache.keep(&slot, validator());
         cache.keep(&slot, validator());
         assert_eq!(cache.listed(), 1);

@@ -17,7 +17,7 @@ mod verdict;
 pub use api::{EventKind, KeyChanges, Queue, ReviewEvent, Step, Submitted};
 pub use record::{Decision, ReviewKey, ReviewRecord, ReviewRule, ReviewState, reviewer_name, unix_ms};
 pub use store::{RedbReviewStore, ReviewStore};
-pub use verdict::{Verdict, VerdictError, decide};
+pub use verdict::{ReviewVerdict, VerdictError, decide};
 
 use crate::cluster::{ClusterError, Redis};
 use crate::store::StoreError;

@@ -7,7 +7,7 @@ use crate::registry::Registry;
 
 /// What a reviewer asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum ReviewVerdict {
     Approve,
     /// The arguments to run instead, as JSON text.
     Edit(String),
@@ -54,13 +54,13 @@ pub async fn decide(
     registry: &Registry,
     limits: ParseLimits,
     key: &ReviewKey,
-    verdict: Verdict,
+    verdict: ReviewVerdict,
     by: Option<&str>,
 ) -> Result<ReviewRecord, VerdictError> {
     let decision = match verdict {
-        Verdict::Approve => Decision::Approve,
-        Verdict::Reject(feedback) => Decision::Reject { feedback },
-        Verdict::Edit(text) => {
+        ReviewVerdict::Approve => Decision::Approve,
+        ReviewVerdict::Reject(feedback) => Decision::Reject { feedback },
+        ReviewVerdict::Edit(text) => {
             let record = queue.get(key).await.ok_or(ReviewError::NotFound)?;
             let catalog = registry.catalog();
             let tool = catalog.get(&record.tool_tenant, &record.tool).ok_or(VerdictError::ToolGone(record.tool))?;

@@ -81,11 +81,11 @@ impl<T: Send + Sync + 'static> Watched<T> {
 }
 
 /// Anything `Reloads` can look at.
-pub trait Check: Send + Sync {
+pub trait Watchable: Send + Sync {
     fn check_now(&self) -> bool;
 }
 
-impl<T: Send + Sync + 'static> Check for Watched<T> {
+impl<T: Send + Sync + 'static> Watchable for Watched<T> {
     fn check_now(&self) -> bool {
         self.check()
     }
@@ -94,7 +94,7 @@ impl<T: Send + Sync + 'static> Check for Watched<T> {
 /// The watched values of one gateway, looked at every `every` by a task that ends when they are dropped.
 #[derive(Default, Clone)]
 pub struct Reloads {
-    watched: Vec<Weak<dyn Check>>,
+    watched: Vec<Weak<dyn Watchable>>,
 }
 
 impl Reloads {

@@ -46,9 +46,9 @@ impl<S, B> Served<B> for S where
 }
 
 /// What hyper's HTTP/2 server needs of an answer's body to send it from a connection's task.
-pub trait Answer: Body<Data: Send, Error: Into<BoxError>> + Send + 'static {}
+pub trait SendableBody: Body<Data: Send, Error: Into<BoxError>> + Send + 'static {}
 
-impl<B> Answer for B where B: Body<Data: Send, Error: Into<BoxError>> + Send + 'static {}
+impl<B> SendableBody for B where B: Body<Data: Send, Error: Into<BoxError>> + Send + 'static {}
 
 /// TLS on a listener's connections (ALPN `h2`), and what their client certificates say.
 #[derive(Clone)]
@@ -65,7 +65,7 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 pub async fn serve<S, B>(listener: Listener, service: S, shutdown: impl Future<Output = ()>, inbound: Option<Inbound>)
 where
     S: Served<B>,
-    B: Answer,
+    B: SendableBody,
 {
     let mut builder = Builder::new(TokioExecutor::new());
     builder
@@ -95,7 +95,7 @@ async fn accept<S, B>(
     inbound: Option<&Inbound>,
 ) where
     S: Served<B>,
-    B: Answer,
+    B: SendableBody,
 {
     let mut shutdown = pin!(shutdown);
     loop {
@@ -122,7 +122,7 @@ fn spawn_connection<S, B>(
     inbound: Option<Inbound>,
 ) where
     S: Served<B>,
-    B: Answer,
+    B: SendableBody,
 {
     tokio::spawn(async move {
         let (io, peer) = match inbound {

@@ -9,7 +9,7 @@ use rmcp::service::{Peer, RoleClient, ServiceError};
 
 /// What became of a call, and what it tells about the session and the server's tool list.
 #[derive(Debug)]
-pub struct Outcome {
+pub struct CallOutcome {
     pub result: Result<Output, BackendError>,
     /// The transport is gone: the session must be opened again.
     pub session_broken: bool,
@@ -25,7 +25,7 @@ pub struct Checks<'a> {
     pub max_result_bytes: usize,
 }
 
-pub async fn call(peer: &Peer<RoleClient>, tool: &str, call: Invocation<'_>, checks: Checks<'_>) -> Outcome {
+pub async fn call(peer: &Peer<RoleClient>, tool: &str, call: Invocation<'_>, checks: Checks<'_>) -> CallOutcome {
     let arguments = match serde_json::from_str::<JsonObject>(call.arguments) {
         Ok(arguments) => arguments,
         // The pipeline validated an object schema, so this is a gateway bug, not the model's.
@@ -55,13 +55,13 @@ fn trace_meta(trace: &[(&'static str, String)]) -> Option<RequestMetaObject> {
     Some(RequestMetaObject(meta))
 }
 
-fn failed(err: BackendError) -> Outcome {
-    Outcome { result: Err(err), session_broken: false, list_stale: false, output_violation: false }
+fn failed(err: BackendError) -> CallOutcome {
+    CallOutcome { result: Err(err), session_broken: false, list_stale: false, output_violation: false }
 }
 
 /// A result: `isError` is the tool's failure, with its text; otherwise its text and structured content, the
 /// latter checked against the tool's `outputSchema`.
-pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> Outcome {
+pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> CallOutcome {
     let mut content = text_of(&result.content);
     let structured = result.structured_content.as_ref().map(|v| v.to_string());
     let size = content.len() + structured.as_ref().map_or(0, String::len);
@@ -89,7 +89,7 @@ pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> Outcome {
         },
     });
     let Some(reason) = violation else {
-        return Outcome {
+        return CallOutcome {
             result: Ok(Output { content, structured }),
             session_broken: false,
             list_stale: false,
@@ -99,14 +99,14 @@ pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> Outcome {
     let message = format!("the result does not match the tool's outputSchema: {reason}");
     if checks.pass_invalid_output {
         tracing::warn!(%message, "MCP result passed through despite its outputSchema");
-        return Outcome {
+        return CallOutcome {
             result: Ok(Output { content, structured }),
             session_broken: false,
             list_stale: false,
             output_violation: true,
         };
     }
-    Outcome {
+    CallOutcome {
         result: Err(BackendError::fatal(message)),
         session_broken: false,
         list_stale: false,
@@ -130,7 +130,7 @@ fn text_of(blocks: &[ContentBlock]) -> String {
 /// imported schema, so invalid params (or an unknown tool, which MCP reports the same way) mean the server's list
 /// changed, and are not the model's to fix. A closed or failing transport means the server is unavailable and its
 /// session must be opened again; an answer that never came is worth a retry.
-fn service_error(err: ServiceError) -> Outcome {
+fn service_error(err: ServiceError) -> CallOutcome {
     let tool_error = |message: String| BackendError::fatal(message);
     let (result, session_broken, list_stale) = match err {
         ServiceError::McpError(data) => {
@@ -145,7 +145,7 @@ fn service_error(err: ServiceError) -> Outcome {
         }
         other => (tool_error(format!("MCP: {other}")), false, false),
     };
-    Outcome { result: Err(result), session_broken, list_stale, output_violation: false }
+    CallOutcome { result: Err(result), session_broken, list_stale, output_violation: false }
 }
 
 #[cfg(test)]

@@ -16,14 +16,14 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::Notify;
 
 /// An open session with one server.
-pub type Session = RunningService<RoleClient, Listener>;
+pub type McpSession = RunningService<RoleClient, ChangeListener>;
 
 /// The client side of a session: it answers nothing, and wakes the supervisor when the tool list changes.
-pub struct Listener {
+pub struct ChangeListener {
     changed: Arc<Notify>,
 }
 
-impl ClientHandler for Listener {
+impl ClientHandler for ChangeListener {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changed.notify_one();
     }
@@ -39,8 +39,8 @@ pub async fn connect(
     changed: Arc<Notify>,
     timeout: Duration,
     tls: &ClientTls,
-) -> Result<Session, String> {
-    let listener = Listener { changed };
+) -> Result<McpSession, String> {
+    let listener = ChangeListener { changed };
     let handshake = async {
         match spec.transport() {
             Transport::Stdio { command, args, env, cwd } => {

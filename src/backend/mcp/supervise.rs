@@ -1,7 +1,7 @@
 //! The supervisor of one server: connect, import, keep the tools in step (list_changed, periodic refresh), and
 //! on a lost session start over with exponential backoff, until stopped.
 
-use super::connect::{self, Session};
+use super::connect::{self, McpSession};
 use super::import;
 use super::server::{OutputSchema, Server};
 use crate::registry::{Registry, SchemaDocuments, compile_schema};
@@ -77,7 +77,7 @@ async fn supervise(server: Arc<Server>, ctx: Arc<Context>) {
 /// schemas); then keeps the tools in step until the session is lost (its reason) or the server is stopped
 /// (`None`). Either way calls stop using the session at once, and it is closed before this returns, which ends a
 /// stdio server's process.
-async fn run(server: &Server, ctx: &Context, session: Session, stop: &mut watch::Receiver<bool>) -> Option<String> {
+async fn run(server: &Server, ctx: &Context, session: McpSession, stop: &mut watch::Receiver<bool>) -> Option<String> {
     let peer = session.peer().clone();
     let cancel = session.cancellation_token();
     let mut done = std::pin::pin!(session.waiting());

@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 type Reply = oneshot::Sender<Result<Output, BackendError>>;
 
 /// One connected worker, shared by the pool's routes, its stream and the calls it is serving.
-pub struct Link {
+pub struct WorkerLink {
     /// The gateway's id for the connection, as the welcome and the logs show it.
     pub id: String,
     /// The worker's own name for itself; may be empty.
@@ -35,7 +35,7 @@ struct Pending {
     calls: HashMap<String, Reply>,
 }
 
-impl Link {
+impl WorkerLink {
     /// A link and the receiving end of its job queue, which the worker's stream drains.
     pub(super) fn new(
         id: String,
@@ -139,7 +139,7 @@ impl Link {
 
 /// Removes a call's entry when its wait ends, so a caller that gives up leaves nothing behind.
 struct Waiting<'a> {
-    link: &'a Link,
+    link: &'a WorkerLink,
     id: &'a str,
 }
 

@@ -6,7 +6,7 @@ mod link;
 #[cfg(test)]
 mod tests;
 
-pub use link::Link;
+pub use link::WorkerLink;
 
 use super::{BackendError, Invocation, Output};
 use crate::pipeline::CallContext;
@@ -74,7 +74,7 @@ pub struct WorkerPool {
 /// The workers serving one tool, taken in turn.
 #[derive(Default)]
 struct Route {
-    links: Vec<Arc<Link>>,
+    links: Vec<Arc<WorkerLink>>,
     turn: AtomicUsize,
 }
 
@@ -103,7 +103,7 @@ impl WorkerPool {
     }
 
     /// The next worker serving the tool, in turn.
-    fn pick(&self, tenant: &str, tool: &str) -> Option<Arc<Link>> {
+    fn pick(&self, tenant: &str, tool: &str) -> Option<Arc<WorkerLink>> {
         let routes = self.routes.read().unwrap_or_else(|p| p.into_inner());
         let route = routes.get(tenant)?.get(tool)?;
         let turn = route.turn.fetch_add(1, Ordering::Relaxed);
@@ -112,9 +112,9 @@ impl WorkerPool {
 
     /// Adds a worker serving `tools` (`(tenant, name)` pairs). Returns its link and the jobs its stream must send;
     /// the caller `detach`es it when the stream ends.
-    pub fn attach(&self, name: String, tools: Vec<(String, String)>) -> (Arc<Link>, mpsc::Receiver<Job>) {
+    pub fn attach(&self, name: String, tools: Vec<(String, String)>) -> (Arc<WorkerLink>, mpsc::Receiver<Job>) {
         let id = format!("worker-{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
-        let (link, jobs) = Link::new(id, name, tools, JOB_QUEUE);
+        let (link, jobs) = WorkerLink::new(id, name, tools, JOB_QUEUE);
         let link = Arc::new(link);
         {
             let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
@@ -132,7 +132,7 @@ impl WorkerPool {
     }
 
     /// Removes a worker and fails its waiting calls at once. Idempotent: only the first call logs.
-    pub fn detach(&self, link: &Arc<Link>, reason: &str) {
+    pub fn detach(&self, link: &Arc<WorkerLink>, reason: &str) {
         {
             let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
             for (tenant, tool) in &link.tools {
@@ -156,7 +156,7 @@ impl WorkerPool {
     /// Closes every worker's stream, for shutdown: a connected worker would otherwise hold the server open.
     pub fn close(&self) {
         self.closing.store(true, Ordering::SeqCst);
-        let links: Vec<Arc<Link>> = {
+        let links: Vec<Arc<WorkerLink>> = {
             let routes = self.routes.read().unwrap_or_else(|p| p.into_inner());
             routes.values().flat_map(HashMap::values).flat_map(|r| r.links.iter().cloned()).collect()
         };
@@ -166,9 +166,9 @@ impl WorkerPool {
     }
 
     /// Every worker connected now, each once, by id.
-    pub fn connected(&self) -> Vec<Arc<Link>> {
+    pub fn connected(&self) -> Vec<Arc<WorkerLink>> {
         let routes = self.routes.read().unwrap_or_else(|p| p.into_inner());
-        let mut links: Vec<Arc<Link>> =
+        let mut links: Vec<Arc<WorkerLink>> =
             routes.values().flat_map(HashMap::values).flat_map(|r| r.links.iter().cloned()).collect();
         links.sort_by(|a, b| a.id.cmp(&b.id));
         links.dedup_by(|a, b| a.id == b.id);
@@ -182,6 +182,6 @@ impl WorkerPool {
     }
 }
 
-fn tool_names(link: &Link) -> Vec<&str> {
+fn tool_names(link: &WorkerLink) -> Vec<&str> {
     link.tools.iter().map(|(_, name)| name.as_str()).collect()
 }

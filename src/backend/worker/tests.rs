@@ -24,7 +24,11 @@ async fn invoke(pool: &WorkerPool, tool: &str, arguments: &str) -> Result<Output
 }
 
 /// Answers every job on `jobs` with `{label}:{arguments}` until the queue closes.
-fn answer_all(link: Arc<Link>, mut jobs: mpsc::Receiver<Job>, label: &'static str) -> tokio::task::JoinHandle<()> {
+fn answer_all(
+    link: Arc<WorkerLink>,
+    mut jobs: mpsc::Receiver<Job>,
+    label: &'static str,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         while let Some(job) = jobs.recv().await {
             let answer = Answer { content: format!("{label}:{}", job.arguments), ..Answer::default() };

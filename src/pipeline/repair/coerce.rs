@@ -1,30 +1,32 @@
 //! Scalar coercions: a value of the wrong type read as the type the schema wants, only when it is exact.
 
-use super::rules::Rule;
+use super::rules::RepairRule;
 use super::view::Types;
 use serde_json::{Number, Value};
 
 /// The value as one of `types`, when it means exactly that: `"5"` → 5, `"TRUE"` → true, `5.0` → 5, 5 → `"5"`.
 /// `"2.5"` is not an integer, `"two"` is not 2, `"02134"` is not a number, and a float never becomes a string.
-pub fn scalar(value: &Value, types: Types) -> Option<(Value, Rule)> {
+pub fn scalar(value: &Value, types: Types) -> Option<(Value, RepairRule)> {
     match value {
         Value::String(s) => from_string(s, types),
-        Value::Number(n) if types.has(Types::INTEGER) => integral(n).map(|i| (Value::Number(i), Rule::FloatToInteger)),
+        Value::Number(n) if types.has(Types::INTEGER) => {
+            integral(n).map(|i| (Value::Number(i), RepairRule::FloatToInteger))
+        }
         Value::Number(n) if types.has(Types::STRING) && !n.is_f64() => {
-            Some((Value::String(n.to_string()), Rule::IntegerToString))
+            Some((Value::String(n.to_string()), RepairRule::IntegerToString))
         }
         _ => None,
     }
 }
 
-fn from_string(s: &str, types: Types) -> Option<(Value, Rule)> {
+fn from_string(s: &str, types: Types) -> Option<(Value, RepairRule)> {
     let text = s.trim();
     if types.has(Types::BOOLEAN) {
         if text.eq_ignore_ascii_case("true") {
-            return Some((Value::Bool(true), Rule::StringToBoolean));
+            return Some((Value::Bool(true), RepairRule::StringToBoolean));
         }
         if text.eq_ignore_ascii_case("false") {
-            return Some((Value::Bool(false), Rule::StringToBoolean));
+            return Some((Value::Bool(false), RepairRule::StringToBoolean));
         }
     }
     if !types.has(Types::INTEGER) && !types.has(Types::NUMBER) {
@@ -34,9 +36,9 @@ fn from_string(s: &str, types: Types) -> Option<(Value, Rule)> {
     if types.has(Types::INTEGER)
         && let Some(i) = if number.is_f64() { integral(&number) } else { Some(number.clone()) }
     {
-        return Some((Value::Number(i), Rule::StringToInteger));
+        return Some((Value::Number(i), RepairRule::StringToInteger));
     }
-    types.has(Types::NUMBER).then_some((Value::Number(number), Rule::StringToNumber))
+    types.has(Types::NUMBER).then_some((Value::Number(number), RepairRule::StringToNumber))
 }
 
 /// A number written exactly as JSON writes one, and nothing else: no sign `+`, no leading zeros, no `1,000`.
@@ -88,13 +90,13 @@ mod tests {
 
     #[test]
     fn booleans_floats_and_integers() {
-        assert_eq!(scalar(&json!("TRUE"), Types::BOOLEAN), Some((json!(true), Rule::StringToBoolean)));
-        assert_eq!(scalar(&json!("False"), Types::BOOLEAN), Some((json!(false), Rule::StringToBoolean)));
+        assert_eq!(scalar(&json!("TRUE"), Types::BOOLEAN), Some((json!(true), RepairRule::StringToBoolean)));
+        assert_eq!(scalar(&json!("False"), Types::BOOLEAN), Some((json!(false), RepairRule::StringToBoolean)));
         assert_eq!(scalar(&json!("yes"), Types::BOOLEAN), None);
         assert_eq!(scalar(&json!("1"), Types::BOOLEAN), None);
-        assert_eq!(scalar(&json!(3.0), INT), Some((json!(3), Rule::FloatToInteger)));
+        assert_eq!(scalar(&json!(3.0), INT), Some((json!(3), RepairRule::FloatToInteger)));
         assert_eq!(scalar(&json!(3.5), INT), None);
-        assert_eq!(scalar(&json!(2022), Types::STRING), Some((json!("2022"), Rule::IntegerToString)));
+        assert_eq!(scalar(&json!(2022), Types::STRING), Some((json!("2022"), RepairRule::IntegerToString)));
         assert_eq!(scalar(&json!(0.6), Types::STRING), None, "a float's text is not unique");
         assert_eq!(scalar(&json!(true), Types::STRING), None);
     }

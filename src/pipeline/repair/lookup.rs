@@ -17,12 +17,12 @@ pub const TOO_LARGE: &str = "the arguments are too large to repair: fixing them 
 
 /// The work a call's repair has done so far.
 #[derive(Debug, Default)]
-pub struct Budget {
+pub struct LookupBudget {
     steps: usize,
     bytes: usize,
 }
 
-impl Budget {
+impl LookupBudget {
     /// Charges `steps` and `bytes`; false once either is past its bound.
     pub fn spend(&mut self, steps: usize, bytes: usize) -> bool {
         self.steps = self.steps.saturating_add(steps);
@@ -92,7 +92,7 @@ fn scalar_key(value: &Value) -> (bool, String) {
 /// The tables one call's repair has built, by the address of the schema node they were built from.
 #[derive(Debug, Default)]
 pub struct Tables<'a> {
-    pub budget: Budget,
+    pub budget: LookupBudget,
     enums: HashMap<usize, EnumTable<'a>>,
     /// A `properties` object's names by loose spelling.
     spellings: HashMap<usize, HashMap<String, Vec<&'a String>>>,
@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn the_budget_runs_out() {
-        let mut budget = Budget::default();
+        let mut budget = LookupBudget::default();
         assert!(budget.spend(MAX_STEPS, MAX_BYTES));
         assert!(!budget.spend(1, 0) && budget.spent());
     }

@@ -11,7 +11,7 @@ mod syntax;
 pub(crate) mod view;
 mod walk;
 
-pub use rules::{RepairSettings, Rule};
+pub use rules::{RepairRule, RepairSettings};
 pub use syntax::{Reading, SyntaxError, nesting_within, read_lenient};
 
 use super::CallError;

@@ -4,7 +4,7 @@ use std::fmt;
 
 /// Every change the gateway may make to a call. The name is what a `Repair` record and the config say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Rule {
+pub enum RepairRule {
     ToolNameNormalized,
     ToolNamePrefix,
     ToolNameResidue,
@@ -31,65 +31,65 @@ pub enum Rule {
     ParallelSplit,
 }
 
-impl Rule {
-    pub const ALL: [Rule; 24] = [
-        Rule::ToolNameNormalized,
-        Rule::ToolNamePrefix,
-        Rule::ToolNameResidue,
-        Rule::CodeFence,
-        Rule::TemplateResidue,
-        Rule::JsonSyntax,
-        Rule::DoubleEncoded,
-        Rule::WrapperUnwrapped,
-        Rule::BareValueWrapped,
-        Rule::KeyRenamed,
-        Rule::Alias,
-        Rule::UnknownDropped,
-        Rule::NullDropped,
-        Rule::RequiredDefault,
-        Rule::StringToNumber,
-        Rule::StringToInteger,
-        Rule::StringToBoolean,
-        Rule::StringToJson,
-        Rule::IntegerToString,
-        Rule::FloatToInteger,
-        Rule::ScalarToArray,
-        Rule::ArrayToScalar,
-        Rule::EnumMatched,
-        Rule::ParallelSplit,
+impl RepairRule {
+    pub const ALL: [RepairRule; 24] = [
+        RepairRule::ToolNameNormalized,
+        RepairRule::ToolNamePrefix,
+        RepairRule::ToolNameResidue,
+        RepairRule::CodeFence,
+        RepairRule::TemplateResidue,
+        RepairRule::JsonSyntax,
+        RepairRule::DoubleEncoded,
+        RepairRule::WrapperUnwrapped,
+        RepairRule::BareValueWrapped,
+        RepairRule::KeyRenamed,
+        RepairRule::Alias,
+        RepairRule::UnknownDropped,
+        RepairRule::NullDropped,
+        RepairRule::RequiredDefault,
+        RepairRule::StringToNumber,
+        RepairRule::StringToInteger,
+        RepairRule::StringToBoolean,
+        RepairRule::StringToJson,
+        RepairRule::IntegerToString,
+        RepairRule::FloatToInteger,
+        RepairRule::ScalarToArray,
+        RepairRule::ArrayToScalar,
+        RepairRule::EnumMatched,
+        RepairRule::ParallelSplit,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
-            Rule::ToolNameNormalized => "tool_name_normalized",
-            Rule::ToolNamePrefix => "tool_name_prefix",
-            Rule::ToolNameResidue => "tool_name_residue",
-            Rule::CodeFence => "code_fence",
-            Rule::TemplateResidue => "template_residue",
-            Rule::JsonSyntax => "json_syntax",
-            Rule::DoubleEncoded => "double_encoded",
-            Rule::WrapperUnwrapped => "wrapper_unwrapped",
-            Rule::BareValueWrapped => "bare_value_wrapped",
-            Rule::KeyRenamed => "key_renamed",
-            Rule::Alias => "alias",
-            Rule::UnknownDropped => "unknown_dropped",
-            Rule::NullDropped => "null_dropped",
-            Rule::RequiredDefault => "required_default",
-            Rule::StringToNumber => "string_to_number",
-            Rule::StringToInteger => "string_to_integer",
-            Rule::StringToBoolean => "string_to_boolean",
-            Rule::StringToJson => "string_to_json",
-            Rule::IntegerToString => "integer_to_string",
-            Rule::FloatToInteger => "float_to_integer",
-            Rule::ScalarToArray => "scalar_to_array",
-            Rule::ArrayToScalar => "array_to_scalar",
-            Rule::EnumMatched => "enum_matched",
-            Rule::ParallelSplit => "parallel_split",
+            RepairRule::ToolNameNormalized => "tool_name_normalized",
+            RepairRule::ToolNamePrefix => "tool_name_prefix",
+            RepairRule::ToolNameResidue => "tool_name_residue",
+            RepairRule::CodeFence => "code_fence",
+            RepairRule::TemplateResidue => "template_residue",
+            RepairRule::JsonSyntax => "json_syntax",
+            RepairRule::DoubleEncoded => "double_encoded",
+            RepairRule::WrapperUnwrapped => "wrapper_unwrapped",
+            RepairRule::BareValueWrapped => "bare_value_wrapped",
+            RepairRule::KeyRenamed => "key_renamed",
+            RepairRule::Alias => "alias",
+            RepairRule::UnknownDropped => "unknown_dropped",
+            RepairRule::NullDropped => "null_dropped",
+            RepairRule::RequiredDefault => "required_default",
+            RepairRule::StringToNumber => "string_to_number",
+            RepairRule::StringToInteger => "string_to_integer",
+            RepairRule::StringToBoolean => "string_to_boolean",
+            RepairRule::StringToJson => "string_to_json",
+            RepairRule::IntegerToString => "integer_to_string",
+            RepairRule::FloatToInteger => "float_to_integer",
+            RepairRule::ScalarToArray => "scalar_to_array",
+            RepairRule::ArrayToScalar => "array_to_scalar",
+            RepairRule::EnumMatched => "enum_matched",
+            RepairRule::ParallelSplit => "parallel_split",
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Rule> {
-        Rule::ALL.into_iter().find(|r| r.name() == name)
+    pub fn from_name(name: &str) -> Option<RepairRule> {
+        RepairRule::ALL.into_iter().find(|r| r.name() == name)
     }
 
     fn bit(self) -> u32 {
@@ -97,7 +97,7 @@ impl Rule {
     }
 }
 
-impl fmt::Display for Rule {
+impl fmt::Display for RepairRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -121,8 +121,8 @@ impl RepairSettings {
     pub fn with_disabled<'a>(enabled: bool, names: impl IntoIterator<Item = &'a str>) -> Result<Self, String> {
         let mut disabled = 0;
         for name in names {
-            let rule = Rule::from_name(name).ok_or_else(|| {
-                let known: Vec<_> = Rule::ALL.iter().map(|r| r.name()).collect();
+            let rule = RepairRule::from_name(name).ok_or_else(|| {
+                let known: Vec<_> = RepairRule::ALL.iter().map(|r| r.name()).collect();
                 format!("unknown repair rule {name:?}; the rules are: {}", known.join(", "))
             })?;
             disabled |= rule.bit();
@@ -136,7 +136,7 @@ impl RepairSettings {
     }
 
     /// Whether `rule` may run at all, before any per-tool setting.
-    pub fn allows(&self, rule: Rule) -> bool {
+    pub fn allows(&self, rule: RepairRule) -> bool {
         self.enabled && self.disabled & rule.bit() == 0
     }
 
@@ -152,21 +152,21 @@ mod tests {
 
     #[test]
     fn every_rule_has_a_distinct_name_that_reads_back() {
-        for rule in Rule::ALL {
-            assert_eq!(Rule::from_name(rule.name()), Some(rule));
+        for rule in RepairRule::ALL {
+            assert_eq!(RepairRule::from_name(rule.name()), Some(rule));
         }
-        let mut names: Vec<_> = Rule::ALL.iter().map(|r| r.name()).collect();
+        let mut names: Vec<_> = RepairRule::ALL.iter().map(|r| r.name()).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), Rule::ALL.len());
+        assert_eq!(names.len(), RepairRule::ALL.len());
     }
 
     #[test]
     fn rules_turn_off_by_name() {
         let s = RepairSettings::with_disabled(true, ["enum_matched"]).unwrap();
-        assert!(!s.allows(Rule::EnumMatched) && s.allows(Rule::KeyRenamed));
-        assert!(!s.for_tool(Some(false)).allows(Rule::KeyRenamed));
-        assert!(RepairSettings::default().for_tool(None).allows(Rule::EnumMatched));
+        assert!(!s.allows(RepairRule::EnumMatched) && s.allows(RepairRule::KeyRenamed));
+        assert!(!s.for_tool(Some(false)).allows(RepairRule::KeyRenamed));
+        assert!(RepairSettings::default().for_tool(None).allows(RepairRule::EnumMatched));
         let err = RepairSettings::with_disabled(true, ["enum_match"]).unwrap_err();
         assert!(err.contains("unknown repair rule \"enum_match\"") && err.contains("enum_matched"), "{err}");
     }

@@ -1,7 +1,7 @@
 //! Object shape: keys renamed to the properties they mean, optional nulls (and, if asked, unknown keys)
 //! dropped, declared defaults of missing required properties, and the wrappers models put around arguments.
 
-use super::rules::Rule;
+use super::rules::RepairRule;
 use super::syntax::read_any;
 use super::view::{Node, Types};
 use super::walk::Walker;
@@ -41,7 +41,8 @@ impl<'a> Walker<'a> {
         if map.keys().all(|k| props.contains_key(k)) {
             return map;
         }
-        let targets: Vec<Option<(&'a String, Rule)>> = map.keys().map(|k| self.rename_target(k, &map, props)).collect();
+        let targets: Vec<Option<(&'a String, RepairRule)>> =
+            map.keys().map(|k| self.rename_target(k, &map, props)).collect();
         let mut claims: HashMap<&str, usize> = HashMap::new();
         for (to, _) in targets.iter().flatten() {
             *claims.entry(to.as_str()).or_default() += 1;
@@ -63,26 +64,26 @@ impl<'a> Walker<'a> {
     }
 
     /// The property `key` names, through an alias or its loose spelling, looked up rather than scanned for.
-    fn rename_target(&mut self, key: &str, map: &Object, props: &'a Object) -> Option<(&'a String, Rule)> {
+    fn rename_target(&mut self, key: &str, map: &Object, props: &'a Object) -> Option<(&'a String, RepairRule)> {
         if props.contains_key(key) || !self.spend(1, key.len()) {
             return None;
         }
         let absent = |p: &String| props.contains_key(p) && !map.contains_key(p);
         if self.is_root()
-            && self.allows(Rule::Alias)
+            && self.allows(RepairRule::Alias)
             && let Some(to) = self.policy.aliases.get(key).filter(|t| absent(t))
         {
-            return props.get_key_value(to).map(|(to, _)| (to, Rule::Alias));
+            return props.get_key_value(to).map(|(to, _)| (to, RepairRule::Alias));
         }
         let wanted = super::coerce::loose(key);
-        if !self.allows(Rule::KeyRenamed) || wanted.is_empty() {
+        if !self.allows(RepairRule::KeyRenamed) || wanted.is_empty() {
             return None;
         }
         let candidates = self.tables.spelled(props, &wanted);
         let mut scanned = 0;
         let mut matching = candidates.iter().inspect(|_| scanned += 1).filter(|p| !map.contains_key(p.as_str()));
         let found = match (matching.next(), matching.next()) {
-            (Some(only), None) => Some((*only, Rule::KeyRenamed)),
+            (Some(only), None) => Some((*only, RepairRule::KeyRenamed)),
             _ => None,
         };
         self.spend(scanned, 0);
@@ -93,15 +94,15 @@ impl<'a> Walker<'a> {
     fn drop_keys(&mut self, map: Object, node: Node<'a>, props: &'a Object) -> Object {
         let closed = node.keyword("additionalProperties") == Some(&Value::Bool(false))
             && node.keyword("patternProperties").is_none();
-        let drop_unknown = closed && self.policy.drop_unknown && self.allows(Rule::UnknownDropped);
+        let drop_unknown = closed && self.policy.drop_unknown && self.allows(RepairRule::UnknownDropped);
         let mut out = Object::with_capacity(map.len());
         for (key, value) in map {
             let rule = match props.get(&key) {
                 Some(schema) if value.is_null() && !self.tables.is_required(node.keyword("required"), &key) => {
                     let takes_null = self.view.node(schema).types.is_none_or(|t| t.has(Types::NULL));
-                    (!takes_null && self.allows(Rule::NullDropped)).then_some(Rule::NullDropped)
+                    (!takes_null && self.allows(RepairRule::NullDropped)).then_some(RepairRule::NullDropped)
                 }
-                None if drop_unknown => Some(Rule::UnknownDropped),
+                None if drop_unknown => Some(RepairRule::UnknownDropped),
                 _ => None,
             };
             match rule {
@@ -129,7 +130,7 @@ impl<'a> Walker<'a> {
 
     /// A required property the model left out, when the tool's own schema declares its default.
     fn fill_defaults(&mut self, out: &mut Object, node: Node<'a>, props: &'a Object) {
-        if !self.allows(Rule::RequiredDefault) {
+        if !self.allows(RepairRule::RequiredDefault) {
             return;
         }
         for name in node.required() {
@@ -137,7 +138,7 @@ impl<'a> Walker<'a> {
                 continue;
             }
             if let Some(default) = props.get(name).and_then(|s| self.view.node(s).keyword("default")) {
-                self.under(name.to_owned(), |w| w.record(Rule::RequiredDefault, &Value::Null, default));
+                self.under(name.to_owned(), |w| w.record(RepairRule::RequiredDefault, &Value::Null, default));
                 out.insert(name.to_owned(), default.clone());
             }
         }
@@ -148,7 +149,7 @@ impl<'a> Walker<'a> {
         let Value::String(text) = &value else {
             return value;
         };
-        if !text.trim_start().starts_with('{') || !self.allows(Rule::DoubleEncoded) {
+        if !text.trim_start().starts_with('{') || !self.allows(RepairRule::DoubleEncoded) {
             return value;
         }
         if self.refuse_too_deep(text, self.max_depth) || !self.spend(0, text.len()) {
@@ -156,7 +157,7 @@ impl<'a> Walker<'a> {
         }
         match read_any(text, self.max_depth, |r| self.allows(r)) {
             Some(object @ Value::Object(_)) => {
-                self.record(Rule::DoubleEncoded, &value, &object);
+                self.record(RepairRule::DoubleEncoded, &value, &object);
                 object
             }
             _ => value,
@@ -169,13 +170,13 @@ impl<'a> Walker<'a> {
         let Some((name, schema)) = single_parameter(node).filter(|_| !value.is_null()) else {
             return value;
         };
-        if !self.allows(Rule::BareValueWrapped) {
+        if !self.allows(RepairRule::BareValueWrapped) {
             return value;
         }
         let mark = self.repairs.len();
         let inner = self.under(name.clone(), |w| w.value(value.clone(), schema));
         let after = Value::Object(Object::from_iter([(name.clone(), inner)]));
-        self.insert(mark, Rule::BareValueWrapped, &value, &after);
+        self.insert(mark, RepairRule::BareValueWrapped, &value, &after);
         after
     }
 
@@ -183,14 +184,14 @@ impl<'a> Walker<'a> {
     /// schema declares anywhere it applies (an `anyOf` branch too) is the model's, never a wrapper.
     fn unwrap_wrapper(&mut self, map: &Object, root: &'a Value, validator: &Validator) -> Option<Value> {
         let (key, inner) = map.iter().next().filter(|_| map.len() == 1)?;
-        if self.view.declares(root, key) || !self.allows(Rule::WrapperUnwrapped) {
+        if self.view.declares(root, key) || !self.allows(RepairRule::WrapperUnwrapped) {
             return None;
         }
         let mark = self.repairs.len();
         let inner = self.decode_string(inner.clone());
         let walked = if inner.is_object() { self.value(inner, root) } else { Value::Null };
         if walked.is_object() && self.refusal.is_none() && validator.is_valid(&walked) {
-            self.insert(mark, Rule::WrapperUnwrapped, &Value::Object(map.clone()), &walked);
+            self.insert(mark, RepairRule::WrapperUnwrapped, &Value::Object(map.clone()), &walked);
             return Some(walked);
         }
         self.repairs.truncate(mark);

@@ -4,7 +4,7 @@
 //! and bare keys. It never closes what was cut off, never fills a missing value, never drops a word:
 //! every string, number and literal of the output is one the model wrote, in the same place.
 
-use super::rules::Rule;
+use super::rules::RepairRule;
 use serde_json::Value;
 
 /// Why text could not be read as JSON.
@@ -32,36 +32,36 @@ impl SyntaxError {
 #[derive(Debug, PartialEq)]
 pub struct Reading {
     pub value: Value,
-    pub rules: Vec<Rule>,
+    pub rules: Vec<RepairRule>,
 }
 
 /// Reads `text` as one JSON value, repairing syntax only. `allow` says which rules may run.
-pub fn read_lenient(text: &str, max_depth: usize, allow: impl Fn(Rule) -> bool) -> Result<Reading, SyntaxError> {
+pub fn read_lenient(text: &str, max_depth: usize, allow: impl Fn(RepairRule) -> bool) -> Result<Reading, SyntaxError> {
     let mut rules = Vec::new();
     let mut body = text.trim();
-    if let Some(inner) = strip_fence(body).filter(|_| allow(Rule::CodeFence)) {
+    if let Some(inner) = strip_fence(body).filter(|_| allow(RepairRule::CodeFence)) {
         body = inner;
-        rules.push(Rule::CodeFence);
+        rules.push(RepairRule::CodeFence);
     }
-    if let Some(inner) = strip_residue(body).filter(|_| allow(Rule::TemplateResidue)) {
+    if let Some(inner) = strip_residue(body).filter(|_| allow(RepairRule::TemplateResidue)) {
         body = inner;
-        rules.push(Rule::TemplateResidue);
+        rules.push(RepairRule::TemplateResidue);
     }
     let unreadable = |e: serde_json::Error| SyntaxError::Unreadable(e.to_string());
     match crate::pipeline::strict::from_str(body) {
         Ok(value) if !rules.is_empty() => return Ok(Reading { value, rules }),
         Ok(_) => return Err(SyntaxError::Unreadable("nothing to repair".into())),
-        Err(e) if !allow(Rule::JsonSyntax) => return Err(unreadable(e)),
+        Err(e) if !allow(RepairRule::JsonSyntax) => return Err(unreadable(e)),
         Err(_) => {}
     }
     let json = rewrite(body, max_depth)?;
     let value = crate::pipeline::strict::from_str(&json).map_err(|e| SyntaxError::of(&e))?;
-    rules.push(Rule::JsonSyntax);
+    rules.push(RepairRule::JsonSyntax);
     Ok(Reading { value, rules })
 }
 
 /// Reads text that may be strict JSON or lenient, within `max_depth` either way. None when it has no reading.
-pub fn read_any(text: &str, max_depth: usize, allow: impl Fn(Rule) -> bool) -> Option<Value> {
+pub fn read_any(text: &str, max_depth: usize, allow: impl Fn(RepairRule) -> bool) -> Option<Value> {
     if !nesting_within(text, max_depth) {
         return None;
     }

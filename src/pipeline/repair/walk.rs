@@ -2,7 +2,7 @@
 
 use super::coerce;
 use super::lookup::{TOO_LARGE, Tables};
-use super::rules::{RepairSettings, Rule};
+use super::rules::{RepairRule, RepairSettings};
 use super::syntax::{nesting_within, read_any};
 use super::view::{Node, Types, View};
 use crate::pipeline::message::Repair;
@@ -64,23 +64,23 @@ impl<'a> Walker<'a> {
         found
     }
 
-    pub(super) fn allows(&self, rule: Rule) -> bool {
+    pub(super) fn allows(&self, rule: RepairRule) -> bool {
         self.settings.allows(rule)
     }
 
     /// Records a change at the current path.
-    pub(super) fn record(&mut self, rule: Rule, before: &Value, after: &Value) {
+    pub(super) fn record(&mut self, rule: RepairRule, before: &Value, after: &Value) {
         let repair = self.repair(rule, before, after);
         self.repairs.push(repair);
     }
 
     /// Records a change at the current path, before the changes recorded since `at` (which it encloses).
-    pub(super) fn insert(&mut self, at: usize, rule: Rule, before: &Value, after: &Value) {
+    pub(super) fn insert(&mut self, at: usize, rule: RepairRule, before: &Value, after: &Value) {
         let repair = self.repair(rule, before, after);
         self.repairs.insert(at, repair);
     }
 
-    fn repair(&mut self, rule: Rule, before: &Value, after: &Value) -> Repair {
+    fn repair(&mut self, rule: RepairRule, before: &Value, after: &Value) -> Repair {
         let (before, after) = (before.to_string(), after.to_string());
         self.spend(0, before.len() + after.len());
         Repair { rule: rule.name().to_owned(), path: self.pointer(), before, after }
@@ -138,7 +138,7 @@ impl<'a> Walker<'a> {
     }
 
     fn enum_member(&mut self, value: Value, node: Node<'a>) -> Value {
-        let Some(members) = node.enum_values().filter(|_| self.allows(Rule::EnumMatched)) else { return value };
+        let Some(members) = node.enum_values().filter(|_| self.allows(RepairRule::EnumMatched)) else { return value };
         let table = self.tables.enum_table(members);
         let member = match table.contains(&value) {
             (false, _) => table.loose_member(&value),
@@ -146,7 +146,7 @@ impl<'a> Walker<'a> {
         };
         match member {
             Some(member) => {
-                self.record(Rule::EnumMatched, &value, member);
+                self.record(RepairRule::EnumMatched, &value, member);
                 member.clone()
             }
             None => value,
@@ -158,7 +158,7 @@ impl<'a> Walker<'a> {
         let text = value.as_str()?.trim();
         let wanted =
             (text.starts_with('[') && types.has(Types::ARRAY)) || (text.starts_with('{') && types.has(Types::OBJECT));
-        if !wanted || !self.allows(Rule::StringToJson) {
+        if !wanted || !self.allows(RepairRule::StringToJson) {
             return None;
         }
         let depth_left = self.max_depth.saturating_sub(self.path.len());
@@ -167,21 +167,21 @@ impl<'a> Walker<'a> {
         }
         let json = read_any(text, depth_left, |r| self.allows(r))?;
         types.admit(&json).then(|| {
-            self.record(Rule::StringToJson, value, &json);
+            self.record(RepairRule::StringToJson, value, &json);
             json
         })
     }
 
     /// `["Oslo"]` for `"Oslo"`: kept only when the element, repaired, is what the node wants.
     fn array_to_scalar(&mut self, mut items: Vec<Value>, node: Node<'a>) -> Value {
-        if !self.allows(Rule::ArrayToScalar) {
+        if !self.allows(RepairRule::ArrayToScalar) {
             return Value::Array(items);
         }
         let mark = self.repairs.len();
         let before = Value::Array(items.clone());
         let inner = self.value(items.pop().expect("one element"), node.schema);
         if self.admits(node, &inner) {
-            self.insert(mark, Rule::ArrayToScalar, &before, &inner);
+            self.insert(mark, RepairRule::ArrayToScalar, &before, &inner);
             return inner;
         }
         self.repairs.truncate(mark);
@@ -190,7 +190,7 @@ impl<'a> Walker<'a> {
 
     /// `"Oslo"` for `["Oslo"]`: kept only when the element, repaired, is what the items want.
     fn scalar_to_array(&mut self, value: Value, node: Node<'a>) -> Value {
-        if !self.allows(Rule::ScalarToArray) {
+        if !self.allows(RepairRule::ScalarToArray) {
             return value;
         }
         let items = node.keyword("items").unwrap_or(&ANY);
@@ -199,7 +199,7 @@ impl<'a> Walker<'a> {
         let items_node = self.view.node(items);
         if self.refusal.is_none() && self.admits(items_node, &inner) {
             let after = Value::Array(vec![inner]);
-            self.insert(mark, Rule::ScalarToArray, &value, &after);
+            self.insert(mark, RepairRule::ScalarToArray, &value, &after);
             return after;
         }
         self.repairs.truncate(mark);
