@@ -1,7 +1,7 @@
 //! House rules checked as a test: every module opens with a `//!` line saying what it owns, no grab-bag modules,
 //! the modules of src/ use each other only as the layer graph in ARCHITECTURE.md (`## Layers`) allows, no source
 //! file over 400 lines, no two files of a module using each other in a circle, no type name defined twice, no
-//! `unsafe`, docs/codemap.md naming every file, bench and fuzz target and nothing that is gone, and the integration
+//! `unsafe`, docs/dev/codemap.md naming every file, bench and fuzz target and nothing that is gone, and the integration
 //! tests one binary (`tests/it/`) that reaches all its files.
 //!
 //! Limitations of the layer check: it reads `crate::` paths and `super::` chains that climb to the crate root
@@ -390,13 +390,13 @@ fn file_names(dir: &str, ext: &str) -> Vec<String> {
 
 #[test]
 fn the_codemap_names_every_file_and_only_files_that_exist() {
-    let map = std::fs::read_to_string(root().join("docs/codemap.md")).expect("reading docs/codemap.md");
+    let map = std::fs::read_to_string(root().join("docs/dev/codemap.md")).expect("reading docs/dev/codemap.md");
     let src: BTreeSet<String> =
         src_files().into_iter().map(|(f, _)| f.trim_start_matches("src/").to_string()).collect();
     let targets: Vec<String> =
         file_names("fuzz/fuzz_targets", ".rs").iter().map(|n| n.trim_end_matches(".rs").to_string()).collect();
     let drift = codemap::drift(&map, &src, &file_names("benches", ".rs"), &targets);
-    assert!(drift.is_empty(), "docs/codemap.md has drifted:\n{}", drift.join("\n"));
+    assert!(drift.is_empty(), "docs/dev/codemap.md has drifted:\n{}", drift.join("\n"));
     let map = "## `a/`\n- `mod.rs`, `gone.rs`\n## Outside `src/`\n- `benches/`: `x.rs`\n";
     let src = BTreeSet::from(["a/mod.rs".to_string(), "a/b.rs".to_string()]);
     let found = codemap::drift(map, &src, &["x.rs".into(), "y.rs".into()], &["rules".into()]);

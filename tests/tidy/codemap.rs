@@ -1,8 +1,8 @@
-//! The codemap check: what docs/codemap.md names, against the files that exist.
+//! The codemap check: what docs/dev/codemap.md names, against the files that exist.
 
 use std::collections::BTreeSet;
 
-/// What docs/codemap.md leaves out or names wrongly: every file of src/ must be named in the section of its folder
+/// What docs/dev/codemap.md leaves out or names wrongly: every file of src/ must be named in the section of its folder
 /// (`## \`registry/\``: `- \`catalog.rs\``, or `registry/catalog.rs` in a section naming several folders), every
 /// `.rs` name it gives must exist, and every bench and fuzz target must be named under "Outside `src/`".
 pub fn drift(map: &str, src: &BTreeSet<String>, benches: &[String], fuzz_targets: &[String]) -> Vec<String> {
