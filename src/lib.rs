@@ -4,7 +4,7 @@
 //! From the edges inward (ARCHITECTURE.md holds the graph of what may use what, which `tests/tidy.rs` enforces):
 //! - [`cli`], [`app`]: the commands (a gRPC client), and the composition root `toolgate serve` runs: it builds the
 //!   shared core once and starts the doors.
-//! - The doors, each given its own settings and the [`core`] handle, and none using another: [`grpc`] (the tonic
+//! - The doors, each given its own settings and [`handles::Core`], and none using another: [`grpc`] (the tonic
 //!   services, with the one place errors become `tonic::Status`), [`mcp_front`] (MCP over Streamable HTTP) and
 //!   [`console`] (the web console); [`proto`]: the conversions between protobuf ([`pb`], generated) and the
 //!   crate's types.
@@ -29,10 +29,10 @@ pub mod cli;
 pub mod cluster;
 pub mod config;
 pub mod console;
-pub mod core;
 pub mod definitions;
 pub mod executor;
 pub mod grpc;
+pub mod handles;
 pub mod idempotency;
 pub mod mcp_front;
 pub mod pb;

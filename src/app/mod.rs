@@ -1,6 +1,6 @@
 //! The composition root: reads the `Config`, opens and builds the shared core once (the store, registry, review
 //! queue, policy, backends, telemetry and executor: `open.rs`, `start.rs`), gives each door its own settings
-//! (`settings.rs`) and a handle to the core (`core::Core`), and serves until shutdown. The gRPC door is served on
+//! (`settings.rs`) and a handle to the core (`handles::Core`), and serves until shutdown. The gRPC door is served on
 //! the listener `run` is given; `/metrics`, the MCP front door and the console each on a listener of its own.
 
 mod metrics;

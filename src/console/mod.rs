@@ -2,7 +2,7 @@
 //! listen`), each asset embedded in the binary, behind a login with the review or admin token: the pending reviews
 //! and their verdicts, the recent calls and an overview of the last hour, and (admin only) the tools with their
 //! backends' health. Its verdicts go through `review::decide`, as ToolReview's do, so an edit is checked the same
-//! way. It reads the core (`core::Core`) and runs no call.
+//! way. It reads the core (`handles::Core`) and runs no call.
 
 mod assets;
 mod operators;
@@ -14,7 +14,7 @@ mod tools;
 mod views;
 
 use crate::config::{ConsoleSettings, Tokens};
-use crate::core::Core;
+use crate::handles::Core;
 use crate::pipeline::ParseLimits;
 use crate::policy::rules::GatewayRules;
 use crate::wire::listen::Inbound;

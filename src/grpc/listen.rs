@@ -4,7 +4,7 @@
 use super::execute::{self, FastExecute};
 use super::shed::{self, DataPlane};
 use super::status::ServiceError;
-use crate::core::Shedding;
+use crate::handles::Shedding;
 use crate::wire;
 use crate::wire::unary::{ResponseBody, UnaryBody};
 use http::{Method, Request, Response};

@@ -16,7 +16,7 @@ pub use auth::RequireToken;
 pub use status::ServiceError;
 
 use crate::config::Tokens;
-use crate::core::Core;
+use crate::handles::Core;
 use crate::pb::v1::mcp_registry_server::McpRegistryServer;
 use crate::pb::v1::tool_review_server::ToolReviewServer;
 use crate::pb::v1::tool_worker_server::ToolWorkerServer;

@@ -4,7 +4,7 @@
 //! queue in front of a saturated gateway only grows, and every call in it would answer late.
 
 use super::status::ServiceError;
-use crate::core::{RETRY_AFTER_MS, Shedding};
+use crate::handles::{RETRY_AFTER_MS, Shedding};
 use crate::wire::unary::{ResponseBody, UnaryBody};
 use http::{Request, Response};
 use http_body_util::Either;

@@ -60,7 +60,7 @@ pub fn result(message: ToolMessage) -> CallToolResult {
 /// The answer to a `tools/call` shed past `limits.max_calls_in_flight`: an `UNAVAILABLE` error the host may retry,
 /// as `Execute` answers one with `grpc-retry-pushback-ms`.
 pub fn shed(name: &str, max: usize) -> CallToolResult {
-    let retry_after_ms = crate::core::RETRY_AFTER_MS;
+    let retry_after_ms = crate::handles::RETRY_AFTER_MS;
     let text = format!("Error: {name} is unavailable right now: the gateway is busy. You may try again later.");
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
     let error = json!({

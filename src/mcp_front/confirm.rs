@@ -3,8 +3,8 @@
 //! runs once), declining or cancelling rejects it with that as the feedback. A host that cannot ask, or a request
 //! that fails or is not answered within `mcp_front.confirm_timeout_s`, leaves the call pending for a reviewer.
 
-use crate::core::Core;
 use crate::executor::CallRequest;
+use crate::handles::Core;
 use crate::pipeline::{ToolMessage, ToolStatus};
 use crate::review::{Decision, ReviewError, ReviewKey};
 use rmcp::RoleServer;

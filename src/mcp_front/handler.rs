@@ -3,8 +3,8 @@
 
 use super::{answer, confirm};
 use crate::config::Principal;
-use crate::core::Core;
 use crate::executor::{CallRequest, ReviewMode};
+use crate::handles::Core;
 use crate::pipeline::{self, CallContext, ToolCall};
 use crate::telemetry::{Door, propagation};
 use opentelemetry::context::FutureExt;

@@ -11,7 +11,7 @@ mod jwt;
 mod sessions;
 
 use crate::config::McpFrontSettings;
-use crate::core::Core;
+use crate::handles::Core;
 use crate::wire::listen::Inbound;
 use crate::wire::side_listener::{self, BindError, Peer, SideListener};
 use auth::Principals;
