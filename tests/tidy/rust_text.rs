@@ -162,26 +162,38 @@ fn names_after(toks: &[(usize, Tok)], i: usize) -> Vec<RootRef> {
     }
 }
 
+/// How many inline `mod x { ... }` blocks enclose each token (a block's own braces count as inside it).
+fn inline_mod_depths(toks: &[(usize, Tok)]) -> Vec<usize> {
+    let (mut depths, mut braces, mut open) = (Vec::with_capacity(toks.len()), 0usize, Vec::<usize>::new());
+    for (i, (_, tok)) in toks.iter().enumerate() {
+        match tok {
+            Tok::Punct('{') => {
+                braces += 1;
+                if i >= 2 && is_ident(toks.get(i - 2), "mod") && matches!(toks[i - 1].1, Tok::Ident(_)) {
+                    open.push(braces);
+                }
+            }
+            Tok::Punct('}') => {
+                if open.last() == Some(&braces) {
+                    open.pop();
+                }
+                braces = braces.saturating_sub(1);
+            }
+            _ => {}
+        }
+        depths.push(open.len());
+    }
+    depths
+}
+
 /// Every crate-root name used by a file whose module path has `file_depth` segments (`src/a/b.rs` is 2,
 /// `src/a/mod.rs` and `src/a.rs` are 1). Inline `mod x { ... }` blocks add a level for `super`.
 pub fn root_refs(code: &str, file_depth: usize) -> Vec<RootRef> {
     let toks = tokens(code);
-    let (mut out, mut braces, mut inline_mods) = (Vec::new(), 0usize, Vec::<usize>::new());
+    let (mut out, inline) = (Vec::new(), inline_mod_depths(&toks));
     for i in 0..toks.len() {
         let after_sep = i > 0 && matches!(toks[i - 1].1, Tok::Sep | Tok::Punct('$'));
         match &toks[i].1 {
-            Tok::Punct('{') => {
-                braces += 1;
-                if i >= 2 && is_ident(toks.get(i - 2), "mod") && matches!(toks[i - 1].1, Tok::Ident(_)) {
-                    inline_mods.push(braces);
-                }
-            }
-            Tok::Punct('}') => {
-                if inline_mods.last() == Some(&braces) {
-                    inline_mods.pop();
-                }
-                braces = braces.saturating_sub(1);
-            }
             Tok::Ident(w) if w == "crate" && !after_sep && toks.get(i + 1).map(|t| &t.1) == Some(&Tok::Sep) => {
                 out.extend(names_after(&toks, i + 2));
             }
@@ -192,7 +204,7 @@ pub fn root_refs(code: &str, file_depth: usize) -> Vec<RootRef> {
                     ups += 1;
                     k += 2;
                 }
-                if ups > 0 && ups == file_depth + inline_mods.len() {
+                if ups > 0 && ups == file_depth + inline[i] {
                     out.extend(names_after(&toks, k));
                 }
             }
@@ -207,23 +219,11 @@ pub fn root_refs(code: &str, file_depth: usize) -> Vec<RootRef> {
 /// file's siblings, the other files of its module.
 pub fn parent_refs(code: &str, parent: &[&str]) -> Vec<RootRef> {
     let toks = tokens(code);
-    let (mut out, mut braces, mut inline_mods) = (Vec::new(), 0usize, Vec::<usize>::new());
+    let (mut out, inline) = (Vec::new(), inline_mod_depths(&toks));
     for i in 0..toks.len() {
         let after_sep = i > 0 && matches!(toks[i - 1].1, Tok::Sep | Tok::Punct('$'));
         match &toks[i].1 {
-            Tok::Punct('{') => {
-                braces += 1;
-                if i >= 2 && is_ident(toks.get(i - 2), "mod") && matches!(toks[i - 1].1, Tok::Ident(_)) {
-                    inline_mods.push(braces);
-                }
-            }
-            Tok::Punct('}') => {
-                if inline_mods.last() == Some(&braces) {
-                    inline_mods.pop();
-                }
-                braces = braces.saturating_sub(1);
-            }
-            Tok::Ident(w) if w == "super" && !after_sep && inline_mods.is_empty() => {
+            Tok::Ident(w) if w == "super" && !after_sep && inline[i] == 0 => {
                 let sep = toks.get(i + 1).map(|t| &t.1) == Some(&Tok::Sep);
                 if sep && !is_ident(toks.get(i + 2), "super") {
                     out.extend(names_after(&toks, i + 2));
