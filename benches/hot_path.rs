@@ -12,7 +12,7 @@ use futures::executor::block_on;
 use prost::Message;
 use std::hint::black_box;
 use std::sync::Arc;
-use toolgate::pipeline::{CallContext, PrepareOptions, ToolCall, prepare, success_message};
+use toolgate::pipeline::{CallContext, PipelineSettings, ToolCall, prepare, success_message};
 use toolgate::policy::{BudgetLimits, Clock, Policy, PolicySettings, RateRule, SessionKey, ToolKey, parse_rate};
 use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
 
@@ -45,7 +45,7 @@ fn catalog() -> Catalog {
 struct Settings {
     limits: BudgetLimits,
     rule: RateRule,
-    options: PrepareOptions,
+    options: PipelineSettings,
 }
 
 fn one_call(catalog: &Catalog, policy: &Policy, call: &ToolCall, ctx: &CallContext, settings: &Settings) {
@@ -62,7 +62,7 @@ fn one_call(catalog: &Catalog, policy: &Policy, call: &ToolCall, ctx: &CallConte
 
 fn benches(c: &mut Criterion) {
     let catalog = catalog();
-    let policy = Policy::new(Clock::real(), PolicySettings::default());
+    let policy = Policy::local(Clock::real(), PolicySettings::default());
     let ctx = CallContext {
         tenant: "acme".into(),
         user_id: "u-42".into(),
@@ -73,11 +73,11 @@ fn benches(c: &mut Criterion) {
         BudgetLimits { max_calls: Some(u32::MAX), max_tool_calls: Some(u32::MAX), max_consecutive_failures: Some(3) };
     // The fastest rate governor can time: far above what one core can call, so no check is refused.
     let rule = RateRule { rate: parse_rate("1000000000/s").unwrap(), burst: 0 };
-    let settings = Settings { limits, rule, options: PrepareOptions::default() };
+    let settings = Settings { limits, rule, options: PipelineSettings::default() };
     let call =
         |arguments: &str| ToolCall { id: "call_1".into(), name: "get_forecast".into(), arguments: arguments.into() };
     let (valid, broken) = (call(VALID), call(BROKEN));
-    let options = PrepareOptions::default();
+    let options = PipelineSettings::default();
     assert!(prepare(&catalog, &valid, &ctx, &options).unwrap().repairs.is_empty(), "the valid call passes through");
     assert_eq!(prepare(&catalog, &broken, &ctx, &options).unwrap().repairs.len(), 3, "syntax, a key and a number");
 

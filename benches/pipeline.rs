@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::hint::black_box;
 use std::sync::Arc;
 use toolgate::pipeline::{
-    CallContext, CallError, Check, PrepareOptions, RepairSettings, SplitMode, ToolCall, check_call, prepare,
+    CallContext, CallError, Check, PipelineSettings, RepairSettings, SplitMode, ToolCall, check_call, prepare,
     resolve_tool,
 };
 use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
@@ -85,7 +85,7 @@ fn line<'a>(corpus: &'a [Line], id: &str, kind: &str) -> &'a Line {
 }
 
 fn bench_prepare(c: &mut Criterion, corpus: &[Line]) {
-    let (ctx, opts) = (CallContext::default(), PrepareOptions::default());
+    let (ctx, opts) = (CallContext::default(), PipelineSettings::default());
     let valid = case_of(line(corpus, VALID_ID, "valid"));
     let invalid = case_of(line(corpus, INVALID_ID, "invalid"));
     let repaired = case_of(line(corpus, REPAIRED_ID, "invalid"));
@@ -97,7 +97,7 @@ fn bench_prepare(c: &mut Criterion, corpus: &[Line]) {
     assert_eq!(fixed.repairs.len(), 1, "one repair: {:?}", fixed.repairs);
     // As a tool that allows the split (idempotent) checks it.
     let packed = case_of(line(corpus, PACKED_ID, "invalid"));
-    let split = PrepareOptions { split: SplitMode::Always, ..opts };
+    let split = PipelineSettings { split: SplitMode::Always, ..opts };
     let parts = match check_call(&packed.catalog, &packed.call, "", &split) {
         Ok(Check::Split(s)) => s.parts.len(),
         other => panic!("the packed call must split: {other:?}"),
@@ -201,7 +201,7 @@ fn bench_inject(c: &mut Criterion) {
         [plain, injected].into_iter().map(|s| Arc::new(CompiledTool::compile(s, &documents).unwrap())).collect(),
     );
     let ctx = CallContext { user_id: "u-42".into(), ..CallContext::default() };
-    let options = PrepareOptions::default();
+    let options = PipelineSettings::default();
     let call =
         |name: &str, arguments: &str| ToolCall { id: "c".into(), name: name.into(), arguments: arguments.into() };
     let without = call("search", r#"{"query": "weather in Oslo", "limit": 5, "user_id": "u-42"}"#);

@@ -9,7 +9,7 @@ use futures::executor::block_on;
 use toolgate::policy::{BudgetLimits, Clock, Policy, PolicySettings, RateRule, SessionKey, ToolKey, parse_rate};
 
 fn benches(c: &mut Criterion) {
-    let policy = Policy::new(Clock::real(), PolicySettings::default());
+    let policy = Policy::local(Clock::real(), PolicySettings::default());
     let tool = ToolKey::new("acme", "search");
     let session = SessionKey::new("acme", "session-7f3a");
     let limits =

@@ -15,7 +15,7 @@ use serde_json::json;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::SystemTime;
-use toolgate::pipeline::{CallContext, PrepareOptions, Prepared, ToolCall, prepare};
+use toolgate::pipeline::{CallContext, PipelineSettings, Prepared, ToolCall, prepare};
 use toolgate::policy::rules::{Bindings, Input, PolicyRule, Rule, RuleAction, Verdict, compile_all, judge};
 use toolgate::registry::{Catalog, CompiledTool, Injection, SchemaDocuments, ToolSpec};
 
@@ -59,7 +59,7 @@ fn catalog(policy: Vec<PolicyRule>) -> Catalog {
 
 /// The pass path: prepare the call, then judge it by its tool's rules (none, for a tool without).
 fn pass(catalog: &Catalog, call: &ToolCall, ctx: &CallContext) -> (Prepared, Verdict) {
-    let prepared = prepare(catalog, call, ctx, &PrepareOptions::default()).unwrap();
+    let prepared = prepare(catalog, call, ctx, &PipelineSettings::default()).unwrap();
     let rules = &prepared.tool.rules;
     if rules.is_empty() {
         return (prepared, Verdict::Pass);

@@ -6,7 +6,7 @@
 //!   shared core once and starts the doors.
 //! - The doors, each given its own settings and [`handles::Core`], and none using another: [`grpc`] (the tonic
 //!   services, with the one place errors become `tonic::Status`), [`mcp_front`] (MCP over Streamable HTTP) and
-//!   [`console`] (the web console); [`proto`]: the conversions between protobuf ([`pb`], generated) and the
+//!   [`console`] (the web console); [`pb_convert`]: the conversions between protobuf ([`pb`], generated) and the
 //!   crate's types.
 //! - [`config`], [`definitions`]: configuration, and tools rendered in provider formats.
 //! - [`executor`]: one call end to end: pipeline, call-id record, admission, review, dispatch, answer.
@@ -36,9 +36,9 @@ pub mod handles;
 pub mod idempotency;
 pub mod mcp_front;
 pub mod pb;
+pub mod pb_convert;
 pub mod pipeline;
 pub mod policy;
-pub mod proto;
 pub mod registry;
 pub mod review;
 pub mod store;

@@ -1,7 +1,7 @@
 //! House rules checked as a test: every module opens with a `//!` line saying what it owns, no grab-bag modules,
 //! the modules of src/ use each other only as the layer graph in ARCHITECTURE.md (`## Layers`) allows, no source
-//! file over 400 lines, no two files of a module using each other in a circle, no type name defined twice, no
-//! `unsafe`, docs/dev/codemap.md naming every file, bench and fuzz target and nothing that is gone, and the integration
+//! file over 400 lines, no two files of a module using each other in a circle, no type name defined twice or named
+//! off the settings vocabulary, no `unsafe`, docs/dev/codemap.md naming every file, bench and fuzz target and nothing that is gone, and the integration
 //! tests one binary (`tests/it/`) that reaches all its files.
 //!
 //! Limitations of the layer check: it reads `crate::` paths and `super::` chains that climb to the crate root
@@ -14,6 +14,8 @@ mod codemap;
 mod layers;
 #[path = "tidy/rust_text.rs"]
 mod rust_text;
+#[path = "tidy/types.rs"]
+mod types;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -342,28 +344,9 @@ fn a_circle_of_files_is_named_with_its_module() {
     assert!(sibling_circles(&files[..3]).is_empty());
 }
 
-/// Type names (a `pub` struct, enum, trait or type alias, at any `pub` visibility) that files of src/ define more
-/// than once, each with its files: two things of one name make every reader ask which one is meant.
-fn twice_named_types(files: &[(String, String)]) -> Vec<String> {
-    let mut defined: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (file, text) in files {
-        for line in rust_text::code_only(text).lines() {
-            let Some(rest) = line.trim_start().strip_prefix("pub") else { continue };
-            let rest = rest.strip_prefix("(crate)").or_else(|| rest.strip_prefix("(super)")).unwrap_or(rest);
-            let mut words = rest.split_whitespace();
-            if let (Some("struct" | "enum" | "trait" | "type"), Some(name)) = (words.next(), words.next()) {
-                let name: String = name.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                defined.entry(name).or_default().insert(file.clone());
-            }
-        }
-    }
-    let twice = defined.into_iter().filter(|(_, files)| files.len() > 1);
-    twice.map(|(name, files)| format!("{name}: {}", files.into_iter().collect::<Vec<_>>().join(", "))).collect()
-}
-
 #[test]
 fn no_type_name_is_defined_twice() {
-    let twice = twice_named_types(&src_files());
+    let twice = types::twice_named(&src_files());
     assert!(
         twice.is_empty(),
         "type names defined in more than one file (give each thing its own name):\n{}",
@@ -374,7 +357,19 @@ fn no_type_name_is_defined_twice() {
         file("src/a.rs", "pub struct Rule;\npub(crate) enum Verdict {}\n"),
         file("src/b.rs", "pub(super) trait Rule {}\n// pub struct Verdict\n"),
     ];
-    assert_eq!(twice_named_types(&files), ["Rule: src/a.rs, src/b.rs"]);
+    assert_eq!(types::twice_named(&files), ["Rule: src/a.rs, src/b.rs"]);
+}
+
+#[test]
+fn type_names_keep_the_settings_vocabulary() {
+    let off = types::off_vocabulary(&src_files());
+    assert!(off.is_empty(), "types named off the vocabulary in ARCHITECTURE.md (`## Layers`):\n{}", off.join("\n"));
+    let file = |name: &str, text: &str| (name.to_string(), text.to_string());
+    let files = [
+        file("src/a.rs", "pub struct Config;\npub struct RawConfig;\npub struct ReviewConfig;\n"),
+        file("src/b.rs", "pub(crate) struct CallOptions {}\npub struct ReviewSettings;\n"),
+    ];
+    assert_eq!(types::off_vocabulary(&files), ["CallOptions (src/b.rs)", "ReviewConfig (src/a.rs)"]);
 }
 
 /// The names in `dir` (relative to the crate root) of its files ending in `ext`, sorted.

@@ -12,7 +12,7 @@ use prost::Message;
 use std::mem::discriminant;
 use std::sync::{Arc, OnceLock};
 use toolgate::pb::v1 as pb;
-use toolgate::pipeline::{Messages, PrepareOptions, error_message, prepare, success_message};
+use toolgate::pipeline::{Messages, PipelineSettings, error_message, prepare, success_message};
 use toolgate::registry::{Catalog, CompiledTool};
 use toolgate::wire::frame::{self, FrameError, Gather};
 use toolgate::wire::status::timeout;
@@ -91,7 +91,7 @@ fuzz_target!(init: { catalog(); }, |data: &[u8]| {
     let Some(call) = request.call else { return };
     let call = toolgate::pipeline::ToolCall::from(call);
     let ctx = toolgate::pipeline::CallContext::from(request.context.unwrap_or_default());
-    let message = match prepare(catalog(), &call, &ctx, &PrepareOptions::default()) {
+    let message = match prepare(catalog(), &call, &ctx, &PipelineSettings::default()) {
         Ok(prepared) => success_message(&call, &prepared.tool.spec.name, prepared.arguments_text, None),
         Err(rejected) => error_message(&call, &call.name, rejected.error, rejected.repairs, &Messages::default()),
     };

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use toolgate::pipeline::{
-    CallContext, CallError, Check, Checked, ParseLimits, PrepareOptions, RepairSettings, SplitMode, ToolCall, check,
+    CallContext, CallError, Check, Checked, ParseLimits, PipelineSettings, RepairSettings, SplitMode, ToolCall, check,
     check_call, complete, read_json,
 };
 use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments, compile_schema, same_name};
@@ -77,7 +77,7 @@ fuzz_target!(init: { world(); }, |data: &[u8]| {
     let inject = input.flags & layout::INJECT != 0;
     let Some(t) = tool(input.index, inject).or_else(|| tool(input.index, false)) else { return };
     let repair = if input.flags & layout::NO_REPAIR != 0 { RepairSettings::off() } else { RepairSettings::default() };
-    let options = PrepareOptions { limits: ParseLimits::default(), repair, split: SplitMode::Never };
+    let options = PipelineSettings { limits: ParseLimits::default(), repair, split: SplitMode::Never };
     let own_name = input.name.is_none();
     let name = input.name.unwrap_or_else(|| t.tool.spec.name.clone());
     let call = ToolCall { id: "fuzz".into(), name, arguments: String::from_utf8_lossy(input.arguments).into_owned() };
@@ -107,8 +107,8 @@ fuzz_target!(init: { world(); }, |data: &[u8]| {
 
 /// A call refused as invalid that the split rule splits becomes two or more calls, each valid against the
 /// model-facing schema, and recorded as one `parallel_split` whose `after` holds one object per part.
-fn assert_split_parts_are_valid(t: &Tool, call: &ToolCall, options: &PrepareOptions) {
-    let always = PrepareOptions { split: SplitMode::Always, ..*options };
+fn assert_split_parts_are_valid(t: &Tool, call: &ToolCall, options: &PipelineSettings) {
+    let always = PipelineSettings { split: SplitMode::Always, ..*options };
     let Ok(Check::Split(split)) = check_call(&t.catalog, call, "", &always) else { return };
     assert!(split.parts.len() >= 2, "a split into {} part", split.parts.len());
     for part in &split.parts {
@@ -140,7 +140,7 @@ fn assert_valid_passes_through(
     t: &Tool,
     call: &ToolCall,
     checked: &Result<Checked, toolgate::pipeline::Rejected>,
-    options: &PrepareOptions,
+    options: &PipelineSettings,
 ) {
     let text = call.arguments.as_str();
     let Ok(value) = read_json(text) else { return };
@@ -184,7 +184,7 @@ fn depth(value: &Value) -> usize {
 
 /// What `check` lets through validates, reads back as its own text, carries nothing injected, passes through
 /// unchanged when sent again, and after `complete` holds the context's value, never the model's.
-fn assert_checked(t: &Tool, call: &ToolCall, checked: Checked, options: &PrepareOptions) {
+fn assert_checked(t: &Tool, call: &ToolCall, checked: Checked, options: &PipelineSettings) {
     assert!(t.model.is_valid(&checked.arguments), "checked arguments do not validate: {}", checked.text);
     let reread: Value = read_json(&checked.text).expect("the checked text is JSON");
     assert_eq!(reread, checked.arguments, "the checked text is not the checked value");

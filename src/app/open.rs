@@ -3,14 +3,11 @@
 //! policy, and telemetry with its gauges; and the task that prunes decided reviews.
 
 use super::ServeError;
-use super::settings;
 use super::transport::TransportTls;
 use crate::backend::mcp::{McpHub, RedbMcpStore};
 use crate::cluster::Redis;
 use crate::config::Config;
-use crate::policy::shared::SharedAdmission;
 use crate::policy::{Clock, Policy};
-use crate::registry::shared::SharedRegistry;
 use crate::registry::shared::follow;
 use crate::registry::{RedbStore, Registry, RegistryError};
 use crate::review::{RedbReviewStore, ReviewQueue};
@@ -41,18 +38,17 @@ pub(super) async fn open_state(config: &Config, transport: &TransportTls) -> Res
     let store = RedbStore::new(&db).map_err(RegistryError::from)?;
     let tls = Some(Arc::clone(&transport.client));
     let redis = config.cluster.clone().map(|settings| Redis::with_tls(settings, tls)).transpose()?;
-    let review_settings = settings::review(config);
+    let review_settings = config.review;
     let reviews = Arc::new(match &redis {
         Some(redis) => ReviewQueue::shared(redis.clone(), review_settings, RUNNING_LEASE),
-        None => ReviewQueue::open(Arc::new(RedbReviewStore::new(&db).map_err(RegistryError::from)?), review_settings)
+        None => ReviewQueue::local(Arc::new(RedbReviewStore::new(&db).map_err(RegistryError::from)?), review_settings)
             .map_err(RegistryError::from)?,
     });
     let mcp_store = Arc::new(RedbMcpStore::new(&db).map_err(RegistryError::from)?);
-    let mut registry = Registry::open(Arc::new(store), config.documents.clone())?;
-    if let Some(redis) = &redis {
-        registry = registry.share(SharedRegistry::new(redis.clone()));
-    }
-    let registry = Arc::new(registry);
+    let registry = Arc::new(match &redis {
+        Some(redis) => Registry::shared(Arc::new(store), config.documents.clone(), redis.clone())?,
+        None => Registry::local(Arc::new(store), config.documents.clone())?,
+    });
     register_statics(&registry, redis.as_ref(), config).await?;
     let mcp = Arc::new(McpHub::new(
         Arc::clone(&registry),
@@ -90,11 +86,11 @@ async fn register_statics(registry: &Arc<Registry>, redis: Option<&Redis>, confi
 
 /// Rate limits and session budgets on `clock`; in cluster mode, admitted in one Redis script.
 pub(super) fn policy(config: &Config, clock: Clock, redis: Option<&Redis>) -> Arc<Policy> {
-    let mut policy = Policy::new(clock, settings::policy(config));
-    if let Some(redis) = redis {
-        policy = policy.share(SharedAdmission::new(redis.clone()));
-    }
-    Arc::new(policy)
+    let settings = config.policy;
+    Arc::new(match redis {
+        Some(redis) => Policy::shared(clock, settings, redis.clone()),
+        None => Policy::local(clock, settings),
+    })
 }
 
 /// Telemetry as configured, with gauges reading the registry and the review queue while they live, and the calls

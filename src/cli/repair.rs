@@ -1,6 +1,6 @@
 //! `toolgate repair`: offline, no server. Runs JSON-lines calls through the pure pipeline and reports each.
 
-use crate::pipeline::{self, CallContext, CallError, Check, PrepareOptions, Rejected, SplitMode, ToolCall};
+use crate::pipeline::{self, CallContext, CallError, Check, PipelineSettings, Rejected, SplitMode, ToolCall};
 use crate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -57,7 +57,7 @@ fn repair_record(record: &Record) -> Value {
     };
     let call = ToolCall { id: String::new(), name: record.call.name.clone(), arguments: record.call.arguments.clone() };
     // Offline, a call is split wherever the rule could apply, as if every tool allowed it.
-    let options = PrepareOptions { split: SplitMode::Always, ..PrepareOptions::default() };
+    let options = PipelineSettings { split: SplitMode::Always, ..PipelineSettings::default() };
     let ctx = CallContext::default();
     let checked = pipeline::check_call(&catalog, &call, &ctx.tenant, &options);
     match checked.and_then(|check| completed(check, &ctx)) {

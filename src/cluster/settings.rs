@@ -3,6 +3,13 @@
 use serde::Deserialize;
 use std::time::Duration;
 
+/// Every key and channel starts with it, unless `key_prefix` says otherwise.
+pub const DEFAULT_KEY_PREFIX: &str = "toolgate";
+/// How often the registry's version is compared with Redis's.
+pub const DEFAULT_SYNC_INTERVAL: Duration = Duration::from_secs(1);
+/// How long one Redis command on the call path may take before Redis counts as down.
+pub const DEFAULT_OP_TIMEOUT: Duration = Duration::from_millis(250);
+
 /// The `[cluster]` table as written.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,19 +50,20 @@ impl ClusterSettings {
         if !matches!(url.scheme(), "redis" | "rediss") {
             return Err(format!("cluster.redis_url {redis_url:?}: the scheme must be redis://, or rediss:// for TLS"));
         }
-        let key_prefix = raw.key_prefix.unwrap_or_else(|| "toolgate".into());
+        let key_prefix = raw.key_prefix.unwrap_or_else(|| DEFAULT_KEY_PREFIX.into());
         if key_prefix.is_empty() || key_prefix.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(format!("cluster.key_prefix {key_prefix:?} must be non-empty, with no space or control"));
         }
-        let positive = |name: &str, ms: Option<u64>, default: u64| match ms.unwrap_or(default) {
-            0 => Err(format!("cluster.{name} must be greater than 0")),
-            ms => Ok(Duration::from_millis(ms)),
+        let positive = |name: &str, ms: Option<u64>, default: Duration| match ms.map(Duration::from_millis) {
+            None => Ok(default),
+            Some(Duration::ZERO) => Err(format!("cluster.{name} must be greater than 0")),
+            Some(given) => Ok(given),
         };
         Ok(Some(Self {
             redis_url,
             key_prefix,
-            sync_interval: positive("sync_interval_ms", raw.sync_interval_ms, 1000)?,
-            op_timeout: positive("op_timeout_ms", raw.op_timeout_ms, 250)?,
+            sync_interval: positive("sync_interval_ms", raw.sync_interval_ms, DEFAULT_SYNC_INTERVAL)?,
+            op_timeout: positive("op_timeout_ms", raw.op_timeout_ms, DEFAULT_OP_TIMEOUT)?,
             rate_precheck: raw.rate_precheck.unwrap_or(true),
         }))
     }

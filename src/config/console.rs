@@ -29,9 +29,12 @@ pub struct ConsoleSettings {
     pub allowed_hosts: Vec<AllowedHost>,
 }
 
+/// Finished calls the console keeps for its calls page.
+pub const DEFAULT_RECENT_CALLS: usize = 1_000;
+
 impl Default for ConsoleSettings {
     fn default() -> Self {
-        Self { listen: None, recent_calls: 1_000, allowed_hosts: loopback_hosts() }
+        Self { listen: None, recent_calls: DEFAULT_RECENT_CALLS, allowed_hosts: loopback_hosts() }
     }
 }
 
@@ -89,7 +92,7 @@ impl ConsoleSettings {
                  set one ([auth] review_token or admin_token), or listen on 127.0.0.1"
             )));
         }
-        let recent_calls = raw.recent_calls.unwrap_or(Self::default().recent_calls);
+        let recent_calls = raw.recent_calls.unwrap_or(DEFAULT_RECENT_CALLS);
         if !(1..=100_000).contains(&recent_calls) {
             return Err(invalid(format!("recent_calls is {recent_calls}: keep between 1 and 100000")));
         }

@@ -56,6 +56,11 @@ pub enum JwksSource {
     File(std::path::PathBuf),
 }
 
+/// The claim that names the user, unless `user_claim` says otherwise.
+pub const DEFAULT_USER_CLAIM: &str = "sub";
+/// How often the JWKS is fetched again.
+pub const DEFAULT_JWKS_REFRESH: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// `[mcp_front.jwt]` as checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JwtSettings {
@@ -88,9 +93,9 @@ impl JwtSettings {
             jwks,
             issuer: raw.issuer,
             audience: raw.audience,
-            user_claim: raw.user_claim.unwrap_or_else(|| "sub".into()),
+            user_claim: raw.user_claim.unwrap_or_else(|| DEFAULT_USER_CLAIM.into()),
             tenant_claim: raw.tenant_claim,
-            refresh: std::time::Duration::from_secs(raw.refresh_s.unwrap_or(300).max(1)),
+            refresh: raw.refresh_s.map_or(DEFAULT_JWKS_REFRESH, |s| std::time::Duration::from_secs(s.max(1))),
         })
     }
 }
@@ -116,6 +121,15 @@ pub struct Principal {
     pub user_id: String,
     pub values: BTreeMap<String, String>,
 }
+
+/// MCP sessions open at once, in all.
+pub const DEFAULT_MAX_SESSIONS: usize = 1024;
+/// MCP sessions open at once for one principal.
+pub const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: usize = 64;
+/// An MCP session idle this long ends.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(300);
+/// How long a confirmation asked of the user may take.
+pub const DEFAULT_CONFIRM_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The front door as configured.
 #[derive(Clone, PartialEq)]
@@ -146,10 +160,10 @@ impl Default for McpFrontSettings {
             allowed_origins: loopback_origins(),
             tokens: Vec::new(),
             jwt: None,
-            max_sessions: 1024,
-            max_sessions_per_principal: 64,
-            session_idle: Duration::from_secs(300),
-            confirm_timeout: Duration::from_secs(30),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_sessions_per_principal: DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+            session_idle: DEFAULT_SESSION_IDLE,
+            confirm_timeout: DEFAULT_CONFIRM_TIMEOUT,
         }
     }
 }

@@ -5,19 +5,22 @@ mod console;
 mod listen;
 mod mcp_front;
 mod raw;
+mod sections;
 mod tls;
 
 pub use console::{AllowedHost, ConsoleSettings, RawConsole};
 pub use mcp_front::{JwksSource, JwtSettings, McpFrontSettings, Principal, RawJwt, RawMcpFront, RawToken};
 pub use raw::{Overrides, RawAuth, RawBudgets, RawConfig, RawIdempotency, RawLimits, RawRepair, RawReview};
-pub use tls::{RawTls, TlsConfig};
+pub use tls::{RawTls, TlsSettings};
 
 use crate::backend::mcp::McpServerSpec;
 use crate::cluster::ClusterSettings;
 use crate::idempotency::IdempotencySettings;
 use crate::pipeline::{Messages, ParseLimits, RepairSettings};
+use crate::policy::PolicySettings;
 use crate::policy::rules::GatewayRules;
 use crate::registry::{DEFAULT_COMPILED_VALIDATORS, DEFAULT_MAX_SCHEMA_BYTES, SchemaDocuments, ToolSpec};
+use crate::review::ReviewSettings;
 use crate::telemetry::TelemetrySettings;
 use crate::wire::socket::Address;
 use std::collections::{BTreeMap, HashMap};
@@ -30,6 +33,18 @@ pub const DEFAULT_DATA_DIR: &str = "./toolgate-data";
 /// Calls in flight past which `Execute` sheds load: far above what one agent host sends, and low enough that a
 /// flood of slow calls cannot hold unbounded memory.
 pub const DEFAULT_CALLS_IN_FLIGHT: usize = 1024;
+/// A whole gRPC request past 8 MiB is refused before decoding.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 8 * 1024 * 1024;
+/// A tool's result past 4 MiB is refused.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 4 * 1024 * 1024;
+/// Calls in one `ExecuteBatch`.
+pub const DEFAULT_MAX_BATCH_CALLS: usize = 128;
+/// Calls of one batch that run at once.
+pub const DEFAULT_BATCH_CONCURRENCY: usize = 16;
+/// How long a call of a tool that sets no `limits.timeout_ms` may run.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long connecting to a backend may take.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -58,24 +73,6 @@ impl std::fmt::Debug for Tokens {
     }
 }
 
-/// Session budgets as configured; `None` is unlimited.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BudgetConfig {
-    pub max_calls: Option<u32>,
-    pub max_tool_calls: Option<u32>,
-    pub max_consecutive_failures: Option<u32>,
-    pub session_idle_ttl: Duration,
-    pub max_sessions: usize,
-}
-
-/// Review settings as configured.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReviewConfig {
-    pub max_wait: Duration,
-    pub max_pending: usize,
-    pub keep_decided: Duration,
-}
-
 /// The validated configuration the server runs on.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -100,17 +97,18 @@ pub struct Config {
     pub tools: Vec<ToolSpec>,
     pub mcp_servers: Vec<McpServerSpec>,
     pub tokens: Tokens,
-    pub budgets: BudgetConfig,
-    pub review: ReviewConfig,
+    /// `[budgets]`, with the bounds of the policy's state.
+    pub policy: PolicySettings,
+    pub review: ReviewSettings,
     pub idempotency: IdempotencySettings,
     pub telemetry: TelemetrySettings,
     /// `Some` in cluster mode.
     pub cluster: Option<ClusterSettings>,
     pub mcp_front: McpFrontSettings,
     pub console: ConsoleSettings,
-    pub tls: TlsConfig,
+    pub tls: TlsSettings,
     /// `[[policy]]`: the rules that apply before each tool's own.
-    pub policy: Arc<GatewayRules>,
+    pub rules: Arc<GatewayRules>,
 }
 
 impl Default for Config {
@@ -157,19 +155,19 @@ impl Config {
             listen,
             listen_mode,
             data_dir: overrides.data_dir.or(raw.data_dir).unwrap_or_else(|| DEFAULT_DATA_DIR.into()),
-            max_request_bytes: l.max_request_bytes.unwrap_or(8 * 1024 * 1024),
+            max_request_bytes: l.max_request_bytes.unwrap_or(DEFAULT_MAX_REQUEST_BYTES),
             parse_limits,
             repair: RepairSettings::with_disabled(
-                raw.repair.enabled.unwrap_or(true),
+                raw.repair.enabled.unwrap_or(RepairSettings::default().enabled),
                 raw.repair.disabled_rules.iter().map(String::as_str),
             )
             .map_err(|e| ConfigError::Invalid(format!("repair.disabled_rules: {e}")))?,
-            max_result_bytes: l.max_result_bytes.unwrap_or(4 * 1024 * 1024),
-            max_batch_calls: l.max_batch_calls.unwrap_or(128),
-            batch_concurrency: l.batch_concurrency.unwrap_or(16),
+            max_result_bytes: l.max_result_bytes.unwrap_or(DEFAULT_MAX_RESULT_BYTES),
+            max_batch_calls: l.max_batch_calls.unwrap_or(DEFAULT_MAX_BATCH_CALLS),
+            batch_concurrency: l.batch_concurrency.unwrap_or(DEFAULT_BATCH_CONCURRENCY),
             max_calls_in_flight: l.max_calls_in_flight.unwrap_or(DEFAULT_CALLS_IN_FLIGHT),
-            default_timeout: Duration::from_millis(l.default_timeout_ms.unwrap_or(30_000)),
-            connect_timeout: Duration::from_millis(l.connect_timeout_ms.unwrap_or(5_000)),
+            default_timeout: l.default_timeout_ms.map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+            connect_timeout: l.connect_timeout_ms.map_or(DEFAULT_CONNECT_TIMEOUT, Duration::from_millis),
             messages: raw.messages,
             documents: load_documents(&raw.schema_documents, base)?
                 .with_validator_capacity(validators)
@@ -177,17 +175,9 @@ impl Config {
             tools: raw.tools,
             mcp_servers: raw.mcp_servers,
             tokens,
-            budgets: budgets(&raw.budgets),
-            review: ReviewConfig {
-                max_wait: Duration::from_millis(raw.review.max_wait_ms.unwrap_or(600_000)),
-                max_pending: raw.review.max_pending.unwrap_or(10_000),
-                keep_decided: Duration::from_secs(raw.review.keep_decided_s.unwrap_or(86_400)),
-            },
-            idempotency: IdempotencySettings {
-                window: raw.idempotency.window_ms.map_or(IdempotencySettings::default().window, Duration::from_millis),
-                max_entries: raw.idempotency.max_entries.unwrap_or(IdempotencySettings::default().max_entries),
-                max_bytes: raw.idempotency.max_bytes.unwrap_or(IdempotencySettings::default().max_bytes),
-            },
+            policy: sections::policy(&raw.budgets),
+            review: sections::review(&raw.review),
+            idempotency: sections::idempotency(&raw.idempotency),
             telemetry: TelemetrySettings::from_raw(raw.telemetry, overrides.otlp_endpoint)
                 .map_err(|e| ConfigError::Invalid(format!("telemetry.{e}")))?,
             cluster: ClusterSettings::from_raw(raw.cluster, overrides.redis_url).map_err(ConfigError::Invalid)?,
@@ -195,8 +185,8 @@ impl Config {
                 std::env::var(name).ok()
             })?,
             console: ConsoleSettings::from_raw(raw.console, overrides.console_listen, closed)?,
-            tls: TlsConfig::from_raw(raw.tls, base, collector)?,
-            policy: Arc::new(
+            tls: TlsSettings::from_raw(raw.tls, base, collector)?,
+            rules: Arc::new(
                 GatewayRules::compile(raw.policy).map_err(|e| ConfigError::Invalid(format!("[[policy]] {e}")))?,
             ),
         };
@@ -213,7 +203,7 @@ impl Config {
             ("limits.max_batch_calls", self.max_batch_calls),
             ("limits.batch_concurrency", self.batch_concurrency),
             ("limits.max_calls_in_flight", self.max_calls_in_flight),
-            ("budgets.max_sessions", self.budgets.max_sessions),
+            ("budgets.max_sessions", self.policy.max_sessions),
             ("review.max_pending", self.review.max_pending),
             ("idempotency.max_entries", self.idempotency.max_entries),
             ("idempotency.max_bytes", self.idempotency.max_bytes),
@@ -265,17 +255,6 @@ fn tokens(tokens: Tokens) -> Result<Tokens, ConfigError> {
         }
     }
     Ok(tokens)
-}
-
-fn budgets(raw: &RawBudgets) -> BudgetConfig {
-    let limit = |v: Option<u32>| v.filter(|n| *n > 0);
-    BudgetConfig {
-        max_calls: limit(raw.max_calls),
-        max_tool_calls: limit(raw.max_tool_calls),
-        max_consecutive_failures: limit(raw.max_consecutive_failures),
-        session_idle_ttl: Duration::from_secs(raw.session_idle_ttl_s.unwrap_or(3_600)),
-        max_sessions: raw.max_sessions.unwrap_or(100_000),
-    }
 }
 
 fn load_documents(entries: &BTreeMap<String, PathBuf>, base: &Path) -> Result<SchemaDocuments, ConfigError> {

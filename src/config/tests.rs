@@ -43,7 +43,11 @@ fn tokens_budgets_and_review_settings() {
     assert_eq!(config.tokens, Tokens { admin: Some("a".into()), data: Some("d".into()), review: None });
     let shown = "Tokens { admin: \"set\", data: \"set\", review: \"unset\" }";
     assert_eq!(format!("{:?}", config.tokens), shown, "never logged");
-    assert_eq!((config.budgets.max_calls, config.budgets.max_tool_calls), (Some(5), None), "0 is unlimited");
+    assert_eq!(
+        (config.policy.budgets.max_calls, config.policy.budgets.max_tool_calls),
+        (Some(5), None),
+        "0 is unlimited"
+    );
     assert_eq!(config.review.max_wait, Duration::from_millis(10));
     let empty: RawConfig = toml::from_str("[auth]\ndata_token = \" \"\n").unwrap();
     let err = Config::from_raw(empty, Overrides::default(), Path::new(".")).unwrap_err().to_string();
@@ -123,4 +127,37 @@ fn the_otlp_certificate_variables_give_the_collector_its_own_tls_files() {
     assert_eq!((files.ca.unwrap(), files.key.unwrap()), ("ca.pem".into(), "client-key.pem".into()));
     let half = Overrides { otlp_client_certificate: Some("client.pem".into()), ..Overrides::default() };
     assert!(from(half).unwrap_err().to_string().contains("OTEL_EXPORTER_OTLP_CLIENT_KEY"));
+}
+
+#[test]
+fn an_empty_file_is_every_subsystems_defaults() {
+    use crate::pipeline::{ParseLimits, RepairSettings};
+    use crate::telemetry::TelemetrySettings;
+    let config = Config::default();
+    assert_eq!(config.policy, PolicySettings::default());
+    assert_eq!(config.review, ReviewSettings::default());
+    assert_eq!(config.idempotency, IdempotencySettings::default());
+    assert_eq!(config.telemetry, TelemetrySettings::default());
+    assert_eq!(config.parse_limits, ParseLimits::default());
+    assert_eq!(config.repair, RepairSettings::default());
+    assert_eq!(config.mcp_front, McpFrontSettings::default());
+    assert_eq!(config.console, ConsoleSettings::default());
+    assert_eq!(config.tls, TlsSettings::default());
+    assert_eq!(config.cluster, None);
+    let limits = (config.max_request_bytes, config.max_result_bytes, config.max_batch_calls, config.batch_concurrency);
+    assert_eq!(
+        limits,
+        (DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_BATCH_CALLS, DEFAULT_BATCH_CONCURRENCY)
+    );
+    assert_eq!((config.default_timeout, config.connect_timeout), (DEFAULT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT));
+    assert_eq!(config.max_calls_in_flight, DEFAULT_CALLS_IN_FLIGHT);
+}
+
+#[test]
+fn a_table_sets_only_what_it_names() {
+    let text = "[budgets]\nmax_sessions = 7\n[review]\nmax_pending = 3\n[idempotency]\nwindow_ms = 0\n";
+    let config = Config::from_raw(toml::from_str(text).unwrap(), Overrides::default(), Path::new(".")).unwrap();
+    assert_eq!(config.policy, PolicySettings { max_sessions: 7, ..PolicySettings::default() });
+    assert_eq!(config.review, ReviewSettings { max_pending: 3, ..ReviewSettings::default() });
+    assert_eq!(config.idempotency, IdempotencySettings { window: Duration::ZERO, ..IdempotencySettings::default() });
 }

@@ -38,7 +38,7 @@ pub struct RawIdentity {
 
 /// TLS as configured.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TlsConfig {
+pub struct TlsSettings {
     /// Inbound: `None` serves plain HTTP/2.
     pub server: Option<ServerFiles>,
     /// Outbound.
@@ -50,7 +50,7 @@ pub struct TlsConfig {
     pub reload_every: Duration,
 }
 
-impl Default for TlsConfig {
+impl Default for TlsSettings {
     fn default() -> Self {
         Self {
             server: None,
@@ -64,7 +64,7 @@ impl Default for TlsConfig {
 
 const DEFAULT_RELOAD: Duration = Duration::from_secs(5);
 
-impl TlsConfig {
+impl TlsSettings {
     pub fn from_raw(raw: RawTls, base: &Path, collector: Option<ClientFiles>) -> Result<Self, ConfigError> {
         let at = |path: Option<PathBuf>| path.map(|p| base.join(p));
         let invalid = |reason: &str| ConfigError::Invalid(format!("tls.{reason}"));
@@ -118,8 +118,9 @@ pub fn collector_files(overrides: &Overrides) -> Option<ClientFiles> {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<TlsConfig, String> {
-        TlsConfig::from_raw(toml::from_str(text).unwrap(), Path::new("/etc/toolgate"), None).map_err(|e| e.to_string())
+    fn parse(text: &str) -> Result<TlsSettings, String> {
+        TlsSettings::from_raw(toml::from_str(text).unwrap(), Path::new("/etc/toolgate"), None)
+            .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -130,7 +131,7 @@ mod tests {
         let server = config.server.unwrap();
         assert_eq!((server.cert, server.key), (PathBuf::from("/etc/toolgate/s.pem"), PathBuf::from("/k.pem")));
         assert_eq!(config.client.ca, Some(PathBuf::from("/etc/toolgate/roots.pem")));
-        assert_eq!(parse("").unwrap(), TlsConfig::default());
+        assert_eq!(parse("").unwrap(), TlsSettings::default());
         for (text, says) in [
             ("cert = \"s.pem\"", "cert and key go together"),
             ("client_ca = \"ca.pem\"", "client_ca needs cert and key"),

@@ -1,10 +1,11 @@
-//! Admission: the session budgets and the rate limit a call must pass, on this gateway, or in cluster mode on
-//! Redis in one round trip (none when neither a session budget nor a cluster-wide limit applies).
+//! Admission: the session budgets and the rate limit a call must pass, asked of the policy (which keeps them on
+//! this gateway or on Redis), and its refusals as the model reads them.
 
 use super::ExecSettings;
 use crate::pipeline::{CallContext, CallError, ErrorKind, ToolMessage, ToolStatus};
-use crate::policy::shared::{Admitted, BudgetAsk, RateAsk};
-use crate::policy::{BudgetExceeded, BudgetLimits, Policy, PolicyError, SessionKey, ToolKey};
+use crate::policy::{
+    BudgetExceeded, BudgetLimits, CallAsk, Policy, PolicyError, RateCheck, Refusal, SessionKey, Ticket, ToolKey,
+};
 use crate::registry::{CompiledTool, LimitKey, RateScope, RedisDown};
 use crate::telemetry::Telemetry;
 use std::sync::Arc;
@@ -25,12 +26,6 @@ pub(super) enum Admit {
     BudgetsOnly,
 }
 
-/// What an admitted call must report when it ends.
-pub(super) struct Ticket {
-    /// The budget was counted on Redis, with this many failures of the tool in a row before the call.
-    shared_failures: Option<u32>,
-}
-
 /// How long a call refused because Redis is down (fail closed) is told to wait.
 const RETRY_WHILE_DOWN_MS: u64 = 1000;
 
@@ -39,7 +34,8 @@ impl Admission {
         Self { policy, budgets: settings.budgets, session_idle_ttl: settings.session_idle_ttl, telemetry }
     }
 
-    /// Checks and counts the session's budgets and, with `Admit::WithRate`, the tool's rate limit.
+    /// Checks and counts the session's budgets and, with `Admit::WithRate`, the tool's rate limit. Redis down
+    /// refuses a cluster-wide limit that fails closed, and admits the rest, counted as failing open.
     pub(super) async fn admit(
         &self,
         ctx: &CallContext,
@@ -47,60 +43,49 @@ impl Admission {
         admit: Admit,
     ) -> Result<Ticket, CallError> {
         let session = SessionKey::new(&ctx.tenant, &ctx.session_id);
-        let limits = self.budget_limits(tool);
+        let tool_key = ToolKey::new(&tool.spec.tenant, &tool.spec.name);
         let name = tool.spec.name.as_str();
-        let rule = tool.rate.as_ref().filter(|_| admit == Admit::WithRate);
-        let Some(shared) = &self.policy.shared else {
-            self.policy.budgets.admit(&session, name, &limits).map_err(|e| budget_error(e, name))?;
-            return self.local_rate(tool, ctx, rule).map(|()| Ticket { shared_failures: None });
+        let rate = tool.rate.as_ref().filter(|_| admit == Admit::WithRate).map(|rule| RateCheck {
+            rule,
+            key: limit_key(tool, ctx),
+            cluster_wide: tool.spec.limits.scope == RateScope::Cluster,
+        });
+        let ask = CallAsk {
+            session: &session,
+            tool: &tool_key,
+            limits: self.budget_limits(tool),
+            idle_ttl: self.session_idle_ttl,
+            rate,
         };
-        let cluster_rule = rule.filter(|_| tool.spec.limits.scope == RateScope::Cluster);
-        if cluster_rule.is_none() {
-            self.local_rate(tool, ctx, rule)?;
-        }
-        let budgeted = !session.session_id.is_empty() && limits != BudgetLimits::default();
-        let budget =
-            budgeted.then_some(BudgetAsk { session: &session, tool: name, limits, idle_ttl: self.session_idle_ttl });
-        let tool_key = ToolKey::new(&tool.spec.tenant, name);
-        let rate = cluster_rule.map(|rule| RateAsk { tool: &tool_key, rule, key: limit_key(tool, ctx) });
-        match shared.admit(budget, rate).await {
-            Ok(Ok(Admitted { failures_before })) => Ok(Ticket { shared_failures: budgeted.then_some(failures_before) }),
-            Ok(Err(PolicyError::Budget(exceeded))) => Err(budget_error(exceeded, name)),
-            Ok(Err(PolicyError::RateLimited(limited))) => Err(rate_error(limited.retry_after)),
-            Ok(Err(PolicyError::Saturated(_))) => Ok(Ticket { shared_failures: None }),
-            Err(err) => {
-                if cluster_rule.is_some() && tool.spec.limits.when_redis_down == RedisDown::FailClosed {
-                    tracing::debug!(tool = name, error = %err, "Redis down: refused (fail closed)");
+        match self.policy.admit(ask).await {
+            Ok(ticket) => Ok(ticket),
+            Err(Refusal::Refused(PolicyError::Budget(exceeded))) => Err(budget_error(exceeded, name)),
+            Err(Refusal::Refused(PolicyError::RateLimited(limited))) => Err(rate_error(limited.retry_after)),
+            Err(Refusal::Refused(PolicyError::Saturated(_))) => Ok(Ticket::default()),
+            Err(Refusal::Unreachable { error, cluster_rate, budget }) => {
+                if cluster_rate && tool.spec.limits.when_redis_down == RedisDown::FailClosed {
+                    tracing::debug!(tool = name, %error, "Redis down: refused (fail closed)");
                     return Err(CallError::RateLimited { retry_after_ms: RETRY_WHILE_DOWN_MS });
                 }
-                for (asked, check) in [(cluster_rule.is_some(), "rate"), (budgeted, "budget")] {
+                for (asked, check) in [(cluster_rate, "rate"), (budget, "budget")] {
                     if asked {
                         self.telemetry.fail_open(name, check);
                     }
                 }
-                Ok(Ticket { shared_failures: None })
+                Ok(Ticket::default())
             }
         }
     }
 
     /// Records how an admitted call ended, for the failures-in-a-row budget; a call still waiting for review has
-    /// not ended. On Redis only when it changes something: after a failure, or a success ending a run of failures.
+    /// not ended.
     pub(super) async fn record(&self, ctx: &CallContext, tool: &CompiledTool, ticket: Ticket, message: &ToolMessage) {
         if message.status == ToolStatus::PendingReview {
             return;
         }
-        let failed = counts_as_failure(message);
         let session = SessionKey::new(&ctx.tenant, &ctx.session_id);
-        let name = tool.spec.name.as_str();
-        match (&self.policy.shared, ticket.shared_failures) {
-            (None, _) => self.policy.budgets.record(&session, name, failed),
-            (Some(shared), Some(before)) if failed || before > 0 => {
-                if let Err(err) = shared.record(&session, name, failed, self.session_idle_ttl).await {
-                    tracing::warn!(tool = name, error = %err, "the call's outcome was not counted in its session budget");
-                }
-            }
-            (Some(_), _) => {}
-        }
+        let failed = counts_as_failure(message);
+        self.policy.record(&session, &tool.spec.name, ticket, failed, self.session_idle_ttl).await;
     }
 
     /// The session budgets of a call of `tool`: the tool's own where it sets them, else the gateway's.
@@ -112,19 +97,6 @@ impl Admission {
             max_tool_calls: nonzero(own.max_calls).or(self.budgets.max_tool_calls),
             max_consecutive_failures: nonzero(own.max_consecutive_failures).or(self.budgets.max_consecutive_failures),
         }
-    }
-
-    /// The rate limit on this gateway's own limiter.
-    fn local_rate(
-        &self,
-        tool: &CompiledTool,
-        ctx: &CallContext,
-        rule: Option<&crate::policy::RateRule>,
-    ) -> Result<(), CallError> {
-        let Some(rule) = rule else { return Ok(()) };
-        let tool_key = ToolKey::new(&tool.spec.tenant, &tool.spec.name);
-        let key = limit_key(tool, ctx);
-        self.policy.rates.check(&tool_key, rule, key).map_err(|limited| rate_error(limited.retry_after))
     }
 }
 

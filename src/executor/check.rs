@@ -3,7 +3,7 @@
 
 use super::CallRequest;
 use super::offload::{self, CpuPool};
-use crate::pipeline::{self, CallError, Check, PrepareOptions, Rejected};
+use crate::pipeline::{self, CallError, Check, PipelineSettings, Rejected};
 use crate::registry::Registry;
 use tokio::time::Instant;
 
@@ -13,7 +13,7 @@ use tokio::time::Instant;
 pub(super) async fn check(
     registry: &Registry,
     cpu: &CpuPool,
-    options: &PrepareOptions,
+    options: &PipelineSettings,
     req: CallRequest<'_>,
 ) -> Result<Check, Rejected> {
     let (call, catalog) = (req.call, registry.catalog());

@@ -13,7 +13,7 @@ mod split;
 
 use crate::backend::Backends;
 use crate::idempotency::{Claim, Idempotency};
-use crate::pipeline::{self, CallContext, CallError, Check, Checked, Messages, PrepareOptions, Prepared, Rejected};
+use crate::pipeline::{self, CallContext, CallError, Check, Checked, Messages, PipelineSettings, Prepared, Rejected};
 use crate::pipeline::{Repair, ToolCall, ToolMessage};
 use crate::policy::rules::{GatewayRules, Rule, Verdict};
 use crate::policy::{BudgetLimits, Policy};
@@ -33,7 +33,7 @@ use tokio::time::Instant;
 /// What the executor needs to know beyond the registry.
 #[derive(Debug, Clone)]
 pub struct ExecSettings {
-    pub prepare: PrepareOptions,
+    pub prepare: PipelineSettings,
     /// Used when a tool sets no `limits.timeout_ms`.
     pub default_timeout: Duration,
     /// How many calls of one batch run at once.

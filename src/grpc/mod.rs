@@ -5,7 +5,7 @@ mod auth;
 mod execute;
 mod gateway;
 mod listen;
-mod mcp;
+mod mcp_registry;
 mod registry;
 mod review;
 mod shed;
@@ -75,12 +75,13 @@ pub async fn services(
     let review =
         review::ReviewService::new(Arc::clone(&core.reviews), Arc::clone(&core.registry), settings.parse_limits);
     let review = ToolReviewServer::new(review).max_decoding_message_size(max);
-    let mcp = McpRegistryServer::new(mcp::McpService::new(Arc::clone(&core.mcp))).max_decoding_message_size(max);
+    let mcp =
+        McpRegistryServer::new(mcp_registry::McpService::new(Arc::clone(&core.mcp))).max_decoding_message_size(max);
     let (health_reporter, health) = tonic_health::server::health_reporter();
     health_reporter.set_serving::<ToolGatewayServer<gateway::GatewayService>>().await;
     health_reporter.set_serving::<ToolRegistryServer<registry::RegistryService>>().await;
     health_reporter.set_serving::<ToolReviewServer<review::ReviewService>>().await;
-    health_reporter.set_serving::<McpRegistryServer<mcp::McpService>>().await;
+    health_reporter.set_serving::<McpRegistryServer<mcp_registry::McpService>>().await;
     health_reporter.set_serving::<ToolWorkerServer<worker::WorkerService>>().await;
     if let Some(down) = cluster_down {
         spawn_cluster_health(down, health_reporter.clone());

@@ -17,6 +17,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
+/// A call's outcome answers its id for ten minutes.
+pub const DEFAULT_WINDOW: Duration = Duration::from_secs(600);
+/// Call ids this gateway keeps at most.
+pub const DEFAULT_MAX_ENTRIES: usize = 10_000;
+/// Outcome bytes this gateway keeps at most, approximately.
+pub const DEFAULT_MAX_BYTES: usize = 64 << 20;
+
 /// `[idempotency]`: how long a call's outcome answers its id, and how many ids and outcome bytes this gateway keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdempotencySettings {
@@ -30,7 +37,7 @@ pub struct IdempotencySettings {
 
 impl Default for IdempotencySettings {
     fn default() -> Self {
-        Self { window: Duration::from_secs(600), max_entries: 10_000, max_bytes: 64 << 20 }
+        Self { window: DEFAULT_WINDOW, max_entries: DEFAULT_MAX_ENTRIES, max_bytes: DEFAULT_MAX_BYTES }
     }
 }
 

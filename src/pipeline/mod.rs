@@ -139,7 +139,7 @@ pub struct Rejected {
 
 /// How the pure stages run: the gateway's limits and repair settings.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct PrepareOptions {
+pub struct PipelineSettings {
     pub limits: ParseLimits,
     pub repair: RepairSettings,
     pub split: SplitMode,
@@ -150,7 +150,7 @@ pub fn prepare(
     catalog: &Catalog,
     call: &ToolCall,
     ctx: &CallContext,
-    options: &PrepareOptions,
+    options: &PipelineSettings,
 ) -> Result<Prepared, Rejected> {
     complete(check(catalog, call, &ctx.tenant, options)?, ctx)
 }
@@ -163,8 +163,13 @@ pub enum Check {
 }
 
 /// Resolves the tool and checks what the model wrote, never splitting it: `check_call` for one call only.
-pub fn check(catalog: &Catalog, call: &ToolCall, tenant: &str, options: &PrepareOptions) -> Result<Checked, Rejected> {
-    let options = PrepareOptions { split: SplitMode::Never, ..*options };
+pub fn check(
+    catalog: &Catalog,
+    call: &ToolCall,
+    tenant: &str,
+    options: &PipelineSettings,
+) -> Result<Checked, Rejected> {
+    let options = PipelineSettings { split: SplitMode::Never, ..*options };
     match check_call(catalog, call, tenant, &options)? {
         Check::One(checked) => Ok(checked),
         Check::Split(_) => unreachable!("a call is never split with SplitMode::Never"),
@@ -179,7 +184,7 @@ pub fn check_call(
     catalog: &Catalog,
     call: &ToolCall,
     tenant: &str,
-    options: &PrepareOptions,
+    options: &PipelineSettings,
 ) -> Result<Check, Rejected> {
     let (checked, unfinished) = crate::registry::within_budget(|| check_unbounded(catalog, call, tenant, options));
     let Some(reason) = unfinished else { return checked };
@@ -207,7 +212,7 @@ fn check_unbounded(
     catalog: &Catalog,
     call: &ToolCall,
     tenant: &str,
-    options: &PrepareOptions,
+    options: &PipelineSettings,
 ) -> Result<Check, Rejected> {
     let Resolved { tool, mut repairs } = resolve_tool(catalog, tenant, &call.name, options.repair)
         .map_err(|error| Rejected { tool: None, repairs: Vec::new(), error })?;
@@ -243,7 +248,7 @@ fn repaired_or_split(
     arguments: Value,
     mut repairs: Vec<Repair>,
     settings: RepairSettings,
-    options: &PrepareOptions,
+    options: &PipelineSettings,
 ) -> Result<Check, Rejected> {
     let max_depth = options.limits.max_depth;
     let refused = |error, repairs| Err(Rejected { tool: Some(Arc::clone(&tool)), repairs, error });

@@ -6,6 +6,11 @@ use super::message::Repair;
 use super::repair::{RepairSettings, SyntaxError, nesting_within, read_lenient};
 use serde_json::Value;
 
+/// Argument text past 1 MiB is refused unread.
+pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
+/// Arguments nested deeper are refused.
+pub const DEFAULT_MAX_DEPTH: usize = 64;
+
 /// Bounds on what a model may send as arguments.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ParseLimits {
@@ -15,7 +20,7 @@ pub struct ParseLimits {
 
 impl Default for ParseLimits {
     fn default() -> Self {
-        Self { max_bytes: 1024 * 1024, max_depth: 64 }
+        Self { max_bytes: DEFAULT_MAX_ARGUMENT_BYTES, max_depth: DEFAULT_MAX_DEPTH }
     }
 }
 

@@ -5,6 +5,7 @@
 //! read from the tool's spec. All state is bounded: idle entries are evicted by [`Policy::evict_idle`], which
 //! [`Policy::spawn_eviction`] runs periodically, and by the checks themselves when a map passes its bound.
 
+mod admit;
 mod budget;
 mod clock;
 mod concurrency;
@@ -12,11 +13,13 @@ mod rate;
 pub mod rules;
 pub mod shared;
 
+pub use admit::{CallAsk, RateCheck, Refusal, Ticket};
 pub use budget::{BudgetExceeded, BudgetLimits, Budgets};
 pub use clock::Clock;
 pub use concurrency::{Concurrency, Saturated, Slot};
-pub use rate::{Rate, RateLimited, RateLimits, RateRule, parse_rate};
+pub use rate::{Rate, RateLimited, RateLimiters, RateRule, parse_rate};
 
+use crate::cluster::Redis;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -58,9 +61,18 @@ pub enum PolicyError {
     Budget(#[from] BudgetExceeded),
 }
 
-/// The bounds of the policy's state.
+/// Rate-limit keys of one tool past which checks sweep the stale ones.
+pub const DEFAULT_MAX_RATE_KEYS_PER_TOOL: usize = 10_000;
+/// A session unseen for an hour is forgotten.
+pub const DEFAULT_SESSION_IDLE_TTL: Duration = Duration::from_secs(3_600);
+/// Sessions kept at most, on one gateway.
+pub const DEFAULT_MAX_SESSIONS: usize = 100_000;
+
+/// `[budgets]` and the bounds of the policy's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PolicySettings {
+    /// The gateway's session budgets (none by default); a tool's own `budget` wins where it sets one.
+    pub budgets: BudgetLimits,
     /// Rate-limit keys of one tool past which checks sweep the stale ones.
     pub max_rate_keys_per_tool: usize,
     /// A session unseen this long is forgotten, with its budgets.
@@ -71,24 +83,30 @@ pub struct PolicySettings {
 
 impl Default for PolicySettings {
     fn default() -> Self {
-        Self { max_rate_keys_per_tool: 10_000, session_idle_ttl: Duration::from_secs(3600), max_sessions: 100_000 }
+        Self {
+            budgets: BudgetLimits::default(),
+            max_rate_keys_per_tool: DEFAULT_MAX_RATE_KEYS_PER_TOOL,
+            session_idle_ttl: DEFAULT_SESSION_IDLE_TTL,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+        }
     }
 }
 
 /// The three policies on one clock.
 pub struct Policy {
     pub clock: Clock,
-    pub rates: RateLimits,
+    pub rates: RateLimiters,
     pub concurrency: Concurrency,
     pub budgets: Budgets,
     /// Cluster mode: session budgets and cluster-wide rate limits on Redis.
-    pub shared: Option<crate::policy::shared::SharedAdmission>,
+    shared: Option<shared::SharedAdmission>,
 }
 
 impl Policy {
-    pub fn new(clock: Clock, settings: PolicySettings) -> Self {
+    /// The policy of one gateway: every limit and budget kept here.
+    pub fn local(clock: Clock, settings: PolicySettings) -> Self {
         Self {
-            rates: RateLimits::new(clock.clone(), settings.max_rate_keys_per_tool),
+            rates: RateLimiters::new(clock.clone(), settings.max_rate_keys_per_tool),
             concurrency: Concurrency::new(),
             budgets: Budgets::new(clock.clone(), settings.session_idle_ttl, settings.max_sessions),
             clock,
@@ -96,10 +114,10 @@ impl Policy {
         }
     }
 
-    /// Puts budgets and cluster-wide rate limits on Redis.
-    pub fn share(mut self, shared: crate::policy::shared::SharedAdmission) -> Self {
-        self.shared = Some(shared);
-        self
+    /// The policy of a gateway in a cluster: session budgets and cluster-wide rate limits on Redis, a
+    /// gateway's own limits here.
+    pub fn shared(clock: Clock, settings: PolicySettings, redis: Redis) -> Self {
+        Self { shared: Some(shared::SharedAdmission::new(redis)), ..Self::local(clock, settings) }
     }
 
     /// Forgets idle rate-limit keys, idle semaphores and idle sessions.
@@ -140,7 +158,7 @@ mod tests {
     async fn the_eviction_task_forgets_idle_state_and_stops_with_the_policy() {
         let clock = Clock::fake();
         let settings = PolicySettings { session_idle_ttl: Duration::from_secs(60), ..PolicySettings::default() };
-        let policy = Arc::new(Policy::new(clock.clone(), settings));
+        let policy = Arc::new(Policy::local(clock.clone(), settings));
         let session = SessionKey::new("acme", "s1");
         policy.budgets.admit(&session, "search", &BudgetLimits::default()).unwrap();
         let rule = RateRule { rate: parse_rate("1/s").unwrap(), burst: 0 };

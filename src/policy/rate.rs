@@ -151,13 +151,13 @@ impl ToolLimiter {
 ///
 /// A check holds only the read side of one `RwLock`; the write side is taken to add a tool, to rebuild the
 /// limiter of a tool whose rule changed, and to drop the limiters a sweep emptied.
-pub struct RateLimits {
+pub struct RateLimiters {
     clock: Clock,
     max_keys_per_tool: usize,
     tools: RwLock<HashMap<ToolKey, ToolLimiter>>,
 }
 
-impl RateLimits {
+impl RateLimiters {
     /// `max_keys_per_tool` is where a tool's stale keys start being swept during checks.
     pub fn new(clock: Clock, max_keys_per_tool: usize) -> Self {
         Self { clock, max_keys_per_tool, tools: RwLock::new(HashMap::new()) }
@@ -221,14 +221,14 @@ mod tests {
         ToolKey::new("acme", name)
     }
 
-    fn admitted(limits: &RateLimits, tool: &ToolKey, rule: &RateRule, key: &str, calls: usize) -> usize {
+    fn admitted(limits: &RateLimiters, tool: &ToolKey, rule: &RateRule, key: &str, calls: usize) -> usize {
         (0..calls).filter(|_| limits.check(tool, rule, key).is_ok()).count()
     }
 
     #[test]
     fn ten_per_second_admits_ten_then_one_every_hundred_milliseconds() {
         let clock = Clock::fake();
-        let limits = RateLimits::new(clock.clone(), 1000);
+        let limits = RateLimiters::new(clock.clone(), 1000);
         let (search, ten) = (tool("search"), rule("10/s", 0));
         assert_eq!(admitted(&limits, &search, &ten, "", 10), 10);
         let refused = limits.check(&search, &ten, "").unwrap_err();
@@ -242,7 +242,7 @@ mod tests {
     #[test]
     fn a_burst_admits_that_many_at_once_then_the_steady_rate() {
         let clock = Clock::fake();
-        let limits = RateLimits::new(clock.clone(), 1000);
+        let limits = RateLimiters::new(clock.clone(), 1000);
         let (search, bursty) = (tool("search"), rule("1/s", 3));
         assert_eq!(admitted(&limits, &search, &bursty, "", 3), 3);
         assert_eq!(limits.check(&search, &bursty, ""), Err(RateLimited { retry_after: Duration::from_secs(1) }));
@@ -252,7 +252,7 @@ mod tests {
 
     #[test]
     fn keys_and_tools_are_independent() {
-        let limits = RateLimits::new(Clock::fake(), 1000);
+        let limits = RateLimiters::new(Clock::fake(), 1000);
         let one = rule("1/m", 0);
         assert!(limits.check(&tool("search"), &one, "a").is_ok());
         assert!(limits.check(&tool("search"), &one, "a").is_err());
@@ -265,7 +265,7 @@ mod tests {
 
     #[test]
     fn a_changed_rule_rebuilds_the_limiter_and_an_unchanged_one_keeps_its_state() {
-        let limits = RateLimits::new(Clock::fake(), 1000);
+        let limits = RateLimiters::new(Clock::fake(), 1000);
         let search = tool("search");
         assert_eq!(admitted(&limits, &search, &rule("2/m", 0), "", 3), 2);
         assert_eq!(admitted(&limits, &search, &rule("2/m", 0), "", 1), 0, "same rule, same state");
@@ -276,7 +276,7 @@ mod tests {
     #[test]
     fn evict_idle_forgets_keys_once_their_window_has_passed() {
         let clock = Clock::fake();
-        let limits = RateLimits::new(clock.clone(), 1000);
+        let limits = RateLimiters::new(clock.clone(), 1000);
         let every_second = rule("1/s", 2);
         for key in ["a", "b", "c"] {
             limits.check(&tool("search"), &every_second, key).unwrap();
@@ -299,7 +299,7 @@ mod tests {
     #[test]
     fn checks_sweep_a_tool_whose_keys_pass_the_bound() {
         let clock = Clock::fake();
-        let limits = RateLimits::new(clock.clone(), 8);
+        let limits = RateLimiters::new(clock.clone(), 8);
         let (search, every_second) = (tool("search"), rule("1/s", 0));
         for key in 0..100 {
             limits.check(&search, &every_second, &format!("old-{key}")).unwrap();

@@ -67,9 +67,10 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Loads and checks every stored tool, on every core. A stored spec that no longer compiles is kept in the
-    /// store and skipped with an error log, so an upgrade never deletes a registration.
-    pub fn open(store: Arc<dyn ToolStore>, documents: SchemaDocuments) -> Result<Self, RegistryError> {
+    /// The registry of one gateway, durable in `store`. Loads and checks every stored tool, on every core. A
+    /// stored spec that no longer compiles is kept in the store and skipped with an error log, so an upgrade
+    /// never deletes a registration.
+    pub fn local(store: Arc<dyn ToolStore>, documents: SchemaDocuments) -> Result<Self, RegistryError> {
         let tools = compile_stored(store.load()?, &documents)?;
         Ok(Self {
             store,
@@ -215,7 +216,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// Stored records as given, for what `Registry::open` makes of them.
+    /// Stored records as given, for what `Registry::local` makes of them.
     struct Records(Vec<StoredRecord>);
 
     impl ToolStore for Records {
@@ -239,7 +240,7 @@ mod tests {
     fn open_checks_every_stored_spec_and_skips_one_that_no_longer_compiles() {
         let mut records: Vec<_> = (0..50).map(|i| record(&format!("t{i}"), json!({"type": "object"}))).collect();
         records.push(record("stale", json!({"type": "object", "properties": {"a": {"type": 5}}})));
-        let registry = Registry::open(Arc::new(Records(records)), SchemaDocuments::default()).unwrap();
+        let registry = Registry::local(Arc::new(Records(records)), SchemaDocuments::default()).unwrap();
         assert_eq!(registry.catalog().len(), 50);
         assert!(registry.get("", "t49").is_ok() && registry.get("", "stale").is_err());
     }
@@ -247,7 +248,7 @@ mod tests {
     #[test]
     fn open_fails_on_a_record_that_does_not_parse() {
         let records = vec![record("t", json!({"type": "object"})), StoredRecord::new("acme\0broken", "{nope")];
-        let err = Registry::open(Arc::new(Records(records)), SchemaDocuments::default()).err().unwrap();
+        let err = Registry::local(Arc::new(Records(records)), SchemaDocuments::default()).err().unwrap();
         assert!(
             matches!(err, RegistryError::Store(StoreError::Corrupt { ref key, .. }) if key == "acme/broken"),
             "{err}"

@@ -127,13 +127,13 @@ pub trait Queue: Send + Sync {
     /// missed: watch again to resync.
     fn subscribe(&self) -> broadcast::Receiver<ReviewEvent>;
 
-    /// Deletes settled records decided (or created) more than `keep_done` before `now_ms`. Returns how many went.
+    /// Deletes settled records decided (or created) more than `keep_decided` before `now_ms`. Returns how many went.
     /// Shared: Redis expires them itself, so this does nothing.
     async fn prune_at(&self, _now_ms: u64) -> Result<usize, ReviewError> {
         Ok(0)
     }
 
-    /// Deletes settled records older than `keep_done` by the wall clock.
+    /// Deletes settled records older than `keep_decided` by the wall clock.
     async fn prune(&self) -> Result<usize, ReviewError> {
         self.prune_at(super::unix_ms()).await
     }

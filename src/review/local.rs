@@ -49,8 +49,8 @@ pub(super) struct LocalQueue {
 }
 
 impl LocalQueue {
-    /// Loads every stored record (blocking; call it at startup, like `Registry::open`). A record found `Running`
-    /// becomes `Lost`, and settled records older than `keep_done` are deleted.
+    /// Loads every stored record (blocking; call it at startup, like `Registry::local`). A record found `Running`
+    /// becomes `Lost`, and settled records older than `keep_decided` are deleted.
     pub fn open(store: Arc<dyn ReviewStore>, settings: ReviewSettings) -> Result<Self, StoreError> {
         let now = unix_ms();
         let (mut records, mut expired) = (Records::new(), Vec::new());
@@ -63,7 +63,7 @@ impl LocalQueue {
                 record.state = ReviewState::Lost;
                 store.put(&record)?;
             }
-            if record.expired(now, settings.keep_done) {
+            if record.expired(now, settings.keep_decided) {
                 expired.push(record.key);
             } else {
                 records.insert(record.key.clone(), Entry::new(record));
@@ -187,10 +187,10 @@ impl Queue for LocalQueue {
         self.events.subscribe()
     }
 
-    /// Deletes settled records decided (or created) more than `keep_done` before `now_ms`.
+    /// Deletes settled records decided (or created) more than `keep_decided` before `now_ms`.
     async fn prune_at(&self, now_ms: u64) -> Result<usize, ReviewError> {
         let mut records = self.lock().await;
-        let keep = self.settings.keep_done;
+        let keep = self.settings.keep_decided;
         let expired: Vec<ReviewKey> =
             records.values().filter(|e| e.record.expired(now_ms, keep)).map(|e| e.record.key.clone()).collect();
         if expired.is_empty() {

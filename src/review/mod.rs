@@ -52,19 +52,28 @@ impl From<ClusterError> for ReviewError {
     }
 }
 
-/// Bounds of the queue.
+/// Calls that may wait for a decision at once.
+pub const DEFAULT_MAX_PENDING: usize = 10_000;
+/// A decided call's outcome answers its id for a day.
+pub const DEFAULT_KEEP_DECIDED: Duration = Duration::from_secs(24 * 60 * 60);
+/// A waiting call with no deadline of its own waits ten minutes for a decision.
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(600);
+
+/// `[review]`: how long a call waits for a decision, and the bounds of the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReviewSettings {
+    /// How long a waiting call with no deadline of its own waits for a decision.
+    pub max_wait: Duration,
     /// Calls that may wait for a decision at once; one more is refused with `ReviewError::Full`.
     pub max_pending: usize,
     /// How long a finished (`Done` or `Lost`) record is kept, so a retried call id gets its outcome back instead
     /// of running again.
-    pub keep_done: Duration,
+    pub keep_decided: Duration,
 }
 
 impl Default for ReviewSettings {
     fn default() -> Self {
-        Self { max_pending: 10_000, keep_done: Duration::from_secs(24 * 60 * 60) }
+        Self { max_wait: DEFAULT_MAX_WAIT, max_pending: DEFAULT_MAX_PENDING, keep_decided: DEFAULT_KEEP_DECIDED }
     }
 }
 
@@ -78,9 +87,9 @@ pub struct ReviewQueue {
 }
 
 impl ReviewQueue {
-    /// Loads every stored record (blocking; call it at startup, like `Registry::open`). A record found `Running`
-    /// becomes `Lost`, and settled records older than `keep_done` are deleted.
-    pub fn open(store: Arc<dyn ReviewStore>, settings: ReviewSettings) -> Result<Self, StoreError> {
+    /// Loads every stored record (blocking; call it at startup, like `Registry::local`). A record found `Running`
+    /// becomes `Lost`, and settled records older than `keep_decided` are deleted.
+    pub fn local(store: Arc<dyn ReviewStore>, settings: ReviewSettings) -> Result<Self, StoreError> {
         Ok(Self { queue: Arc::new(LocalQueue::open(store, settings)?) })
     }
 

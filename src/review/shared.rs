@@ -216,10 +216,10 @@ impl SharedQueue {
         self.redis.key("reviews", &[])
     }
 
-    /// `ARGV[1..=3]` of every state-changing script: the channel, keep_done and the running lease, in ms.
+    /// `ARGV[1..=3]` of every state-changing script: the channel, keep_decided and the running lease, in ms.
     fn common_args(&self) -> (String, u64, u64) {
         let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-        (self.channel(), ms(self.settings.keep_done), ms(self.running_lease))
+        (self.channel(), ms(self.settings.keep_decided), ms(self.running_lease))
     }
 }
 

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 fn open_in(dir: &Path, settings: ReviewSettings) -> ReviewQueue {
     let store = Database::open(dir).unwrap();
-    ReviewQueue::open(Arc::new(RedbReviewStore::new(&store).unwrap()), settings).unwrap()
+    ReviewQueue::local(Arc::new(RedbReviewStore::new(&store).unwrap()), settings).unwrap()
 }
 
 fn queue() -> (tempfile::TempDir, ReviewQueue) {
@@ -233,7 +233,7 @@ async fn records_survive_a_restart_and_a_running_call_is_lost() {
 
     let store = Database::open(dir.path()).unwrap();
     assert!(RedbStore::new(&store).unwrap().load().unwrap().is_empty(), "the tools table is untouched");
-    let queue = ReviewQueue::open(Arc::new(RedbReviewStore::new(&store).unwrap()), ReviewSettings::default()).unwrap();
+    let queue = ReviewQueue::local(Arc::new(RedbReviewStore::new(&store).unwrap()), ReviewSettings::default()).unwrap();
     drop(store);
     let pending = queue.pending(None).await;
     assert_eq!((pending.len(), queue.pending_count()), (1, 1), "counted at open too");
@@ -288,8 +288,8 @@ async fn subscribers_see_each_call_pending_then_decided() {
 #[tokio::test]
 async fn prune_removes_settled_calls_past_keep_done_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
-    let keep_done = Duration::from_secs(3600);
-    let settings = ReviewSettings { keep_done, ..ReviewSettings::default() };
+    let keep_decided = Duration::from_secs(3600);
+    let settings = ReviewSettings { keep_decided, ..ReviewSettings::default() };
     let queue = open_in(dir.path(), settings);
     queue.submit(call("acme", "pending", "{}")).await.unwrap();
     let running = drive(&queue, "running", Decision::Approve, true, None).await;
@@ -323,7 +323,7 @@ async fn open_prunes_old_settled_records() {
     let old_pending = call("acme", "waiting", "{}");
     RedbReviewStore::new(&store).unwrap().put(&old).unwrap();
     RedbReviewStore::new(&store).unwrap().put(&old_pending).unwrap();
-    let queue = ReviewQueue::open(Arc::new(RedbReviewStore::new(&store).unwrap()), ReviewSettings::default()).unwrap();
+    let queue = ReviewQueue::local(Arc::new(RedbReviewStore::new(&store).unwrap()), ReviewSettings::default()).unwrap();
     assert_eq!(queue.get(&old.key).await, None);
     assert_eq!(queue.get(&old_pending.key).await, Some(old_pending));
     assert_eq!(RedbReviewStore::new(&store).unwrap().load().unwrap().len(), 1);

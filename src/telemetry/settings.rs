@@ -7,6 +7,17 @@ use std::time::Duration;
 /// The span queue is allocated whole at start, so a typo must not ask for gigabytes.
 const MAX_QUEUED_SPANS: usize = 1_000_000;
 
+/// The service name spans and metrics carry, unless `service_name` says otherwise.
+pub const DEFAULT_SERVICE_NAME: &str = "toolgate";
+/// How often span batches and metrics are sent.
+pub const DEFAULT_EXPORT_INTERVAL: Duration = Duration::from_secs(5);
+/// How long one export may take.
+pub const DEFAULT_EXPORT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Spans waiting for export beyond this are dropped.
+pub const DEFAULT_MAX_QUEUED_SPANS: usize = 2_048;
+/// A recorded argument or result is cut past this many bytes.
+pub const DEFAULT_MAX_PAYLOAD_BYTES: usize = 1_024;
+
 /// The file as written.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,7 +54,15 @@ pub struct TelemetrySettings {
 
 impl Default for TelemetrySettings {
     fn default() -> Self {
-        Self::from_raw(RawTelemetry::default(), None).expect("the defaults are valid")
+        Self {
+            otlp_endpoint: None,
+            service_name: DEFAULT_SERVICE_NAME.into(),
+            export_interval: DEFAULT_EXPORT_INTERVAL,
+            export_timeout: DEFAULT_EXPORT_TIMEOUT,
+            max_queued_spans: DEFAULT_MAX_QUEUED_SPANS,
+            prometheus_listen: None,
+            record_payloads: None,
+        }
     }
 }
 
@@ -64,12 +83,15 @@ impl TelemetrySettings {
         };
         let settings = Self {
             otlp_endpoint,
-            service_name: raw.service_name.unwrap_or_else(|| "toolgate".into()),
-            export_interval: Duration::from_millis(raw.export_interval_ms.unwrap_or(5_000)),
-            export_timeout: Duration::from_millis(raw.export_timeout_ms.unwrap_or(5_000)),
-            max_queued_spans: raw.max_queued_spans.unwrap_or(2_048),
+            service_name: raw.service_name.unwrap_or_else(|| DEFAULT_SERVICE_NAME.into()),
+            export_interval: raw.export_interval_ms.map_or(DEFAULT_EXPORT_INTERVAL, Duration::from_millis),
+            export_timeout: raw.export_timeout_ms.map_or(DEFAULT_EXPORT_TIMEOUT, Duration::from_millis),
+            max_queued_spans: raw.max_queued_spans.unwrap_or(DEFAULT_MAX_QUEUED_SPANS),
             prometheus_listen,
-            record_payloads: raw.record_payloads.unwrap_or(false).then(|| raw.max_payload_bytes.unwrap_or(1_024)),
+            record_payloads: raw
+                .record_payloads
+                .unwrap_or(false)
+                .then(|| raw.max_payload_bytes.unwrap_or(DEFAULT_MAX_PAYLOAD_BYTES)),
         };
         if settings.max_queued_spans > MAX_QUEUED_SPANS {
             // The queue's room is allocated up front.

@@ -197,9 +197,9 @@ async fn behind_its_cap_a_call_that_could_no_longer_finish_is_refused_without_ru
 #[tokio::test]
 async fn a_session_stops_at_its_call_budget() {
     let (_dir, mut config) = temp_config();
-    config.budgets.max_calls = Some(3);
+    config.policy.budgets.max_calls = Some(3);
     let clock = Clock::fake();
-    let idle_ttl = config.budgets.session_idle_ttl;
+    let idle_ttl = config.policy.session_idle_ttl;
     let mut gw = start_gateway_with_clock(config, clock.clone()).await;
     let target = start_runtime(Runtime::default()).await;
     gw.register(tool("a", &target, json!({}))).await.unwrap();
@@ -228,7 +228,7 @@ async fn a_session_stops_at_its_call_budget() {
 #[tokio::test]
 async fn consecutive_failures_stop_the_retry_loop() {
     let (_dir, mut config) = temp_config();
-    config.budgets.max_consecutive_failures = Some(3);
+    config.policy.budgets.max_consecutive_failures = Some(3);
     let mut gw = start_gateway_with_clock(config, Clock::fake()).await;
     let target = start_runtime(Runtime::default()).await;
     gw.register(json!({"name": "weather", "input_schema": city_schema(), "backend": {"grpc": {"target": target}}}))

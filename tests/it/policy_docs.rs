@@ -24,8 +24,8 @@ fn rules() -> GatewayRules {
     let config = blocks.concat();
     let raw: toolgate::config::RawConfig = toml::from_str(&config).expect("the examples are one valid config");
     let config = toolgate::Config::from_raw(raw, Default::default(), std::path::Path::new(".")).expect("they compile");
-    assert_eq!(config.policy.len(), 10);
-    Arc::try_unwrap(config.policy).unwrap()
+    assert_eq!(config.rules.len(), 10);
+    Arc::try_unwrap(config.rules).unwrap()
 }
 
 struct Case {

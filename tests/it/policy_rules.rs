@@ -113,7 +113,7 @@ async fn a_rule_on_an_injected_value_reads_the_callers_not_the_models() {
 #[tokio::test]
 async fn config_rules_run_before_a_tools_own_in_the_order_written() {
     let (dir, mut config) = temp_config();
-    config.policy = Arc::new(
+    config.rules = Arc::new(
         GatewayRules::compile(vec![
             scoped("cfg-review-money", "args.amount > 100", RuleAction::Review, &[], &[("risk", "money")]),
             scoped("cfg-deny-other-tools", "true", RuleAction::Deny, &["deploy*"], &[]),

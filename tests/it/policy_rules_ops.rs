@@ -112,7 +112,7 @@ async fn the_span_and_the_calls_metric_name_the_rule_that_decided() {
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/it/support/mcp.rs)"]
 async fn config_spec_and_overlay_rules_apply_together_in_the_written_order() {
     let (dir, mut config) = temp_config();
-    config.policy = Arc::new(
+    config.rules = Arc::new(
         GatewayRules::compile(vec![
             scoped("cfg-review-sums", "args.a > 100", RuleAction::Review, &["py__add"], &[]),
             scoped("cfg-review-transfers", "args.amount > 100", RuleAction::Review, &["transfer"], &[]),

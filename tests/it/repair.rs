@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgate::pipeline::{
-    CallContext, CallError, PrepareOptions, RepairSettings, ToolCall, prepare, repair::read_lenient,
+    CallContext, CallError, PipelineSettings, RepairSettings, ToolCall, prepare, repair::read_lenient,
 };
 use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
 
@@ -63,7 +63,7 @@ fn runs(args: Value, rules: &[&str]) -> Outcome {
     Runs(args, rules.iter().map(|r| r.to_string()).collect())
 }
 
-fn run(catalog: &Catalog, options: &PrepareOptions, name: &str, arguments: &str) -> Outcome {
+fn run(catalog: &Catalog, options: &PipelineSettings, name: &str, arguments: &str) -> Outcome {
     let call = ToolCall { id: "1".into(), name: name.into(), arguments: arguments.into() };
     match prepare(catalog, &call, &CallContext::default(), options) {
         Ok(p) => {
@@ -82,7 +82,7 @@ fn run(catalog: &Catalog, options: &PrepareOptions, name: &str, arguments: &str)
 
 #[test]
 fn one_line_per_rule() {
-    let (cat, opts) = (catalog(), PrepareOptions::default());
+    let (cat, opts) = (catalog(), PipelineSettings::default());
     let table: Vec<(&str, &str, Outcome)> = vec![
         (
             "weather",
@@ -201,7 +201,7 @@ fn one_line_per_rule() {
 
 #[test]
 fn one_line_per_refusal() {
-    let (cat, opts) = (catalog(), PrepareOptions::default());
+    let (cat, opts) = (catalog(), PipelineSettings::default());
     let table: Vec<(&str, &str, Outcome)> = vec![
         ("weather", r#"{"city": "Oslo", "days": "two"}"#, Refused("invalid")),
         ("weather", r#"{"city": "Oslo", "days": "2.5"}"#, Refused("invalid")),
@@ -248,7 +248,7 @@ fn one_line_per_refusal() {
     check(&cat, &opts, table);
 }
 
-fn check(cat: &Catalog, opts: &PrepareOptions, table: Vec<(&str, &str, Outcome)>) {
+fn check(cat: &Catalog, opts: &PipelineSettings, table: Vec<(&str, &str, Outcome)>) {
     let failures: Vec<String> = table
         .into_iter()
         .filter_map(|(name, args, want)| {
@@ -263,7 +263,7 @@ fn check(cat: &Catalog, opts: &PrepareOptions, table: Vec<(&str, &str, Outcome)>
 fn a_rule_turned_off_by_name_does_not_run() {
     let cat = catalog();
     let off = RepairSettings::with_disabled(true, ["string_to_integer", "tool_name_normalized"]).unwrap();
-    let opts = PrepareOptions { repair: off, ..Default::default() };
+    let opts = PipelineSettings { repair: off, ..Default::default() };
     assert_eq!(run(&cat, &opts, "weather", r#"{"city": "Oslo", "days": "5"}"#), Refused("invalid"));
     assert_eq!(run(&cat, &opts, "WEATHER", r#"{"city": "Oslo"}"#), Refused("not_found"));
     let expected = runs(json!({"city": "Oslo", "alerts": true}), &["string_to_boolean"]);
@@ -274,7 +274,7 @@ fn a_rule_turned_off_by_name_does_not_run() {
 fn a_refused_call_is_described_as_the_model_sent_it() {
     let call =
         ToolCall { id: "1".into(), name: "weather".into(), arguments: r#"{"City": "Oslo", "days": "two"}"#.into() };
-    let rejected = prepare(&catalog(), &call, &CallContext::default(), &PrepareOptions::default()).unwrap_err();
+    let rejected = prepare(&catalog(), &call, &CallContext::default(), &PipelineSettings::default()).unwrap_err();
     let CallError::Invalid(violations) = rejected.error else { panic!("{:?}", rejected.error) };
     let paths: Vec<_> = violations.iter().map(|v| v.instance_path.as_str()).collect();
     assert!(paths.contains(&"/days") && paths.contains(&""), "{violations:?}");
@@ -286,7 +286,7 @@ fn a_refused_call_is_described_as_the_model_sent_it() {
 fn each_repair_records_where_and_what() {
     let call =
         ToolCall { id: "1".into(), name: "weather".into(), arguments: r#"{"City": "Oslo", "ids": ["7"]}"#.into() };
-    let prepared = prepare(&catalog(), &call, &CallContext::default(), &PrepareOptions::default()).unwrap();
+    let prepared = prepare(&catalog(), &call, &CallContext::default(), &PipelineSettings::default()).unwrap();
     let records: Vec<_> = prepared
         .repairs
         .iter()
@@ -300,7 +300,7 @@ fn each_repair_records_where_and_what() {
     // integer_to_string: the record shows the model wrote a number, a JSON number before and a string after.
     let call =
         ToolCall { id: "1".into(), name: "weather".into(), arguments: r#"{"city": "Oslo", "zip": 2134}"#.into() };
-    let prepared = prepare(&catalog(), &call, &CallContext::default(), &PrepareOptions::default()).unwrap();
+    let prepared = prepare(&catalog(), &call, &CallContext::default(), &PipelineSettings::default()).unwrap();
     let record = &prepared.repairs[0];
     assert_eq!((record.rule.as_str(), record.path.as_str()), ("integer_to_string", "/zip"));
     assert_eq!(serde_json::from_str::<Value>(&record.before).unwrap(), json!(2134), "before: the number as written");

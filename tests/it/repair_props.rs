@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use toolgate::pipeline::repair::read_lenient;
 use toolgate::pipeline::{
-    CallContext, ParseLimits, PrepareOptions, Prepared, Rejected, RepairSettings, ToolCall, parse_arguments, prepare,
+    CallContext, ParseLimits, PipelineSettings, Prepared, Rejected, RepairSettings, ToolCall, parse_arguments, prepare,
 };
 use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
 
@@ -68,7 +68,7 @@ fn schema(tool: usize) -> &'static Value {
     &catalog().get("", NAMES[tool]).unwrap().spec.input_schema
 }
 
-fn run(tool: usize, text: &str, options: &PrepareOptions) -> Result<Prepared, Rejected> {
+fn run(tool: usize, text: &str, options: &PipelineSettings) -> Result<Prepared, Rejected> {
     let call = ToolCall { id: String::new(), name: NAMES[tool].to_owned(), arguments: text.to_owned() };
     prepare(catalog(), &call, &CallContext::default(), options)
 }
@@ -338,7 +338,7 @@ proptest! {
     #[test]
     fn valid_input_is_never_changed((tool, value) in valid_call(), style in 0..2usize) {
         let text = render(&value, style);
-        let p = run(tool, &text, &PrepareOptions::default()).map_err(|r| TestCaseError::fail(r.error.to_string()))?;
+        let p = run(tool, &text, &PipelineSettings::default()).map_err(|r| TestCaseError::fail(r.error.to_string()))?;
         prop_assert!(p.repairs.is_empty(), "{:?}", p.repairs);
         prop_assert_eq!(&p.arguments, &value);
         prop_assert_eq!(p.arguments_text, text.trim());
@@ -349,7 +349,7 @@ proptest! {
     fn repaired_output_validates((tool, value) in valid_call(), slips in slips(1..5), style in 0..5usize) {
         let (mutated, _, _) = mutate(tool, &value, &slips);
         let text = render(&mutated, style);
-        let prepared = run(tool, &text, &PrepareOptions::default());
+        let prepared = run(tool, &text, &PipelineSettings::default());
         prop_assume!(prepared.is_ok(), "refused: what a refusal must be is checked by the other properties");
         let p = prepared.unwrap();
         prop_assert!(p.tool.validator.get().is_valid(&p.arguments), "{text} -> {}", p.arguments);
@@ -367,7 +367,7 @@ proptest! {
         // Nowhere to slip in this value (no number for NumberToString, say): not a case.
         prop_assume!(!applied.is_empty());
         let text = render(&mutated, style);
-        let p = run(tool, &text, &PrepareOptions::default())
+        let p = run(tool, &text, &PipelineSettings::default())
             .map_err(|r| TestCaseError::fail(format!("{:?} refused: {text}: {:?}", applied, r.error)))?;
         let valid = p.tool.validator.get().is_valid(&mutated);
         prop_assert_eq!(valid, applied == [Slip::FloatForInteger], "{}", text);
@@ -383,7 +383,7 @@ proptest! {
         let (mutated, _, applied) = mutate(tool, &value, &[(slip, pick, 0)]);
         prop_assume!(!applied.is_empty());
         let text = render(&mutated, style);
-        if let Ok(p) = run(tool, &text, &PrepareOptions::default()) {
+        if let Ok(p) = run(tool, &text, &PipelineSettings::default()) {
             prop_assert!(false, "{:?} accepted: {text} -> {} via {:?}", applied, p.arguments, p.repairs);
         }
     }
@@ -391,7 +391,7 @@ proptest! {
     /// Arbitrary and JSON-ish text: no panic, no hang, output within `bound` and `ParseLimits::max_depth`.
     #[test]
     fn parse_and_repair_stay_bounded(text in fuzz_text()) {
-        let options = PrepareOptions { limits: ParseLimits { max_bytes: 4096, max_depth: 16 }, ..Default::default() };
+        let options = PipelineSettings { limits: ParseLimits { max_bytes: 4096, max_depth: 16 }, ..Default::default() };
         let start = Instant::now();
         let parsed = parse_arguments(&text, options.limits, RepairSettings::default()).map(|(v, _)| v);
         let prepared = (0..NAMES.len()).filter_map(|t| run(t, &text, &options).ok());
@@ -479,7 +479,7 @@ fn fuzz_text() -> impl Strategy<Value = String> {
 /// JSON a model hides in a string, or sends double-encoded, is held to the depth limit like the rest.
 #[test]
 fn json_in_a_string_obeys_the_depth_limit() {
-    let options = PrepareOptions { limits: ParseLimits { max_bytes: 4096, max_depth: 16 }, ..Default::default() };
+    let options = PipelineSettings { limits: ParseLimits { max_bytes: 4096, max_depth: 16 }, ..Default::default() };
     // 16 levels in the string: 17 with the arguments around them.
     let deep = "{\"a\":".repeat(16) + "1" + &"}".repeat(16);
     let order = |metadata: &str| {
@@ -498,7 +498,7 @@ fn template_residue_look_alikes_do_not_panic() {
     let texts = ["<|>", "<||>", "{'query': 'a <|> b'}", "<|call|", "|><|", "x <|> {\"query\": \"a\"}"];
     let panics: Vec<_> = texts
         .iter()
-        .filter(|t| std::panic::catch_unwind(|| run(2, t, &PrepareOptions::default()).map(|p| p.arguments)).is_err())
+        .filter(|t| std::panic::catch_unwind(|| run(2, t, &PipelineSettings::default()).map(|p| p.arguments)).is_err())
         .collect();
     assert!(panics.is_empty(), "prepare panicked on {panics:?}");
 }
@@ -521,7 +521,7 @@ fn deep_nesting_is_refused_without_overflow() {
     for (text, expected) in &cases {
         let err = parse_arguments(text, limits, RepairSettings::default()).unwrap_err().to_string();
         assert!(err.contains(expected), "{}…: {err}", &text[..12]);
-        let options = PrepareOptions { limits, ..Default::default() };
+        let options = PipelineSettings { limits, ..Default::default() };
         assert!(run(0, text, &options).is_err());
     }
     // The lenient reader with no depth limit: its rewrite (needed for the comment) does not recurse, and

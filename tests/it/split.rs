@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgate::pipeline::{
-    CallError, Check, PrepareOptions, RepairSettings, SplitMode, ToolCall, check_call, error_message,
+    CallError, Check, PipelineSettings, RepairSettings, SplitMode, ToolCall, check_call, error_message,
 };
 use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
 
@@ -54,7 +54,7 @@ enum Outcome {
 }
 use Outcome::{One, Refused, Split};
 
-fn outcome(tool: &str, arguments: Value, options: &PrepareOptions) -> Outcome {
+fn outcome(tool: &str, arguments: Value, options: &PipelineSettings) -> Outcome {
     let call = ToolCall { id: "c1".into(), name: tool.into(), arguments: arguments.to_string() };
     match check_call(&catalog(), &call, "", options) {
         Ok(Check::Split(split)) => {
@@ -151,7 +151,7 @@ fn packed_calls_split_only_when_nothing_is_guessed_and_the_tool_allows_it() {
         ("the override off", "tax_nosplit", three.clone(), Refused(one_per_city)),
         ("repair off for the tool", "tax_strict", three.clone(), Refused("- city:")),
     ];
-    let options = PrepareOptions::default();
+    let options = PipelineSettings::default();
     for (what, tool, arguments, expected) in cases {
         let got = outcome(tool, arguments, &options);
         match (&got, &expected) {
@@ -164,7 +164,7 @@ fn packed_calls_split_only_when_nothing_is_guessed_and_the_tool_allows_it() {
 #[test]
 fn the_refusal_tells_the_model_to_make_one_call_per_value() {
     let three = json!({"city": ["Chicago", "Sacramento", "Portland"], "state": ["IL", "CA", "OR"]});
-    let Refused(text) = outcome("buy", three, &PrepareOptions::default()) else { panic!("buy is not split") };
+    let Refused(text) = outcome("buy", three, &PipelineSettings::default()) else { panic!("buy is not split") };
     assert!(
         text.contains("- arguments: city and state each hold 3 values, but buy takes one per call: make 3 separate calls to buy, one per city"),
         "{text}"
@@ -175,11 +175,11 @@ fn the_refusal_tells_the_model_to_make_one_call_per_value() {
 fn the_rule_turns_off_by_name_and_offline_splits_wherever_it_could_apply() {
     let three = json!({"city": ["Chicago", "Sacramento", "Portland"]});
     let off = RepairSettings::with_disabled(true, ["parallel_split"]).unwrap();
-    let options = PrepareOptions { repair: off, ..Default::default() };
+    let options = PipelineSettings { repair: off, ..Default::default() };
     assert!(matches!(outcome("tax", three.clone(), &options), Refused(text) if !text.contains("separate calls")));
-    let never = PrepareOptions { split: SplitMode::Never, ..Default::default() };
+    let never = PipelineSettings { split: SplitMode::Never, ..Default::default() };
     assert!(matches!(outcome("tax", three.clone(), &never), Refused(_)));
-    let always = PrepareOptions { split: SplitMode::Always, ..Default::default() };
+    let always = PipelineSettings { split: SplitMode::Always, ..Default::default() };
     assert!(matches!(outcome("buy", three.clone(), &always), Split(parts) if parts.len() == 3));
     assert!(matches!(outcome("tax_reviewed", three, &always), Split(parts) if parts.len() == 3));
 }

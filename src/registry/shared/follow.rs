@@ -35,7 +35,7 @@ struct Follower {
 /// Follows Redis until the registry is dropped. Either start-up synced (`Synced`), or `statics` are registered
 /// after the first successful sync.
 pub fn spawn(registry: &Arc<Registry>, redis: Redis, start: Start) -> tokio::task::JoinHandle<()> {
-    let channel = registry.shared().map(|s| s.channel()).unwrap_or_default();
+    let channel = registry.remote().map(|s| s.channel()).unwrap_or_default();
     let (statics, synced_at_start) = match start {
         Start::Synced(generation) => (Vec::new(), Some(generation)),
         Start::Unsynced(statics) => (statics, None),
@@ -112,7 +112,7 @@ impl Follower {
     /// one behind it, or none, that Redis lost its data; a full sync heals both.
     async fn check_generation(&mut self) -> Result<(), String> {
         let Some(registry) = self.registry.upgrade() else { return Ok(()) };
-        let shared = registry.shared().ok_or("not in cluster mode")?;
+        let shared = registry.remote().ok_or("not in cluster mode")?;
         match shared.generation().await.map_err(|e| e.to_string())? {
             Some(generation) if generation == self.seen => self.suspect = None,
             Some(generation) if generation > self.seen && self.suspect.is_none_or(|s| s <= self.seen) => {
@@ -131,7 +131,7 @@ impl Follower {
     async fn catch_up(&mut self) -> Result<(), String> {
         if let Some(generation) = self.synced_at_start.take() {
             let registry = self.registry.upgrade().ok_or("the registry is gone")?;
-            let shared = registry.shared().ok_or("not in cluster mode")?;
+            let shared = registry.remote().ok_or("not in cluster mode")?;
             if shared.generation().await.map_err(|e| e.to_string())? == Some(generation) {
                 self.seen = generation;
                 return Ok(());

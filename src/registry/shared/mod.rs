@@ -1,8 +1,10 @@
 //! The registry in cluster mode: writes go to Redis first, and the follower brings this gateway's snapshot (and
 //! its local cache) in step with what Redis holds, one tool or all of them.
 
-use super::{Catalog, CompiledTool, Registry, RegistryError, ToolSpec, compile_logged, run_blocking};
-use crate::cluster::ClusterError;
+use super::{
+    Catalog, CompiledTool, Registry, RegistryError, SchemaDocuments, ToolSpec, ToolStore, compile_logged, run_blocking,
+};
+use crate::cluster::{ClusterError, Redis};
 pub mod follow;
 mod remote;
 
@@ -12,13 +14,13 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 impl Registry {
-    /// Puts this registry in cluster mode: from now on writes go through `shared`, and `sync_*` follow it.
-    pub fn share(mut self, shared: SharedRegistry) -> Self {
-        self.shared = Some(shared);
-        self
+    /// The registry of a gateway in a cluster: Redis holds it, and `store` is this gateway's cache of it, loaded
+    /// as [`Registry::local`] loads it. Writes go to Redis first, and `sync_*` follow it.
+    pub fn shared(store: Arc<dyn ToolStore>, documents: SchemaDocuments, redis: Redis) -> Result<Self, RegistryError> {
+        Ok(Self { shared: Some(SharedRegistry::new(redis)), ..Registry::local(store, documents)? })
     }
 
-    pub fn shared(&self) -> Option<&SharedRegistry> {
+    fn remote(&self) -> Option<&SharedRegistry> {
         self.shared.as_ref()
     }
 

@@ -2,7 +2,7 @@
 //! record's `state` followed by a PUBLISH of the record as it now is.
 //!
 //! Every script takes `KEYS[1]` = the record's hash (`{p}:review:tenant\0call_id`), `KEYS[2]` = the pending set
-//! (`{p}:reviews_pending`), and `ARGV[1]` = the channel, `ARGV[2]` = keep_done in ms, `ARGV[3]` = the running
+//! (`{p}:reviews_pending`), and `ARGV[1]` = the channel, `ARGV[2]` = keep_decided in ms, `ARGV[3]` = the running
 //! lease in ms; its own arguments follow from `ARGV[4]`. A reply is a word, then (for some words) the record's
 //! fields in `FIELDS` order. A message on the channel is the change's kind, then the same fields, joined by
 //! newlines (JSON as serde_json writes it holds none).
@@ -88,7 +88,7 @@ return reply('decided')
 "#;
 
 /// `ARGV[4]` the answer's JSON. Replies `not_found`, `not_running` or `done`. The record expires after
-/// keep_done.
+/// keep_decided.
 const FINISH: &str = r#"
 local state = current()
 if not state then return {'not_found'} end

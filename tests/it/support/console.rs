@@ -43,8 +43,8 @@ impl Console {
     pub async fn start_with_admin_and(adjust: impl FnOnce(&mut toolgate::Config)) -> Self {
         Self::start_with(|config| {
             config.tokens.admin = Some(ADMIN_TOKEN.into());
-            config.budgets.max_tool_calls = Some(40);
-            config.budgets.max_calls = Some(200);
+            config.policy.budgets.max_tool_calls = Some(40);
+            config.policy.budgets.max_calls = Some(200);
             adjust(config);
         })
         .await

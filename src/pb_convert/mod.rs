@@ -3,6 +3,6 @@
 //! crate's type lacks is dropped, and a missing message field becomes its default.
 
 mod call;
-mod mcp;
+mod mcp_server;
 mod spec;
 mod worker;
