@@ -4,7 +4,7 @@
 use super::ExecSettings;
 use crate::pipeline::{CallContext, CallError, ErrorKind, ToolMessage, ToolStatus};
 use crate::policy::{
-    BudgetExceeded, BudgetLimits, CallAsk, Policy, PolicyError, RateCheck, Refusal, SessionKey, Ticket, ToolKey,
+    BudgetExceeded, BudgetLimits, CallAsk, Policy, PolicyError, RateCheck, Refusal, SessionKey, Ticket,
 };
 use crate::registry::{CompiledTool, LimitKey, RateScope, RedisDown};
 use crate::telemetry::Telemetry;
@@ -43,7 +43,6 @@ impl Admission {
         admit: Admit,
     ) -> Result<Ticket, CallError> {
         let session = SessionKey::new(&ctx.tenant, &ctx.session_id);
-        let tool_key = ToolKey::new(&tool.spec.tenant, &tool.spec.name);
         let name = tool.spec.name.as_str();
         let rate = tool.rate.as_ref().filter(|_| admit == Admit::WithRate).map(|rule| RateCheck {
             rule,
@@ -52,7 +51,8 @@ impl Admission {
         });
         let ask = CallAsk {
             session: &session,
-            tool: &tool_key,
+            tool_tenant: &tool.spec.tenant,
+            tool: name,
             limits: self.budget_limits(tool),
             idle_ttl: self.session_idle_ttl,
             rate,

@@ -9,7 +9,9 @@ use std::time::Duration;
 /// What one call asks of the policy.
 pub struct CallAsk<'a> {
     pub session: &'a SessionKey,
-    pub tool: &'a ToolKey,
+    /// The tool's tenant ("" for a shared tool) and registered name, made a [`ToolKey`] only if a limit needs it.
+    pub tool_tenant: &'a str,
+    pub tool: &'a str,
     /// The session budgets the call is counted against.
     pub limits: BudgetLimits,
     /// The session is forgotten once unseen this long.
@@ -49,21 +51,23 @@ impl Policy {
     /// a session with one, and a rate limit only if it is cluster-wide; a gateway's own limit is checked here.
     pub async fn admit(&self, ask: CallAsk<'_>) -> Result<Ticket, Refusal> {
         let Some(shared) = &self.shared else {
-            self.budgets.admit(ask.session, &ask.tool.name, &ask.limits).map_err(|e| Refusal::Refused(e.into()))?;
-            return self.local_rate(ask.tool, ask.rate).map(|()| Ticket::default());
+            self.budgets.admit(ask.session, ask.tool, &ask.limits).map_err(|e| Refusal::Refused(e.into()))?;
+            return self.local_rate(&ask, ask.rate).map(|()| Ticket::default());
         };
         let cluster_rate = ask.rate.filter(|rate| rate.cluster_wide);
         if cluster_rate.is_none() {
-            self.local_rate(ask.tool, ask.rate)?;
+            self.local_rate(&ask, ask.rate)?;
         }
         let budgeted = !ask.session.session_id.is_empty() && ask.limits != BudgetLimits::default();
         let budget = budgeted.then_some(BudgetAsk {
             session: ask.session,
-            tool: &ask.tool.name,
+            tool: ask.tool,
             limits: ask.limits,
             idle_ttl: ask.idle_ttl,
         });
-        let rate = cluster_rate.map(|rate| RateAsk { tool: ask.tool, rule: rate.rule, key: rate.key });
+        let tool_key = cluster_rate.map(|_| ToolKey::new(ask.tool_tenant, ask.tool));
+        let rate =
+            cluster_rate.zip(tool_key.as_ref()).map(|(rate, tool)| RateAsk { tool, rule: rate.rule, key: rate.key });
         match shared.admit(budget, rate).await {
             Ok(Ok(Admitted { failures_before })) => Ok(Ticket { shared_failures: budgeted.then_some(failures_before) }),
             Ok(Err(PolicyError::Saturated(_))) => Ok(Ticket::default()),
@@ -87,8 +91,9 @@ impl Policy {
     }
 
     /// The rate limit on this gateway's own limiter.
-    fn local_rate(&self, tool: &ToolKey, rate: Option<RateCheck<'_>>) -> Result<(), Refusal> {
+    fn local_rate(&self, ask: &CallAsk<'_>, rate: Option<RateCheck<'_>>) -> Result<(), Refusal> {
         let Some(rate) = rate else { return Ok(()) };
-        self.rates.check(tool, rate.rule, rate.key).map_err(|limited| Refusal::Refused(limited.into()))
+        let tool = ToolKey::new(ask.tool_tenant, ask.tool);
+        self.rates.check(&tool, rate.rule, rate.key).map_err(|limited| Refusal::Refused(limited.into()))
     }
 }
