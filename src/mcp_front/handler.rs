@@ -49,15 +49,17 @@ impl FrontDoor {
         Self { changes: self.core.registry.changes(), ..self.clone() }
     }
 
-    /// MCP has no call id: a call to a tool that needs review gets one from who calls, in which session, which
-    /// tool and which arguments, so that calling again with the same arguments picks up the reviewer's decision
-    /// (and the tool runs once). Other calls get none, so the same call made twice runs twice. Also answers
-    /// whether the tool lets the caller's user confirm the call.
-    fn review_id(&self, principal: &Principal, session: &str, name: &str, arguments: &str) -> (String, bool) {
+    /// MCP has no call id: a call to a tool that needs review gets one from who calls (with the session their
+    /// token names, if it names one), which tool and which arguments, so that calling again with the same
+    /// arguments picks up the reviewer's decision (and the tool runs once) while the review is kept
+    /// (`review.keep_decided`). Not the MCP session: hosts such as LangChain's open one per call. Other calls get
+    /// none, so the same call made twice runs twice. Also answers whether the tool lets the user confirm the call.
+    fn review_id(&self, principal: &Principal, name: &str, arguments: &str) -> (String, bool) {
         let tenant = principal.tenant.as_str();
         let tool = pipeline::exact_tool(&self.core.registry.catalog(), tenant, name);
         let Some(tool) = tool.filter(|t| t.spec.review.required) else { return (String::new(), false) };
         let mut digest = Sha256::new();
+        let session = principal.values.get("session_id").map_or("", String::as_str);
         for part in [tenant, principal.user_id.as_str(), session, tool.spec.name.as_str(), arguments] {
             digest.update(part.len().to_le_bytes());
             digest.update(part.as_bytes());
@@ -151,8 +153,11 @@ impl ServerHandler for FrontDoor {
         };
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let name = request.name.into_owned();
-        let session_id = principal.values.get("session_id").cloned().unwrap_or(session);
-        let (id, confirmable) = self.review_id(&principal, &session_id, &name, &arguments);
+        let (id, confirmable) = self.review_id(&principal, &name, &arguments);
+        // A reviewed call is the same call in any MCP session, so it is not of one: its session is the one the
+        // token names, if any (the budgets of a transport session would not follow the call to the next).
+        let transport = if id.is_empty() { session } else { String::new() };
+        let session_id = principal.values.get("session_id").cloned().unwrap_or(transport);
         let call = ToolCall { id, name, arguments };
         let ctx =
             CallContext { tenant: principal.tenant, user_id: principal.user_id, session_id, values: principal.values };

@@ -134,6 +134,15 @@ fn full(limit: usize, whose: &str) -> Response {
     (StatusCode::SERVICE_UNAVAILABLE, [(http::header::RETRY_AFTER, RETRY_AFTER_S)], reason).into_response()
 }
 
+/// The SDK answers a closed session 202 Accepted, which the official Python SDKs log as a failed termination on
+/// every close: the session is gone at once, so 204 No Content says so.
+fn closed(mut response: Response) -> Response {
+    if response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
+}
+
 fn not_found() -> Response {
     (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
@@ -145,6 +154,7 @@ pub async fn guard(State(sessions): State<Arc<McpSessions>>, request: Request, n
     let id = request.headers().get(SESSION_HEADER).map(|v| v.to_str().unwrap_or_default().to_owned());
     match id {
         Some(id) if !sessions.owned_by(&id, &principal) => not_found(),
+        Some(_) if request.method() == Method::DELETE => closed(next.run(request).await),
         Some(_) => next.run(request).await,
         // Only a POST without a session opens one (with `initialize`); anything else the SDK refuses.
         None if request.method() != Method::POST => next.run(request).await,

@@ -68,7 +68,7 @@ async fn sessions_are_capped_per_principal_and_in_all_and_a_closed_one_frees_its
     let refused = open(&url, BOB).await.expect_err("but the door is full");
     assert!(refused.text().await.unwrap().contains("limit of 3 open sessions in all"));
 
-    assert_eq!(send(&url, ALICE, Method::DELETE, Some(&first), &[]).await.status(), 202, "Alice closes one");
+    assert_eq!(send(&url, ALICE, Method::DELETE, Some(&first), &[]).await.status(), 204, "Alice closes one");
     assert_eq!(send(&url, ALICE, Method::POST, Some(&first), &[]).await.status(), 404, "a closed session is gone");
     open(&url, ALICE).await.expect("its place is free again");
 }

@@ -272,7 +272,7 @@ async fn decide(gw: &mut Gateway, call_id: &str, action: toolgate::pb::v1::Revie
 }
 
 #[tokio::test]
-async fn a_reviewed_call_pends_then_calling_again_gets_the_decision_and_the_tool_runs_once() {
+async fn a_reviewed_call_pends_then_calling_again_in_any_session_gets_the_decision_and_the_tool_runs_once() {
     use toolgate::pb::v1::ReviewAction;
     let (_dir, mut gw, url) = front().await;
     let runtime = Runtime::default();
@@ -289,10 +289,13 @@ async fn a_reviewed_call_pends_then_calling_again_gets_the_decision_and_the_tool
     assert_eq!(pending[0].user_id, "alice");
     let still = call(&alice, "transfer", json!({"amount": 9})).await;
     assert_eq!(toolgate_meta(&still)["status"], "PENDING_REVIEW", "still pending, and not queued twice");
-    assert_eq!(pending_of(&mut gw).await.len(), 1);
+    // A host that opens a session per call (LangChain's `MultiServerMCPClient`) finds the same review.
+    let elsewhere = call(&client(&url, ALICE).await, "transfer", json!({"amount": 9})).await;
+    assert_eq!(toolgate_meta(&elsewhere)["status"], "PENDING_REVIEW", "{}", text(&elsewhere));
+    assert_eq!(pending_of(&mut gw).await.len(), 1, "one review, whichever session asks");
 
     decide(&mut gw, &pending[0].call_id, ReviewAction::Approve, "").await;
-    let ran = call(&alice, "transfer", json!({"amount": 9})).await;
+    let ran = call(&client(&url, ALICE).await, "transfer", json!({"amount": 9})).await;
     assert_eq!(ran.is_error, Some(false), "{}", text(&ran));
     assert_eq!(ran.structured_content, Some(json!({"amount": 9, "user_id": "alice"})));
     let again = call(&alice, "transfer", json!({"amount": 9})).await;
@@ -343,15 +346,16 @@ async fn a_tool_the_caller_may_confirm_asks_the_user_and_runs_or_not_on_their_an
     let review = json!({"review": {"required": true, "caller_may_confirm": true}});
     gw.register(transfer(&target, "acme", review)).await.unwrap();
 
-    for (answer, runs) in [(ElicitationAction::Accept, 1), (ElicitationAction::Decline, 1)] {
+    // Each answer to a call of its own: the same call again, in any session, gets the first one's outcome.
+    for (answer, amount, runs) in [(ElicitationAction::Accept, 3, 1), (ElicitationAction::Decline, 5, 1)] {
         let asker = Asker { answer: answer.clone(), asked: Default::default() };
         let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).auth_header(ALICE);
         let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
         let host = asker.clone().serve(transport).await.unwrap();
-        let result = call(&host, "transfer", json!({"amount": 3})).await;
+        let result = call(&host, "transfer", json!({"amount": amount})).await;
         let asked = asker.asked.lock().unwrap().clone();
         assert_eq!(asked.len(), 1, "the user was asked once");
-        assert!(asked[0].contains("transfer") && asked[0].contains("\"amount\":3"), "{asked:?}");
+        assert!(asked[0].contains("transfer") && asked[0].contains(&format!("\"amount\":{amount}")), "{asked:?}");
         match answer {
             ElicitationAction::Accept => {
                 assert_eq!(result.is_error, Some(false), "{}", text(&result));
