@@ -71,7 +71,7 @@ impl GrpcChannels {
             return Err(BackendError::fatal(message));
         }
         let structured = (!response.structured.is_empty()).then_some(response.structured);
-        Ok(Output { content: response.content, structured })
+        Ok(Output::text(response.content, structured))
     }
 }
 

@@ -1,7 +1,7 @@
 //! The HTTP backend: the arguments are the JSON body; 2xx is success, 4xx is the model's to fix, 5xx transient.
 
 use super::{BackendError, Invocation, Output, structured_of};
-use crate::pipeline::FailureClass;
+use crate::pipeline::{FailureClass, ResultBlock};
 use crate::registry::HttpBackend;
 use crate::tls::ClientTls;
 use reqwest::{Method, StatusCode};
@@ -110,12 +110,32 @@ impl HttpClient {
             }
             body.extend_from_slice(&chunk);
         }
+        if status.is_success()
+            && let Some(block) = media_block(response.headers(), &body)
+        {
+            let (content, blocks) = crate::pipeline::text_and_blocks(vec![block]);
+            return Ok(Output { content, structured: None, blocks });
+        }
         let text = String::from_utf8_lossy(&body).into_owned();
         if status.is_success() {
             let structured = structured_of(&text);
-            return Ok(Output { content: text, structured });
+            return Ok(Output::text(text, structured));
         }
         Err(status_error(status, &text))
+    }
+}
+
+/// An image or audio body (by its `Content-Type`) as the content block it is, so that a model that sees images
+/// gets the image rather than its bytes as text.
+fn media_block(headers: &reqwest::header::HeaderMap, body: &[u8]) -> Option<ResultBlock> {
+    use base64::Engine as _;
+    let mime_type = headers.get(reqwest::header::CONTENT_TYPE)?.to_str().ok()?;
+    let mime_type = mime_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    let data = || base64::engine::general_purpose::STANDARD.encode(body);
+    match mime_type.split_once('/') {
+        Some(("image", _)) => Some(ResultBlock::Image { data: data(), mime_type }),
+        Some(("audio", _)) => Some(ResultBlock::Audio { data: data(), mime_type }),
+        _ => None,
     }
 }
 

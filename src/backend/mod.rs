@@ -8,7 +8,7 @@ pub mod worker;
 
 pub use health::{Health, HealthSnapshot, HealthState};
 
-use crate::pipeline::{CallContext, FailureClass};
+use crate::pipeline::{CallContext, FailureClass, ResultBlock};
 use crate::registry::Backend;
 use crate::tls::ClientTls;
 use std::sync::Arc;
@@ -36,6 +36,16 @@ pub struct Output {
     pub content: String,
     /// JSON text, when the result is structured.
     pub structured: Option<String>,
+    /// The result's content blocks when it holds more than text; `content` is then its text for a text-only
+    /// model (`pipeline::text_and_blocks`).
+    pub blocks: Vec<ResultBlock>,
+}
+
+impl Output {
+    /// A result of text (and maybe structured content) alone.
+    pub fn text(content: String, structured: Option<String>) -> Self {
+        Self { content, structured, blocks: Vec::new() }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

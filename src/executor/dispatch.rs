@@ -58,7 +58,11 @@ impl Dispatcher {
             Err(saturated) => (Err(CallError::Busy { max: saturated.max }), 0),
         };
         let mut message = match result {
-            Ok(out) => pipeline::success_message(call, name, out.content, out.structured),
+            Ok(out) => {
+                let mut message = pipeline::success_message(call, name, out.content, out.structured);
+                message.blocks = out.blocks;
+                message
+            }
             Err(err) => pipeline::error_message(call, name, err, Vec::new(), &self.messages),
         };
         message.repairs = prepared.repairs;

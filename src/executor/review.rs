@@ -196,5 +196,6 @@ fn pending_message(call: &ToolCall, record: &ReviewRecord) -> ToolMessage {
         attempts: 0,
         duration_us: 0,
         parts: Vec::new(),
+        blocks: Vec::new(),
     }
 }

@@ -126,6 +126,7 @@ fn combined(
         attempts: answers.iter().map(|a| a.attempts).sum(),
         duration_us: 0,
         parts: answers.into_iter().map(part_of).collect(),
+        blocks: Vec::new(),
     }
 }
 

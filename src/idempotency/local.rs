@@ -227,6 +227,7 @@ fn stub(message: &ToolMessage) -> ToolMessage {
         attempts: message.attempts,
         duration_us: message.duration_us,
         parts: Vec::new(),
+        blocks: Vec::new(),
     }
 }
 
@@ -251,6 +252,7 @@ mod tests {
             attempts: 1,
             duration_us: 0,
             parts: Vec::new(),
+            blocks: Vec::new(),
         }
     }
 

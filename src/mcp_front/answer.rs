@@ -1,11 +1,13 @@
 //! What an MCP host sees: registered tools as MCP `Tool`s (model-facing schema, provider-safe name, hints from the
-//! spec), and a `ToolMessage` as a `CallToolResult`. Every toolgate error is a result with `isError: true` whose
+//! spec), and a `ToolMessage` as a `CallToolResult` (its content blocks as they came, when it has more than text). Every toolgate error is a result with `isError: true` whose
 //! text is the model-facing content, the typed error in `_meta`, never in `structuredContent` (hosts check that
 //! against `outputSchema`, even on errors).
 
-use crate::pipeline::{ToolMessage, ToolStatus};
+use crate::pipeline::{ResultBlock, ToolMessage, ToolStatus};
 use crate::registry::CompiledTool;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool, ToolAnnotations};
+use rmcp::model::{
+    CallToolResult, ContentBlock, JsonObject, MetaObject, Resource, ResourceContents, Tool, ToolAnnotations,
+};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -44,7 +46,11 @@ pub fn result(message: ToolMessage) -> CallToolResult {
     let meta = MetaObject(JsonObject::from_iter([(META_KEY.to_string(), meta_of(&message))]));
     let mut result = match message.status {
         ToolStatus::Success => {
-            let mut ok = CallToolResult::success(vec![ContentBlock::text(message.content)]);
+            let content = match message.blocks.is_empty() {
+                true => vec![ContentBlock::text(message.content)],
+                false => message.blocks.into_iter().map(block).collect(),
+            };
+            let mut ok = CallToolResult::success(content);
             ok.structured_content = message.structured.as_deref().and_then(|s| serde_json::from_str(s).ok());
             ok
         }
@@ -55,6 +61,26 @@ pub fn result(message: ToolMessage) -> CallToolResult {
     };
     result.meta = Some(meta);
     result
+}
+
+/// A result's block as MCP carries it.
+fn block(block: ResultBlock) -> ContentBlock {
+    match block {
+        ResultBlock::Text { text } => ContentBlock::text(text),
+        ResultBlock::Image { data, mime_type } => ContentBlock::image(data, mime_type),
+        ResultBlock::Audio { data, mime_type } => ContentBlock::audio(data, mime_type),
+        ResultBlock::ResourceLink { uri, name, mime_type, description } => {
+            let mut link = Resource::new(uri, name);
+            (link.mime_type, link.description) = (mime_type, description);
+            ContentBlock::resource_link(link)
+        }
+        ResultBlock::Resource { uri, mime_type, text, blob } => ContentBlock::resource(match (text, blob) {
+            (Some(text), _) => ResourceContents::TextResourceContents { uri, mime_type, text, meta: None },
+            (None, blob) => {
+                ResourceContents::BlobResourceContents { uri, mime_type, blob: blob.unwrap_or_default(), meta: None }
+            }
+        }),
+    }
 }
 
 /// The answer to a `tools/call` shed past `limits.max_calls_in_flight`: an `UNAVAILABLE` error the host may retry,

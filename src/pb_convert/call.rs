@@ -3,7 +3,7 @@
 
 use crate::pb::v1 as pb;
 use crate::pipeline::{
-    CallContext, ErrorKind, Repair, ToolCall, ToolError, ToolMessage, ToolPart, ToolStatus, Violation,
+    CallContext, ErrorKind, Repair, ResultBlock, ToolCall, ToolError, ToolMessage, ToolPart, ToolStatus, Violation,
 };
 use crate::review::ReviewRecord;
 
@@ -50,7 +50,31 @@ impl From<ToolMessage> for pb::ToolMessage {
             attempts: m.attempts,
             duration_us: m.duration_us,
             parts: m.parts.into_iter().map(pb::ToolMessagePart::from).collect(),
+            blocks: m.blocks.into_iter().map(pb::ResultBlock::from).collect(),
         }
+    }
+}
+
+impl From<ResultBlock> for pb::ResultBlock {
+    fn from(block: ResultBlock) -> Self {
+        use pb::result_block::Block;
+        let media = |data, mime_type| pb::MediaBlock { data, mime_type };
+        let block = match block {
+            ResultBlock::Text { text } => Block::Text(pb::TextBlock { text }),
+            ResultBlock::Image { data, mime_type } => Block::Image(media(data, mime_type)),
+            ResultBlock::Audio { data, mime_type } => Block::Audio(media(data, mime_type)),
+            ResultBlock::ResourceLink { uri, name, mime_type, description } => {
+                Block::ResourceLink(pb::ResourceLinkBlock { uri, name, mime_type, description })
+            }
+            ResultBlock::Resource { uri, mime_type, text, blob } => {
+                let contents = match (text, blob) {
+                    (Some(text), _) => Some(pb::resource_block::Contents::Text(text)),
+                    (None, blob) => blob.map(pb::resource_block::Contents::Blob),
+                };
+                Block::Resource(pb::ResourceBlock { uri, mime_type, contents })
+            }
+        };
+        pb::ResultBlock { block: Some(block) }
     }
 }
 

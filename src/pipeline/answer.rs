@@ -62,6 +62,7 @@ pub fn success_message(call: &ToolCall, name: &str, content: String, structured:
         attempts: 1,
         duration_us: 0,
         parts: Vec::new(),
+        blocks: Vec::new(),
     }
 }
 
@@ -120,6 +121,7 @@ pub fn error_message(
         attempts: 0,
         duration_us: 0,
         parts: Vec::new(),
+        blocks: Vec::new(),
     }
 }
 

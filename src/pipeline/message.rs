@@ -1,5 +1,6 @@
 //! The domain form of what a call produces: `ToolMessage`, `ToolError`, `Repair`, `Violation`.
 
+use super::blocks::ResultBlock;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -114,6 +115,10 @@ pub struct ToolMessage {
     /// A packed parallel call split into the calls the model meant: one part per call, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<ToolPart>,
+    /// The result's content blocks, when it holds more than text (an image, audio, a resource); `content` is
+    /// then what a model that reads only text gets. Empty for a result of text alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<ResultBlock>,
 }
 
 /// One of the calls a packed parallel call was split into, and how it went.

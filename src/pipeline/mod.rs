@@ -2,6 +2,7 @@
 //! The server and the offline `toolgate repair` command both run it.
 
 mod answer;
+mod blocks;
 mod inject;
 mod message;
 mod parse;
@@ -13,6 +14,7 @@ mod validate;
 pub mod violations;
 
 pub use answer::{MAX_ECHOED_ARGUMENTS, Messages, echoed_arguments, error_message, success_message};
+pub use blocks::{ResultBlock, text_and_blocks};
 pub use inject::{OVERRIDE_REMOVED, inject, strip_overrides};
 pub use message::{
     CallContext, ErrorKind, FailureClass, Repair, ToolCall, ToolError, ToolMessage, ToolPart, ToolStatus, Violation,

@@ -56,6 +56,7 @@ fn message(call_id: &str, content: &str) -> ToolMessage {
         attempts: 1,
         duration_us: 10,
         parts: Vec::new(),
+        blocks: Vec::new(),
     }
 }
 

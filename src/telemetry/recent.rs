@@ -264,6 +264,7 @@ mod tests {
             attempts: 1,
             duration_us: 5,
             parts: Vec::new(),
+            blocks: Vec::new(),
         }
     }
 

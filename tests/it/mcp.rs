@@ -44,6 +44,16 @@ async fn exercise(gw: &mut Gateway, p: &str, imported: &pb::McpServerStatus) {
     let count = gw.call(&format!("{p}__count"), r#"{"n": "5"}"#).await;
     assert_eq!(count.content, "int:5", "the server received the repaired integer: {count:?}");
 
+    // A result of more than text keeps its blocks; the model that reads only text gets a note, not base64.
+    let chart = gw.call(&format!("{p}__chart"), "{}").await;
+    assert!(ok(&chart), "{chart:?}");
+    assert_eq!(chart.content, "the chart\n[image: image/png, 68 bytes]\na,b\n1,2");
+    let kinds: Vec<_> = chart.blocks.iter().map(|b| b.block.clone().unwrap()).collect();
+    use pb::result_block::Block;
+    assert!(matches!(&kinds[0], Block::Text(t) if t.text == "the chart"), "{kinds:?}");
+    assert!(matches!(&kinds[1], Block::Image(i) if i.mime_type == "image/png" && i.data.starts_with("iVBORw0KGgo")));
+    assert!(matches!(&kinds[2], Block::Resource(r) if r.uri == "file:///data.csv"), "{kinds:?}");
+
     let bad = gw.call(&format!("{p}__bad_output"), "{}").await;
     assert_eq!(kind_of(&bad), pb::ErrorKind::ToolError, "{bad:?}");
     assert!(bad.error.as_ref().unwrap().message.contains("outputSchema"), "{bad:?}");
@@ -155,7 +165,7 @@ async fn a_paginated_tool_list_is_imported_whole_and_refreshed_without_a_notific
     }
     server.refresh_interval_ms = 300;
     let imported = add(&mut admin, server).await;
-    assert_eq!(imported.tools.len(), 10, "four pages of tools/list, all imported: {imported:?}");
+    assert_eq!(imported.tools.len(), 11, "four pages of tools/list, all imported: {imported:?}");
     let added = gw.call("paged__add_tool", r#"{"name": "quiet", "notify": false}"#).await;
     assert_eq!(added.content, "added");
     let quiet = call_until(&mut gw, "paged__quiet", "{}", ok).await;

@@ -93,6 +93,10 @@ def _init_options(notification_options=None, experimental_capabilities=None):
 _low.create_initialization_options = _init_options
 
 
+# A 1×1 transparent PNG, base64.
+PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+
+
 @mcp.tool(structured_output=False)
 def echo(text: str) -> str:
     """Returns the text."""
@@ -112,6 +116,22 @@ def bad_output() -> types.CallToolResult:
     return types.CallToolResult(
         content=[types.TextContent(type="text", text='{"sum": "not a number"}')],
         structuredContent=bad,
+        isError=False,
+    )
+
+
+@mcp.tool()
+def chart() -> types.CallToolResult:
+    """A caption, a one-pixel PNG and an embedded text resource: a result of more than text."""
+    return types.CallToolResult(
+        content=[
+            types.TextContent(type="text", text="the chart"),
+            types.ImageContent(type="image", data=PIXEL_PNG, mimeType="image/png"),
+            types.EmbeddedResource(
+                type="resource",
+                resource=types.TextResourceContents(uri="file:///data.csv", mimeType="text/csv", text="a,b\n1,2"),
+            ),
+        ],
         isError=False,
     )
 

@@ -46,8 +46,8 @@ class Received:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-# A handler answers the arguments with (HTTP status, body) for HTTP tools, or with an InvokeResponse's fields
-# (content, structured, is_error, error_message) for gRPC tools.
+# A handler answers the arguments with (HTTP status, body) for HTTP tools (a bytes body with its content type as a
+# third item), or with an InvokeResponse's fields (content, structured, is_error, error_message) for gRPC tools.
 Handler = Callable[[Any], Any]
 
 
@@ -75,10 +75,15 @@ class HttpTools:
                         )
                     )
                     handler = tools._handlers.get(path)
-                status, answer = handler(args) if handler else (404, {"error": "no such tool"})
-                data = answer.encode() if isinstance(answer, str) else json.dumps(answer).encode()
+                status, answer, *media = handler(args) if handler else (404, {"error": "no such tool"})
+                if isinstance(answer, bytes):
+                    data, kind = answer, media[0] if media else "application/octet-stream"
+                elif isinstance(answer, str):
+                    data, kind = answer.encode(), "text/plain"
+                else:
+                    data, kind = json.dumps(answer).encode(), "application/json"
                 self.send_response(status)
-                self.send_header("content-type", "text/plain" if isinstance(answer, str) else "application/json")
+                self.send_header("content-type", kind)
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

@@ -2,8 +2,8 @@
 
 Layout:
 - `toolgate.client`: `Client` (sync) and `AsyncClient` (grpc.aio), and `GatewayError`.
-- `toolgate.types`: the answers as frozen dataclasses (`ToolMessage` with its `ToolPart`s, `ToolError`,
-  `Violation`, `Repair`, `PendingReview`) and the `CallContext`.
+- `toolgate.types`: the answers as frozen dataclasses (`ToolMessage` with its `ToolPart`s and `ResultBlock`s,
+  `ToolError`, `Violation`, `Repair`, `PendingReview`) and the `CallContext`.
 - `toolgate.langgraph`: `GatewayToolNode`, a LangGraph `ToolNode` for a `StateGraph` or `create_react_agent`,
   `toolgate_middleware` for LangChain v1's `create_agent`, `gateway_tools` and `bind_gateway_tools` (needs the
   `langgraph` extra; the middleware, the `langchain` extra).
@@ -17,6 +17,7 @@ from .types import (
     ErrorKind,
     PendingReview,
     Repair,
+    ResultBlock,
     ToolError,
     ToolMessage,
     ToolPart,
@@ -32,6 +33,7 @@ __all__ = [
     "GatewayError",
     "PendingReview",
     "Repair",
+    "ResultBlock",
     "ToolError",
     "ToolMessage",
     "ToolPart",

@@ -13,6 +13,7 @@ from .types import (
     ErrorKind,
     PendingReview,
     Repair,
+    ResultBlock,
     ToolError,
     ToolMessage,
     ToolPart,
@@ -96,7 +97,37 @@ def message_from_pb(m: types_pb2.ToolMessage) -> ToolMessage:
         attempts=m.attempts,
         duration_us=m.duration_us,
         parts=tuple(part_from_pb(p) for p in m.parts),
+        blocks=tuple(block_from_pb(b) for b in m.blocks),
     )
+
+
+def block_from_pb(b: types_pb2.ResultBlock) -> ResultBlock:
+    kind = b.WhichOneof("block")
+    if kind == "text":
+        return ResultBlock(type="text", text=b.text.text)
+    if kind in ("image", "audio"):
+        media = getattr(b, kind)
+        return ResultBlock(type=kind, data=media.data, mime_type=media.mime_type)
+    if kind == "resource_link":
+        link = b.resource_link
+        return ResultBlock(
+            type="resource_link",
+            uri=link.uri,
+            name=link.name,
+            mime_type=link.mime_type if link.HasField("mime_type") else None,
+            description=link.description if link.HasField("description") else None,
+        )
+    if kind == "resource":
+        r = b.resource
+        contents = r.WhichOneof("contents")
+        return ResultBlock(
+            type="resource",
+            uri=r.uri,
+            mime_type=r.mime_type if r.HasField("mime_type") else None,
+            text=r.text if contents == "text" else None,
+            blob=r.blob if contents == "blob" else None,
+        )
+    return ResultBlock(type=kind or "unknown")
 
 
 def pending_from_pb(p: review_pb2.PendingReview) -> PendingReview:

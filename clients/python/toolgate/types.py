@@ -98,6 +98,21 @@ class ToolError:
 
 
 @dataclass(frozen=True)
+class ResultBlock:
+    """One block of a result of more than text, as MCP gives it: `type` is `text`, `image`, `audio`,
+    `resource_link` or `resource`. Binary data (`data`, `blob`) is base64."""
+
+    type: str
+    text: str | None = None
+    data: str | None = None
+    mime_type: str | None = None
+    uri: str | None = None
+    name: str | None = None
+    description: str | None = None
+    blob: str | None = None
+
+
+@dataclass(frozen=True)
 class ToolPart:
     """One of the calls a packed parallel call was split into (the repair `parallel_split`), and how it went."""
 
@@ -143,6 +158,9 @@ class ToolMessage:
     #: A packed parallel call split into the calls the model meant: one part per call, in order. `content`
     #: gives every part's result, and the status is ERROR if any part failed.
     parts: tuple[ToolPart, ...] = ()
+    #: The result's blocks, in order, when it holds more than text (an image, audio, a resource); `content` is
+    #: then the text a model that reads only text gets. Empty for a result of text alone.
+    blocks: tuple[ResultBlock, ...] = ()
 
     @property
     def ok(self) -> bool:

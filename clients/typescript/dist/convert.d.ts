@@ -7,9 +7,11 @@ import { type MessageInitShape } from "@bufbuild/protobuf";
 import { DefinitionFormat as PbFormat, type ExecuteBatchRequestSchema, type ExecuteRequestSchema, type ListToolDefinitionsResponse, ReviewMode as PbReviewMode } from "./gen/toolgate/v1/gateway_pb.js";
 import { type ToolSpec as PbToolSpec } from "./gen/toolgate/v1/registry_pb.js";
 import { type DecideRequestSchema, type PendingReview as PbPendingReview, type ReviewEvent as PbReviewEvent } from "./gen/toolgate/v1/review_pb.js";
-import { type CallContextSchema, type ToolCallSchema, type ToolMessage as PbToolMessage } from "./gen/toolgate/v1/types_pb.js";
-import { type CallContext, type DefinitionFormat, type PendingReview, type RegisteredTool, type ReviewAction, type ReviewEvent, type ReviewMode, type ToolCallInput, type ToolDefinition, type ToolMessage, type ToolSpec } from "./types.js";
+import { type CallContextSchema, type ToolCallSchema, type ToolMessage as PbToolMessage, type ResultBlock as PbResultBlock } from "./gen/toolgate/v1/types_pb.js";
+import { type CallContext, type DefinitionFormat, type PendingReview, type RegisteredTool, type ResultBlock, type ReviewAction, type ReviewEvent, type ReviewMode, type ToolCallInput, type ToolDefinition, type ToolMessage, type ToolSpec } from "./types.js";
 export declare function messageFromPb(m: PbToolMessage | undefined): ToolMessage;
+/** A result's block; one of a kind newer than this client is left out (its text is in `content`). */
+export declare function blockFromPb(b: PbResultBlock): ResultBlock[];
 export declare function pendingFromPb(p: PbPendingReview | undefined): PendingReview;
 export declare function eventFromPb(e: PbReviewEvent): ReviewEvent;
 export declare function definitionsFromPb(response: ListToolDefinitionsResponse): ToolDefinition[];

@@ -63,7 +63,31 @@ export function messageFromPb(m) {
         ok: status === "SUCCESS",
         pendingReview: status === "PENDING_REVIEW",
         parts: m.parts.map(partFromPb),
+        blocks: m.blocks.flatMap(blockFromPb),
     };
+}
+/** A result's block; one of a kind newer than this client is left out (its text is in `content`). */
+export function blockFromPb(b) {
+    const block = b.block;
+    switch (block.case) {
+        case "text":
+            return [{ type: "text", text: block.value.text }];
+        case "image":
+        case "audio":
+            return [{ type: block.case, data: block.value.data, mimeType: block.value.mimeType }];
+        case "resourceLink": {
+            const { uri, name, mimeType, description } = block.value;
+            return [{ type: "resource_link", uri, name, mimeType, description }];
+        }
+        case "resource": {
+            const { uri, mimeType, contents } = block.value;
+            const text = contents.case === "text" ? contents.value : undefined;
+            const blob = contents.case === "blob" ? contents.value : undefined;
+            return [{ type: "resource", uri, mimeType, text, blob }];
+        }
+        default:
+            return [];
+    }
 }
 export function pendingFromPb(p) {
     if (p === undefined)

@@ -63,7 +63,35 @@ export interface ToolMessage {
      * in order. `content` gives every part's result, and the status is ERROR if any part failed. Empty otherwise.
      */
     readonly parts: readonly ToolPart[];
+    /**
+     * The result's blocks, in order, when it holds more than text (an image, audio, a resource); `content` is then
+     * the text a model that reads only text gets. Empty for a result of text alone.
+     */
+    readonly blocks: readonly ResultBlock[];
 }
+/**
+ * One block of a result of more than text, as MCP gives it. Binary data (`data`, `blob`) is base64.
+ */
+export type ResultBlock = {
+    readonly type: "text";
+    readonly text: string;
+} | {
+    readonly type: "image" | "audio";
+    readonly data: string;
+    readonly mimeType: string;
+} | {
+    readonly type: "resource_link";
+    readonly uri: string;
+    readonly name: string;
+    readonly mimeType?: string;
+    readonly description?: string;
+} | {
+    readonly type: "resource";
+    readonly uri: string;
+    readonly mimeType?: string;
+    readonly text?: string;
+    readonly blob?: string;
+};
 /** One of the calls a packed parallel call was split into, and how it went. */
 export interface ToolPart {
     readonly status: ToolStatus;

@@ -38,6 +38,7 @@ import {
   type ToolError as PbToolError,
   type ToolMessage as PbToolMessage,
   type ToolMessagePart as PbToolMessagePart,
+  type ResultBlock as PbResultBlock,
   ToolStatus as PbToolStatus,
 } from "./gen/toolgate/v1/types_pb.js";
 import {
@@ -49,6 +50,7 @@ import {
   type PolicyRule,
   type RegisteredTool,
   type Repair,
+  type ResultBlock,
   type ReviewAction,
   type ReviewEvent,
   type ReviewMode,
@@ -119,7 +121,32 @@ export function messageFromPb(m: PbToolMessage | undefined): ToolMessage {
     ok: status === "SUCCESS",
     pendingReview: status === "PENDING_REVIEW",
     parts: m.parts.map(partFromPb),
+    blocks: m.blocks.flatMap(blockFromPb),
   };
+}
+
+/** A result's block; one of a kind newer than this client is left out (its text is in `content`). */
+export function blockFromPb(b: PbResultBlock): ResultBlock[] {
+  const block = b.block;
+  switch (block.case) {
+    case "text":
+      return [{ type: "text", text: block.value.text }];
+    case "image":
+    case "audio":
+      return [{ type: block.case, data: block.value.data, mimeType: block.value.mimeType }];
+    case "resourceLink": {
+      const { uri, name, mimeType, description } = block.value;
+      return [{ type: "resource_link", uri, name, mimeType, description }];
+    }
+    case "resource": {
+      const { uri, mimeType, contents } = block.value;
+      const text = contents.case === "text" ? contents.value : undefined;
+      const blob = contents.case === "blob" ? contents.value : undefined;
+      return [{ type: "resource", uri, mimeType, text, blob }];
+    }
+    default:
+      return [];
+  }
 }
 
 export function pendingFromPb(p: PbPendingReview | undefined): PendingReview {

@@ -149,8 +149,10 @@ export interface Received {
   headers: IncomingHttpHeaders;
 }
 
-/** Answers the arguments with [HTTP status, body]. */
-export type Handler = (args: any) => [number, unknown] | Promise<[number, unknown]>;
+/** Answers the arguments with [HTTP status, body], or [HTTP status, bytes, content type]. */
+export type Handler = (
+  args: any,
+) => [number, unknown] | [number, Buffer, string] | Promise<[number, unknown] | [number, Buffer, string]>;
 
 /** An HTTP tool server on 127.0.0.1: each tool is a path with a handler; every request is recorded. */
 export class HttpTools {
@@ -174,7 +176,12 @@ export class HttpTools {
     if (!this.requests.has(path)) this.requests.set(path, []);
     this.requests.get(path)!.push({ args, headers: req.headers });
     const handler = this.handlers.get(path);
-    const [status, answer] = handler ? await handler(args) : [404, { error: "no such tool" }];
+    const [status, answer, media] = handler ? await handler(args) : [404, { error: "no such tool" }];
+    if (Buffer.isBuffer(answer)) {
+      res.writeHead(status, { "content-type": media ?? "application/octet-stream" });
+      res.end(answer);
+      return;
+    }
     const text = typeof answer === "string" ? answer : JSON.stringify(answer);
     res.writeHead(status, { "content-type": typeof answer === "string" ? "text/plain" : "application/json" });
     res.end(text);

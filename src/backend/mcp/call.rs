@@ -3,8 +3,9 @@
 
 use super::server::OutputSchema;
 use crate::backend::{BackendError, Invocation, Output};
+use crate::pipeline::ResultBlock;
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, MetaObject};
-use rmcp::model::{JsonObject, RequestMetaObject};
+use rmcp::model::{JsonObject, RequestMetaObject, ResourceContents};
 use rmcp::service::{Peer, RoleClient, ServiceError};
 
 /// What became of a call, and what it tells about the session and the server's tool list.
@@ -62,9 +63,11 @@ fn failed(err: BackendError) -> CallOutcome {
 /// A result: `isError` is the tool's failure, with its text; otherwise its text and structured content, the
 /// latter checked against the tool's `outputSchema`.
 pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> CallOutcome {
-    let mut content = text_of(&result.content);
+    let (mut content, blocks) = crate::pipeline::text_and_blocks(result.content.iter().map(block_of).collect());
     let structured = result.structured_content.as_ref().map(|v| v.to_string());
-    let size = content.len() + structured.as_ref().map_or(0, String::len);
+    let size = content.len()
+        + structured.as_ref().map_or(0, String::len)
+        + blocks.iter().map(ResultBlock::size).sum::<usize>();
     if size > checks.max_result_bytes {
         let message = format!("the result is {size} bytes, over the limit of {}", checks.max_result_bytes);
         return failed(BackendError::fatal(message));
@@ -90,7 +93,7 @@ pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> CallOutcome {
     });
     let Some(reason) = violation else {
         return CallOutcome {
-            result: Ok(Output { content, structured }),
+            result: Ok(Output { content, structured, blocks }),
             session_broken: false,
             list_stale: false,
             output_violation: false,
@@ -100,7 +103,7 @@ pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> CallOutcome {
     if checks.pass_invalid_output {
         tracing::warn!(%message, "MCP result passed through despite its outputSchema");
         return CallOutcome {
-            result: Ok(Output { content, structured }),
+            result: Ok(Output { content, structured, blocks }),
             session_broken: false,
             list_stale: false,
             output_violation: true,
@@ -114,16 +117,44 @@ pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> CallOutcome {
     }
 }
 
-/// Text blocks as they are, one per line; any other block (an image, a resource) as its JSON, so nothing is lost.
-fn text_of(blocks: &[ContentBlock]) -> String {
-    let parts: Vec<String> = blocks
-        .iter()
-        .map(|block| match block.as_text() {
-            Some(text) => text.text.clone(),
-            None => serde_json::to_string(block).unwrap_or_default(),
-        })
-        .collect();
-    parts.join("\n")
+/// An MCP content block as the gateway carries it; annotations and `_meta` are not kept.
+fn block_of(block: &ContentBlock) -> ResultBlock {
+    match block {
+        ContentBlock::Text(text) => ResultBlock::Text { text: text.text.clone() },
+        ContentBlock::Image(image) => {
+            ResultBlock::Image { data: image.data.clone(), mime_type: image.mime_type.clone() }
+        }
+        ContentBlock::Audio(audio) => {
+            ResultBlock::Audio { data: audio.data.clone(), mime_type: audio.mime_type.clone() }
+        }
+        ContentBlock::ResourceLink(link) => ResultBlock::ResourceLink {
+            uri: link.uri.clone(),
+            name: link.name.clone(),
+            mime_type: link.mime_type.clone(),
+            description: link.description.clone(),
+        },
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            ResourceContents::TextResourceContents { uri, mime_type, text, .. } => ResultBlock::Resource {
+                uri: uri.clone(),
+                mime_type: mime_type.clone(),
+                text: Some(text.clone()),
+                blob: None,
+            },
+            ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => ResultBlock::Resource {
+                uri: uri.clone(),
+                mime_type: mime_type.clone(),
+                text: None,
+                blob: Some(blob.clone()),
+            },
+            _ => unknown(block),
+        },
+        _ => unknown(block),
+    }
+}
+
+/// A kind of block newer than this gateway: its JSON, as text, so nothing is lost.
+fn unknown(block: &ContentBlock) -> ResultBlock {
+    ResultBlock::Text { text: serde_json::to_string(block).unwrap_or_default() }
 }
 
 /// A JSON-RPC error is the tool's, and a permanent one: the pipeline already validated the arguments against the

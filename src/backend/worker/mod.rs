@@ -57,7 +57,7 @@ impl Answer {
             return Err(BackendError::fatal(message));
         }
         let structured = (!self.structured.is_empty()).then_some(self.structured);
-        Ok(Output { content: self.content, structured })
+        Ok(Output::text(self.content, structured))
     }
 }
 

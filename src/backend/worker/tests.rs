@@ -85,8 +85,8 @@ async fn a_caller_that_gives_up_leaves_nothing_behind_and_a_late_result_is_ignor
     assert!(gave_up.is_err());
     assert_eq!(link.pending_count(), 0);
     let job = jobs.recv().await.unwrap();
-    assert!(!link.complete(&job.invocation_id, Ok(Output { content: "late".into(), structured: None })));
-    assert!(!link.complete("no-such-id", Ok(Output { content: "?".into(), structured: None })));
+    assert!(!link.complete(&job.invocation_id, Ok(Output::text("late".into(), None))));
+    assert!(!link.complete("no-such-id", Ok(Output::text("?".into(), None))));
 }
 
 #[tokio::test]
@@ -139,7 +139,7 @@ async fn close_ends_every_link_and_any_attached_after() {
 #[test]
 fn an_answer_maps_as_a_tool_runtime_response_does() {
     let ok = Answer { content: "done".into(), structured: r#"{"n":1}"#.into(), ..Answer::default() };
-    assert_eq!(ok.into_result(100), Ok(Output { content: "done".into(), structured: Some(r#"{"n":1}"#.into()) }));
+    assert_eq!(ok.into_result(100), Ok(Output::text("done".into(), Some(r#"{"n":1}"#.into()))));
     let failed = Answer { content: "text".into(), is_error: true, error_message: "broke".into(), ..Answer::default() };
     let tool_error = |m: &str| BackendError::fatal(m);
     assert_eq!(failed.clone().into_result(100), Err(tool_error("broke")));

@@ -62,6 +62,7 @@ fn message(content: &str) -> ToolMessage {
         attempts: 1,
         duration_us: 10,
         parts: Vec::new(),
+        blocks: Vec::new(),
     }
 }
 

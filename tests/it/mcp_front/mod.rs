@@ -1,6 +1,7 @@
 //! The MCP front door over real HTTP: the official Rust SDK's client (`rmcp`) against a gateway's `/mcp`, with
 //! tools on a real gRPC ToolRuntime. What an MCP host sees, and what it can never do.
 
+mod blocks;
 mod limits;
 
 use crate::support;

@@ -82,9 +82,17 @@ pub async fn start_runtime(runtime: Runtime) -> String {
     format!("http://{addr}")
 }
 
+/// A 1×1 transparent PNG.
+pub const PIXEL_PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x04, 0x00, 0x00, 0x00, 0xb5, 0x1c, 0x0c, 0x02, 0x00, 0x00, 0x00, 0x0b, 0x49,
+    0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0x64, 0x60, 0x00, 0x00, 0x00, 0x06, 0x00, 0x02, 0x30, 0x81, 0xd0, 0x2f, 0x00,
+    0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
 /// Starts an HTTP tool server on 127.0.0.1:0 and returns its base URL.
 /// `POST /echo` answers the body; `/status/{code}` answers that status; `/sleep/{ms}` waits; `/text` answers text;
-/// `/traceparent` answers the `traceparent` header it received.
+/// `/traceparent` answers the `traceparent` header it received; `/image` answers [`PIXEL_PNG`] as `image/png`.
 pub async fn start_http() -> String {
     let app = axum::Router::new()
         .route("/echo", post(|body: String| async move { ([("content-type", "application/json")], body) }))
@@ -102,6 +110,7 @@ pub async fn start_http() -> String {
             }),
         )
         .route("/text", post(|| async { "plain text answer" }))
+        .route("/image", post(|| async { ([("content-type", "image/png; charset=binary")], PIXEL_PNG.to_vec()) }))
         .route(
             "/traceparent",
             post(|headers: axum::http::HeaderMap| async move {

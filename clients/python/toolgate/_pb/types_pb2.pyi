@@ -119,7 +119,7 @@ class Repair(_message.Message):
     def __init__(self, rule: _Optional[str] = ..., path: _Optional[str] = ..., before: _Optional[str] = ..., after: _Optional[str] = ...) -> None: ...
 
 class ToolMessage(_message.Message):
-    __slots__ = ("tool_call_id", "name", "status", "content", "structured", "error", "repairs", "effective_arguments", "attempts", "duration_us", "parts")
+    __slots__ = ("tool_call_id", "name", "status", "content", "structured", "error", "repairs", "effective_arguments", "attempts", "duration_us", "parts", "blocks")
     TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -131,6 +131,7 @@ class ToolMessage(_message.Message):
     ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
     DURATION_US_FIELD_NUMBER: _ClassVar[int]
     PARTS_FIELD_NUMBER: _ClassVar[int]
+    BLOCKS_FIELD_NUMBER: _ClassVar[int]
     tool_call_id: str
     name: str
     status: ToolStatus
@@ -142,7 +143,60 @@ class ToolMessage(_message.Message):
     attempts: int
     duration_us: int
     parts: _containers.RepeatedCompositeFieldContainer[ToolMessagePart]
-    def __init__(self, tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., status: _Optional[_Union[ToolStatus, str]] = ..., content: _Optional[str] = ..., structured: _Optional[str] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., repairs: _Optional[_Iterable[_Union[Repair, _Mapping]]] = ..., effective_arguments: _Optional[str] = ..., attempts: _Optional[int] = ..., duration_us: _Optional[int] = ..., parts: _Optional[_Iterable[_Union[ToolMessagePart, _Mapping]]] = ...) -> None: ...
+    blocks: _containers.RepeatedCompositeFieldContainer[ResultBlock]
+    def __init__(self, tool_call_id: _Optional[str] = ..., name: _Optional[str] = ..., status: _Optional[_Union[ToolStatus, str]] = ..., content: _Optional[str] = ..., structured: _Optional[str] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., repairs: _Optional[_Iterable[_Union[Repair, _Mapping]]] = ..., effective_arguments: _Optional[str] = ..., attempts: _Optional[int] = ..., duration_us: _Optional[int] = ..., parts: _Optional[_Iterable[_Union[ToolMessagePart, _Mapping]]] = ..., blocks: _Optional[_Iterable[_Union[ResultBlock, _Mapping]]] = ...) -> None: ...
+
+class ResultBlock(_message.Message):
+    __slots__ = ("text", "image", "audio", "resource_link", "resource")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    AUDIO_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_LINK_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    text: TextBlock
+    image: MediaBlock
+    audio: MediaBlock
+    resource_link: ResourceLinkBlock
+    resource: ResourceBlock
+    def __init__(self, text: _Optional[_Union[TextBlock, _Mapping]] = ..., image: _Optional[_Union[MediaBlock, _Mapping]] = ..., audio: _Optional[_Union[MediaBlock, _Mapping]] = ..., resource_link: _Optional[_Union[ResourceLinkBlock, _Mapping]] = ..., resource: _Optional[_Union[ResourceBlock, _Mapping]] = ...) -> None: ...
+
+class TextBlock(_message.Message):
+    __slots__ = ("text",)
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    def __init__(self, text: _Optional[str] = ...) -> None: ...
+
+class MediaBlock(_message.Message):
+    __slots__ = ("data", "mime_type")
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
+    data: str
+    mime_type: str
+    def __init__(self, data: _Optional[str] = ..., mime_type: _Optional[str] = ...) -> None: ...
+
+class ResourceLinkBlock(_message.Message):
+    __slots__ = ("uri", "name", "mime_type", "description")
+    URI_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    uri: str
+    name: str
+    mime_type: str
+    description: str
+    def __init__(self, uri: _Optional[str] = ..., name: _Optional[str] = ..., mime_type: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+
+class ResourceBlock(_message.Message):
+    __slots__ = ("uri", "mime_type", "text", "blob")
+    URI_FIELD_NUMBER: _ClassVar[int]
+    MIME_TYPE_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    BLOB_FIELD_NUMBER: _ClassVar[int]
+    uri: str
+    mime_type: str
+    text: str
+    blob: str
+    def __init__(self, uri: _Optional[str] = ..., mime_type: _Optional[str] = ..., text: _Optional[str] = ..., blob: _Optional[str] = ...) -> None: ...
 
 class ToolMessagePart(_message.Message):
     __slots__ = ("status", "content", "structured", "error", "effective_arguments", "repairs", "attempts")

@@ -11,6 +11,7 @@ from langchain_core.tools import BaseTool, ToolException
 
 from ..client import AsyncClient, Client
 from ..types import CallContext, ToolMessage
+from ._blocks import content_of
 
 
 def bind_gateway_tools(model: Any, client: Client, *, context: Any = None, **kwargs: Any) -> Any:
@@ -78,10 +79,10 @@ class GatewayTool(BaseTool):
         return _answer(await self.client.execute(self.name, args, context=ctx, timeout=self.timeout))
 
 
-def _answer(m: ToolMessage) -> tuple[str, Any]:
+def _answer(m: ToolMessage) -> tuple[Any, Any]:
     if m.error is not None:
         raise ToolException(m.content)
-    return m.content, m.structured
+    return content_of(m), m.structured
 
 
 def fixed_context(context: Any) -> Any:

@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.messages import ToolMessage as LCToolMessage
 
 from ..types import ToolMessage, ToolPart, ToolStatus
+from ._blocks import content_of
 
 #: Called for each call that answered an error, with the LangChain tool call and the typed `toolgate.ToolMessage`;
 #: answers a replacement content, a whole LangChain ToolMessage, or None to keep the default.
@@ -24,14 +25,15 @@ _PROVIDER_SAFE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 def to_langchain(m: ToolMessage, call: Mapping[str, Any] | None = None) -> LCToolMessage:
     """A typed `toolgate.ToolMessage` as a LangChain ToolMessage: `status="error"` unless it succeeded, the typed
     error in `additional_kwargs["error"]`, the repairs in `additional_kwargs["repairs"]`, the structured result
-    as `artifact`, and the attempts, duration and effective arguments in `response_metadata["toolgate"]`."""
+    as `artifact`, a result of more than text as LangChain content blocks, and the attempts, duration and
+    effective arguments in `response_metadata["toolgate"]`."""
     additional: dict[str, Any] = {}
     if m.error is not None:
         additional["error"] = m.error.to_dict()
     if m.repairs:
         additional["repairs"] = [r.to_dict() for r in m.repairs]
     return LCToolMessage(
-        content=m.content,
+        content=content_of(m),
         tool_call_id=m.tool_call_id or (call or {}).get("id", ""),
         name=m.name or (call or {}).get("name"),
         status="success" if m.status is ToolStatus.SUCCESS else "error",

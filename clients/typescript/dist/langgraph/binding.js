@@ -4,6 +4,7 @@
  * @module
  */
 import { tool } from "@langchain/core/tools";
+import { contentOf } from "./blocks.js";
 import { toLangChain } from "./transcript.js";
 /**
  * The CallContext of a run: `configurable.tenant`, `configurable.user_id` (or `userId`), and
@@ -52,7 +53,7 @@ export async function gatewayTools(client, options = {}) {
             const call = config?.toolCall;
             const context = contextFromConfig(config, options.context);
             const message = await client.execute(fn.name, input, { id: call?.id, context, timeoutMs: options.timeoutMs });
-            return call ? toLangChain(message, call) : message.content;
+            return call ? toLangChain(message, call) : contentOf(message);
         }, {
             name: fn.name,
             description: fn.description ?? "",

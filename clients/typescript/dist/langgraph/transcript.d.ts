@@ -9,7 +9,8 @@ import { type NodeCall } from "./review.js";
 /**
  * A typed toolgate `ToolMessage` as a LangChain ToolMessage: `status: "error"` unless it succeeded, the typed
  * error in `additional_kwargs.error`, the repairs in `additional_kwargs.repairs`, the structured result as
- * `artifact`, and the attempts, duration and effective arguments in `response_metadata.toolgate`.
+ * `artifact`, a result of more than text as LangChain content blocks, and the attempts, duration and effective
+ * arguments in `response_metadata.toolgate`.
  */
 export declare function toLangChain(m: ToolMessage, call?: {
     id?: string;

@@ -9,6 +9,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
 import type { Client } from "../client.js";
 import type { CallContext } from "../types.js";
+import { contentOf } from "./blocks.js";
 import { toLangChain } from "./transcript.js";
 
 /** A context, or a function of the run's config giving one: the defaults the run's `configurable` completes. */
@@ -84,7 +85,7 @@ export async function gatewayTools(
         const call = config?.toolCall;
         const context = contextFromConfig(config, options.context);
         const message = await client.execute(fn.name, input, { id: call?.id, context, timeoutMs: options.timeoutMs });
-        return call ? toLangChain(message, call) : message.content;
+        return call ? toLangChain(message, call) : contentOf(message);
       },
       {
         name: fn.name,

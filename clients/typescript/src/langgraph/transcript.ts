@@ -6,6 +6,7 @@
 
 import { AIMessage, type InvalidToolCall, type ToolCall, ToolMessage as LCToolMessage } from "@langchain/core/messages";
 import type { ToolMessage } from "../types.js";
+import { contentOf } from "./blocks.js";
 import { isObject, type NodeCall } from "./review.js";
 
 const TOOL_NAME_RULES = new Set(["tool_name_normalized", "tool_name_prefix", "tool_name_residue"]);
@@ -14,14 +15,15 @@ const PROVIDER_SAFE = /^[A-Za-z0-9_-]{1,64}$/;
 /**
  * A typed toolgate `ToolMessage` as a LangChain ToolMessage: `status: "error"` unless it succeeded, the typed
  * error in `additional_kwargs.error`, the repairs in `additional_kwargs.repairs`, the structured result as
- * `artifact`, and the attempts, duration and effective arguments in `response_metadata.toolgate`.
+ * `artifact`, a result of more than text as LangChain content blocks, and the attempts, duration and effective
+ * arguments in `response_metadata.toolgate`.
  */
 export function toLangChain(m: ToolMessage, call?: { id?: string; name?: string }): LCToolMessage {
   const additional: Record<string, unknown> = {};
   if (m.error !== undefined) additional.error = { ...m.error };
   if (m.repairs.length > 0) additional.repairs = m.repairs.map((r) => ({ ...r }));
   return new LCToolMessage({
-    content: m.content,
+    content: contentOf(m),
     tool_call_id: m.toolCallId || call?.id || "",
     name: m.name || call?.name,
     status: m.ok ? "success" : "error",
@@ -80,6 +82,7 @@ export function splitAnswers(call: NodeCall, m: ToolMessage): [NodeCall, ToolMes
       durationUs: 0,
       pendingReview: false,
       parts: [],
+      blocks: [],
     };
     return [{ id, name: ranName(call, m), args: part.arguments }, answer];
   });

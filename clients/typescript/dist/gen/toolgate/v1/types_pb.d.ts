@@ -219,12 +219,170 @@ export type ToolMessage = Message<"toolgate.v1.ToolMessage"> & {
      * @generated from field: repeated toolgate.v1.ToolMessagePart parts = 11;
      */
     parts: ToolMessagePart[];
+    /**
+     * The result's content blocks, in order, when it holds more than text (an image, audio, a resource): MCP's
+     * content blocks, as LangChain's content blocks model them too. `content` is then the text a model that reads
+     * only text gets (text blocks as they are, a short note for the rest). Empty for a result of text alone.
+     *
+     * @generated from field: repeated toolgate.v1.ResultBlock blocks = 12;
+     */
+    blocks: ResultBlock[];
 };
 /**
  * Describes the message toolgate.v1.ToolMessage.
  * Use `create(ToolMessageSchema)` to create a new message.
  */
 export declare const ToolMessageSchema: GenMessage<ToolMessage>;
+/**
+ * One block of a tool's result. Binary data is base64, as MCP carries it.
+ *
+ * @generated from message toolgate.v1.ResultBlock
+ */
+export type ResultBlock = Message<"toolgate.v1.ResultBlock"> & {
+    /**
+     * @generated from oneof toolgate.v1.ResultBlock.block
+     */
+    block: {
+        /**
+         * @generated from field: toolgate.v1.TextBlock text = 1;
+         */
+        value: TextBlock;
+        case: "text";
+    } | {
+        /**
+         * @generated from field: toolgate.v1.MediaBlock image = 2;
+         */
+        value: MediaBlock;
+        case: "image";
+    } | {
+        /**
+         * @generated from field: toolgate.v1.MediaBlock audio = 3;
+         */
+        value: MediaBlock;
+        case: "audio";
+    } | {
+        /**
+         * @generated from field: toolgate.v1.ResourceLinkBlock resource_link = 4;
+         */
+        value: ResourceLinkBlock;
+        case: "resourceLink";
+    } | {
+        /**
+         * @generated from field: toolgate.v1.ResourceBlock resource = 5;
+         */
+        value: ResourceBlock;
+        case: "resource";
+    } | {
+        case: undefined;
+        value?: undefined;
+    };
+};
+/**
+ * Describes the message toolgate.v1.ResultBlock.
+ * Use `create(ResultBlockSchema)` to create a new message.
+ */
+export declare const ResultBlockSchema: GenMessage<ResultBlock>;
+/**
+ * @generated from message toolgate.v1.TextBlock
+ */
+export type TextBlock = Message<"toolgate.v1.TextBlock"> & {
+    /**
+     * @generated from field: string text = 1;
+     */
+    text: string;
+};
+/**
+ * Describes the message toolgate.v1.TextBlock.
+ * Use `create(TextBlockSchema)` to create a new message.
+ */
+export declare const TextBlockSchema: GenMessage<TextBlock>;
+/**
+ * An image or audio clip: base64 data and its MIME type.
+ *
+ * @generated from message toolgate.v1.MediaBlock
+ */
+export type MediaBlock = Message<"toolgate.v1.MediaBlock"> & {
+    /**
+     * @generated from field: string data = 1;
+     */
+    data: string;
+    /**
+     * @generated from field: string mime_type = 2;
+     */
+    mimeType: string;
+};
+/**
+ * Describes the message toolgate.v1.MediaBlock.
+ * Use `create(MediaBlockSchema)` to create a new message.
+ */
+export declare const MediaBlockSchema: GenMessage<MediaBlock>;
+/**
+ * A resource the result points at, not its contents.
+ *
+ * @generated from message toolgate.v1.ResourceLinkBlock
+ */
+export type ResourceLinkBlock = Message<"toolgate.v1.ResourceLinkBlock"> & {
+    /**
+     * @generated from field: string uri = 1;
+     */
+    uri: string;
+    /**
+     * @generated from field: string name = 2;
+     */
+    name: string;
+    /**
+     * @generated from field: optional string mime_type = 3;
+     */
+    mimeType?: string | undefined;
+    /**
+     * @generated from field: optional string description = 4;
+     */
+    description?: string | undefined;
+};
+/**
+ * Describes the message toolgate.v1.ResourceLinkBlock.
+ * Use `create(ResourceLinkBlockSchema)` to create a new message.
+ */
+export declare const ResourceLinkBlockSchema: GenMessage<ResourceLinkBlock>;
+/**
+ * A resource's contents: text, or a base64 blob.
+ *
+ * @generated from message toolgate.v1.ResourceBlock
+ */
+export type ResourceBlock = Message<"toolgate.v1.ResourceBlock"> & {
+    /**
+     * @generated from field: string uri = 1;
+     */
+    uri: string;
+    /**
+     * @generated from field: optional string mime_type = 2;
+     */
+    mimeType?: string | undefined;
+    /**
+     * @generated from oneof toolgate.v1.ResourceBlock.contents
+     */
+    contents: {
+        /**
+         * @generated from field: string text = 3;
+         */
+        value: string;
+        case: "text";
+    } | {
+        /**
+         * @generated from field: string blob = 4;
+         */
+        value: string;
+        case: "blob";
+    } | {
+        case: undefined;
+        value?: undefined;
+    };
+};
+/**
+ * Describes the message toolgate.v1.ResourceBlock.
+ * Use `create(ResourceBlockSchema)` to create a new message.
+ */
+export declare const ResourceBlockSchema: GenMessage<ResourceBlock>;
 /**
  * One of the calls a packed parallel call was split into.
  *

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolgate/v1/types.proto.
  */
 export const file_toolgate_v1_types: GenFile = /*@__PURE__*/
-  fileDesc("Chd0b29sZ2F0ZS92MS90eXBlcy5wcm90bxILdG9vbGdhdGUudjEiNwoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglhcmd1bWVudHMYAyABKAkipwEKC0NhbGxDb250ZXh0Eg4KBnRlbmFudBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSNAoGdmFsdWVzGAQgAygLMiQudG9vbGdhdGUudjEuQ2FsbENvbnRleHQuVmFsdWVzRW50cnkaLQoLVmFsdWVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJICglWaW9sYXRpb24SFQoNaW5zdGFuY2VfcGF0aBgBIAEoCRITCgtzY2hlbWFfcGF0aBgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIuEBCglUb29sRXJyb3ISJAoEa2luZBgBIAEoDjIWLnRvb2xnYXRlLnYxLkVycm9yS2luZBIPCgdtZXNzYWdlGAIgASgJEhUKDW1vZGVsX2ZpeGFibGUYAyABKAgSEQoJcmV0cnlhYmxlGAQgASgIEhYKDnJldHJ5X2FmdGVyX21zGAUgASgEEioKCnZpb2xhdGlvbnMYBiADKAsyFi50b29sZ2F0ZS52MS5WaW9sYXRpb24SEwoLc3VnZ2VzdGlvbnMYByADKAkSGgoSb3JpZ2luYWxfYXJndW1lbnRzGAggASgJIkMKBlJlcGFpchIMCgRydWxlGAEgASgJEgwKBHBhdGgYAiABKAkSDgoGYmVmb3JlGAMgASgJEg0KBWFmdGVyGAQgASgJIr0CCgtUb29sTWVzc2FnZRIUCgx0b29sX2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRInCgZzdGF0dXMYAyABKA4yFy50b29sZ2F0ZS52MS5Ub29sU3RhdHVzEg8KB2NvbnRlbnQYBCABKAkSEgoKc3RydWN0dXJlZBgFIAEoCRIlCgVlcnJvchgGIAEoCzIWLnRvb2xnYXRlLnYxLlRvb2xFcnJvchIkCgdyZXBhaXJzGAcgAygLMhMudG9vbGdhdGUudjEuUmVwYWlyEhsKE2VmZmVjdGl2ZV9hcmd1bWVudHMYCCABKAkSEAoIYXR0ZW1wdHMYCSABKA0SEwoLZHVyYXRpb25fdXMYCiABKAQSKwoFcGFydHMYCyADKAsyHC50b29sZ2F0ZS52MS5Ub29sTWVzc2FnZVBhcnQi2wEKD1Rvb2xNZXNzYWdlUGFydBInCgZzdGF0dXMYASABKA4yFy50b29sZ2F0ZS52MS5Ub29sU3RhdHVzEg8KB2NvbnRlbnQYAiABKAkSEgoKc3RydWN0dXJlZBgDIAEoCRIlCgVlcnJvchgEIAEoCzIWLnRvb2xnYXRlLnYxLlRvb2xFcnJvchIbChNlZmZlY3RpdmVfYXJndW1lbnRzGAUgASgJEiQKB3JlcGFpcnMYBiADKAsyEy50b29sZ2F0ZS52MS5SZXBhaXISEAoIYXR0ZW1wdHMYByABKA0qeQoKVG9vbFN0YXR1cxIbChdUT09MX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1RPT0xfU1RBVFVTX1NVQ0NFU1MQARIVChFUT09MX1NUQVRVU19FUlJPUhACEh4KGlRPT0xfU1RBVFVTX1BFTkRJTkdfUkVWSUVXEAMqigMKCUVycm9yS2luZBIaChZFUlJPUl9LSU5EX1VOU1BFQ0lGSUVEEAASHQoZRVJST1JfS0lORF9UT09MX05PVF9GT1VORBABEiIKHkVSUk9SX0tJTkRfTUFMRk9STUVEX0FSR1VNRU5UUxACEiAKHEVSUk9SX0tJTkRfSU5WQUxJRF9BUkdVTUVOVFMQAxIZChVFUlJPUl9LSU5EX1RPT0xfRVJST1IQBBIWChJFUlJPUl9LSU5EX1RJTUVPVVQQBRIbChdFUlJPUl9LSU5EX1JBVEVfTElNSVRFRBAGEhoKFkVSUk9SX0tJTkRfVU5BVkFJTEFCTEUQBxIXChNFUlJPUl9LSU5EX1JFSkVDVEVEEAgSIAocRVJST1JfS0lORF9QRVJNSVNTSU9OX0RFTklFRBAJEh4KGkVSUk9SX0tJTkRfQlVER0VUX0VYQ0VFREVEEAoSFwoTRVJST1JfS0lORF9JTlRFUk5BTBALEhwKGEVSUk9SX0tJTkRfUE9MSUNZX0RFTklFRBAMYgZwcm90bzM");
+  fileDesc("Chd0b29sZ2F0ZS92MS90eXBlcy5wcm90bxILdG9vbGdhdGUudjEiNwoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglhcmd1bWVudHMYAyABKAkipwEKC0NhbGxDb250ZXh0Eg4KBnRlbmFudBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSNAoGdmFsdWVzGAQgAygLMiQudG9vbGdhdGUudjEuQ2FsbENvbnRleHQuVmFsdWVzRW50cnkaLQoLVmFsdWVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJICglWaW9sYXRpb24SFQoNaW5zdGFuY2VfcGF0aBgBIAEoCRITCgtzY2hlbWFfcGF0aBgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIuEBCglUb29sRXJyb3ISJAoEa2luZBgBIAEoDjIWLnRvb2xnYXRlLnYxLkVycm9yS2luZBIPCgdtZXNzYWdlGAIgASgJEhUKDW1vZGVsX2ZpeGFibGUYAyABKAgSEQoJcmV0cnlhYmxlGAQgASgIEhYKDnJldHJ5X2FmdGVyX21zGAUgASgEEioKCnZpb2xhdGlvbnMYBiADKAsyFi50b29sZ2F0ZS52MS5WaW9sYXRpb24SEwoLc3VnZ2VzdGlvbnMYByADKAkSGgoSb3JpZ2luYWxfYXJndW1lbnRzGAggASgJIkMKBlJlcGFpchIMCgRydWxlGAEgASgJEgwKBHBhdGgYAiABKAkSDgoGYmVmb3JlGAMgASgJEg0KBWFmdGVyGAQgASgJIucCCgtUb29sTWVzc2FnZRIUCgx0b29sX2NhbGxfaWQYASABKAkSDAoEbmFtZRgCIAEoCRInCgZzdGF0dXMYAyABKA4yFy50b29sZ2F0ZS52MS5Ub29sU3RhdHVzEg8KB2NvbnRlbnQYBCABKAkSEgoKc3RydWN0dXJlZBgFIAEoCRIlCgVlcnJvchgGIAEoCzIWLnRvb2xnYXRlLnYxLlRvb2xFcnJvchIkCgdyZXBhaXJzGAcgAygLMhMudG9vbGdhdGUudjEuUmVwYWlyEhsKE2VmZmVjdGl2ZV9hcmd1bWVudHMYCCABKAkSEAoIYXR0ZW1wdHMYCSABKA0SEwoLZHVyYXRpb25fdXMYCiABKAQSKwoFcGFydHMYCyADKAsyHC50b29sZ2F0ZS52MS5Ub29sTWVzc2FnZVBhcnQSKAoGYmxvY2tzGAwgAygLMhgudG9vbGdhdGUudjEuUmVzdWx0QmxvY2si+wEKC1Jlc3VsdEJsb2NrEiYKBHRleHQYASABKAsyFi50b29sZ2F0ZS52MS5UZXh0QmxvY2tIABIoCgVpbWFnZRgCIAEoCzIXLnRvb2xnYXRlLnYxLk1lZGlhQmxvY2tIABIoCgVhdWRpbxgDIAEoCzIXLnRvb2xnYXRlLnYxLk1lZGlhQmxvY2tIABI3Cg1yZXNvdXJjZV9saW5rGAQgASgLMh4udG9vbGdhdGUudjEuUmVzb3VyY2VMaW5rQmxvY2tIABIuCghyZXNvdXJjZRgFIAEoCzIaLnRvb2xnYXRlLnYxLlJlc291cmNlQmxvY2tIAEIHCgVibG9jayIZCglUZXh0QmxvY2sSDAoEdGV4dBgBIAEoCSItCgpNZWRpYUJsb2NrEgwKBGRhdGEYASABKAkSEQoJbWltZV90eXBlGAIgASgJIn4KEVJlc291cmNlTGlua0Jsb2NrEgsKA3VyaRgBIAEoCRIMCgRuYW1lGAIgASgJEhYKCW1pbWVfdHlwZRgDIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAGIAQFCDAoKX21pbWVfdHlwZUIOCgxfZGVzY3JpcHRpb24ibgoNUmVzb3VyY2VCbG9jaxILCgN1cmkYASABKAkSFgoJbWltZV90eXBlGAIgASgJSAGIAQESDgoEdGV4dBgDIAEoCUgAEg4KBGJsb2IYBCABKAlIAEIKCghjb250ZW50c0IMCgpfbWltZV90eXBlItsBCg9Ub29sTWVzc2FnZVBhcnQSJwoGc3RhdHVzGAEgASgOMhcudG9vbGdhdGUudjEuVG9vbFN0YXR1cxIPCgdjb250ZW50GAIgASgJEhIKCnN0cnVjdHVyZWQYAyABKAkSJQoFZXJyb3IYBCABKAsyFi50b29sZ2F0ZS52MS5Ub29sRXJyb3ISGwoTZWZmZWN0aXZlX2FyZ3VtZW50cxgFIAEoCRIkCgdyZXBhaXJzGAYgAygLMhMudG9vbGdhdGUudjEuUmVwYWlyEhAKCGF0dGVtcHRzGAcgASgNKnkKClRvb2xTdGF0dXMSGwoXVE9PTF9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUT09MX1NUQVRVU19TVUNDRVNTEAESFQoRVE9PTF9TVEFUVVNfRVJST1IQAhIeChpUT09MX1NUQVRVU19QRU5ESU5HX1JFVklFVxADKooDCglFcnJvcktpbmQSGgoWRVJST1JfS0lORF9VTlNQRUNJRklFRBAAEh0KGUVSUk9SX0tJTkRfVE9PTF9OT1RfRk9VTkQQARIiCh5FUlJPUl9LSU5EX01BTEZPUk1FRF9BUkdVTUVOVFMQAhIgChxFUlJPUl9LSU5EX0lOVkFMSURfQVJHVU1FTlRTEAMSGQoVRVJST1JfS0lORF9UT09MX0VSUk9SEAQSFgoSRVJST1JfS0lORF9USU1FT1VUEAUSGwoXRVJST1JfS0lORF9SQVRFX0xJTUlURUQQBhIaChZFUlJPUl9LSU5EX1VOQVZBSUxBQkxFEAcSFwoTRVJST1JfS0lORF9SRUpFQ1RFRBAIEiAKHEVSUk9SX0tJTkRfUEVSTUlTU0lPTl9ERU5JRUQQCRIeChpFUlJPUl9LSU5EX0JVREdFVF9FWENFRURFRBAKEhcKE0VSUk9SX0tJTkRfSU5URVJOQUwQCxIcChhFUlJPUl9LSU5EX1BPTElDWV9ERU5JRUQQDGIGcHJvdG8z");
 
 /**
  * One tool call as the model wrote it. `arguments` is raw JSON text, possibly broken.
@@ -267,6 +267,15 @@ export type ToolMessage = Message<"toolgate.v1.ToolMessage"> & {
    * @generated from field: repeated toolgate.v1.ToolMessagePart parts = 11;
    */
   parts: ToolMessagePart[];
+
+  /**
+   * The result's content blocks, in order, when it holds more than text (an image, audio, a resource): MCP's
+   * content blocks, as LangChain's content blocks model them too. `content` is then the text a model that reads
+   * only text gets (text blocks as they are, a short note for the rest). Empty for a result of text alone.
+   *
+   * @generated from field: repeated toolgate.v1.ResultBlock blocks = 12;
+   */
+  blocks: ResultBlock[];
 };
 
 /**
@@ -275,6 +284,171 @@ export type ToolMessage = Message<"toolgate.v1.ToolMessage"> & {
  */
 export const ToolMessageSchema: GenMessage<ToolMessage> = /*@__PURE__*/
   messageDesc(file_toolgate_v1_types, 5);
+
+/**
+ * One block of a tool's result. Binary data is base64, as MCP carries it.
+ *
+ * @generated from message toolgate.v1.ResultBlock
+ */
+export type ResultBlock = Message<"toolgate.v1.ResultBlock"> & {
+  /**
+   * @generated from oneof toolgate.v1.ResultBlock.block
+   */
+  block: {
+    /**
+     * @generated from field: toolgate.v1.TextBlock text = 1;
+     */
+    value: TextBlock;
+    case: "text";
+  } | {
+    /**
+     * @generated from field: toolgate.v1.MediaBlock image = 2;
+     */
+    value: MediaBlock;
+    case: "image";
+  } | {
+    /**
+     * @generated from field: toolgate.v1.MediaBlock audio = 3;
+     */
+    value: MediaBlock;
+    case: "audio";
+  } | {
+    /**
+     * @generated from field: toolgate.v1.ResourceLinkBlock resource_link = 4;
+     */
+    value: ResourceLinkBlock;
+    case: "resourceLink";
+  } | {
+    /**
+     * @generated from field: toolgate.v1.ResourceBlock resource = 5;
+     */
+    value: ResourceBlock;
+    case: "resource";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message toolgate.v1.ResultBlock.
+ * Use `create(ResultBlockSchema)` to create a new message.
+ */
+export const ResultBlockSchema: GenMessage<ResultBlock> = /*@__PURE__*/
+  messageDesc(file_toolgate_v1_types, 6);
+
+/**
+ * @generated from message toolgate.v1.TextBlock
+ */
+export type TextBlock = Message<"toolgate.v1.TextBlock"> & {
+  /**
+   * @generated from field: string text = 1;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message toolgate.v1.TextBlock.
+ * Use `create(TextBlockSchema)` to create a new message.
+ */
+export const TextBlockSchema: GenMessage<TextBlock> = /*@__PURE__*/
+  messageDesc(file_toolgate_v1_types, 7);
+
+/**
+ * An image or audio clip: base64 data and its MIME type.
+ *
+ * @generated from message toolgate.v1.MediaBlock
+ */
+export type MediaBlock = Message<"toolgate.v1.MediaBlock"> & {
+  /**
+   * @generated from field: string data = 1;
+   */
+  data: string;
+
+  /**
+   * @generated from field: string mime_type = 2;
+   */
+  mimeType: string;
+};
+
+/**
+ * Describes the message toolgate.v1.MediaBlock.
+ * Use `create(MediaBlockSchema)` to create a new message.
+ */
+export const MediaBlockSchema: GenMessage<MediaBlock> = /*@__PURE__*/
+  messageDesc(file_toolgate_v1_types, 8);
+
+/**
+ * A resource the result points at, not its contents.
+ *
+ * @generated from message toolgate.v1.ResourceLinkBlock
+ */
+export type ResourceLinkBlock = Message<"toolgate.v1.ResourceLinkBlock"> & {
+  /**
+   * @generated from field: string uri = 1;
+   */
+  uri: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: optional string mime_type = 3;
+   */
+  mimeType?: string | undefined;
+
+  /**
+   * @generated from field: optional string description = 4;
+   */
+  description?: string | undefined;
+};
+
+/**
+ * Describes the message toolgate.v1.ResourceLinkBlock.
+ * Use `create(ResourceLinkBlockSchema)` to create a new message.
+ */
+export const ResourceLinkBlockSchema: GenMessage<ResourceLinkBlock> = /*@__PURE__*/
+  messageDesc(file_toolgate_v1_types, 9);
+
+/**
+ * A resource's contents: text, or a base64 blob.
+ *
+ * @generated from message toolgate.v1.ResourceBlock
+ */
+export type ResourceBlock = Message<"toolgate.v1.ResourceBlock"> & {
+  /**
+   * @generated from field: string uri = 1;
+   */
+  uri: string;
+
+  /**
+   * @generated from field: optional string mime_type = 2;
+   */
+  mimeType?: string | undefined;
+
+  /**
+   * @generated from oneof toolgate.v1.ResourceBlock.contents
+   */
+  contents: {
+    /**
+     * @generated from field: string text = 3;
+     */
+    value: string;
+    case: "text";
+  } | {
+    /**
+     * @generated from field: string blob = 4;
+     */
+    value: string;
+    case: "blob";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message toolgate.v1.ResourceBlock.
+ * Use `create(ResourceBlockSchema)` to create a new message.
+ */
+export const ResourceBlockSchema: GenMessage<ResourceBlock> = /*@__PURE__*/
+  messageDesc(file_toolgate_v1_types, 10);
 
 /**
  * One of the calls a packed parallel call was split into.
@@ -331,7 +505,7 @@ export type ToolMessagePart = Message<"toolgate.v1.ToolMessagePart"> & {
  * Use `create(ToolMessagePartSchema)` to create a new message.
  */
 export const ToolMessagePartSchema: GenMessage<ToolMessagePart> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_types, 6);
+  messageDesc(file_toolgate_v1_types, 11);
 
 /**
  * @generated from enum toolgate.v1.ToolStatus
