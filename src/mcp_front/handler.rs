@@ -1,7 +1,9 @@
 //! The MCP server a host talks to: `tools/list` shows the caller's tenant's tools, `tools/call` runs a call
-//! through the same executor as `Execute`, with the context taken from the caller's principal alone.
+//! through the same executor as `Execute`, with the context taken from the caller's principal alone; resources
+//! and prompts are the imported MCP servers' that the caller's tenant may see.
 
 use super::{answer, confirm};
+use crate::backend::mcp::OfferChange;
 use crate::config::Principal;
 use crate::executor::{CallRequest, ReviewMode};
 use crate::handles::Core;
@@ -9,13 +11,16 @@ use crate::pipeline::{self, CallContext, ToolCall};
 use crate::telemetry::{Door, propagation};
 use opentelemetry::context::FutureExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use sha2::{Digest, Sha256};
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 /// Tools in one page of `tools/list`.
 const PAGE: usize = 200;
@@ -36,17 +41,19 @@ pub struct FrontDoor {
     /// The registry's changes since this session was created (with its `initialize`), so that a tool registered
     /// before the host's `initialized` arrives is still announced.
     changes: tokio::sync::watch::Receiver<()>,
+    /// The resource URIs this session subscribed to.
+    subscribed: Arc<Mutex<HashSet<String>>>,
 }
 
 impl FrontDoor {
     pub fn new(core: Arc<Core>, confirm_timeout: std::time::Duration) -> Self {
         let changes = core.registry.changes();
-        Self { core, confirm_timeout, changes }
+        Self { core, confirm_timeout, changes, subscribed: Arc::default() }
     }
 
     /// A copy for a new session: the registry's changes are followed from now.
     pub fn for_session(&self) -> Self {
-        Self { changes: self.core.registry.changes(), ..self.clone() }
+        Self { changes: self.core.registry.changes(), subscribed: Arc::default(), ..self.clone() }
     }
 
     /// MCP has no call id: a call to a tool that needs review gets one from who calls (with the session their
@@ -110,13 +117,18 @@ fn parent_of(context: &RequestContext<RoleServer>) -> Result<opentelemetry::Cont
 
 impl ServerHandler for FrontDoor {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources();
+        let capabilities = capabilities.enable_resources_subscribe().enable_resources_list_changed();
+        let capabilities = capabilities.enable_prompts().enable_prompts_list_changed();
+        let capabilities = capabilities.build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
             .with_instructions("Every tool call is resolved, repaired, validated and run by toolgate.")
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let offers = self.core.mcp.offer_changes();
+        tokio::spawn(tell_offers(offers, Arc::clone(&self.subscribed), context.peer.clone()));
         tokio::spawn(tell_changes(self.changes.clone(), context.peer));
     }
 
@@ -171,6 +183,76 @@ impl ServerHandler for FrontDoor {
         Ok(CallToolResponse::Complete(answer::result(message)))
     }
 
+    /// The resources of the MCP servers the caller's tenant may see, in one page.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let (principal, _) = caller(&context)?;
+        Ok(ListResourcesResult::with_all_items(self.core.mcp.resources(&principal.tenant).await))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let (principal, _) = caller(&context)?;
+        Ok(ListResourceTemplatesResult::with_all_items(self.core.mcp.resource_templates(&principal.tenant).await))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let (principal, _) = caller(&context)?;
+        let read = self.core.mcp.read_resource(&principal.tenant, &request.uri).await;
+        read.map(ReadResourceResponse::Complete)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let (principal, _) = caller(&context)?;
+        self.core.mcp.subscribe(&principal.tenant, &request.uri, true).await?;
+        self.subscribed.lock().expect("subscriptions lock").insert(request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let (principal, _) = caller(&context)?;
+        self.subscribed.lock().expect("subscriptions lock").remove(&request.uri);
+        self.core.mcp.subscribe(&principal.tenant, &request.uri, false).await
+    }
+
+    /// The prompts of the MCP servers the caller's tenant may see, named as their tools are, in one page.
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let (principal, _) = caller(&context)?;
+        Ok(ListPromptsResult::with_all_items(self.core.mcp.prompts(&principal.tenant).await))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let (principal, _) = caller(&context)?;
+        let got = self.core.mcp.get_prompt(&principal.tenant, &request.name, request.arguments).await;
+        got.map(GetPromptResponse::Complete)
+    }
+
     /// The SDK hands over a request whose params it could not read as a custom one: a `tools/call` whose
     /// `arguments` is not an object, say. Its params are invalid (-32602), not its method unknown.
     async fn on_custom_request(
@@ -192,6 +274,42 @@ impl ServerHandler for FrontDoor {
             _ => return Err(McpError::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, request.method, None)),
         };
         Err(McpError::invalid_params(reason, None))
+    }
+}
+
+/// Tells one session of the updates of the resources it subscribed to, and of changes to the servers' resources
+/// and prompts, until the session ends.
+async fn tell_offers(
+    mut offers: tokio::sync::broadcast::Receiver<OfferChange>,
+    subscribed: Arc<Mutex<HashSet<String>>>,
+    peer: Peer<RoleServer>,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let change = tokio::select! {
+            change = offers.recv() => change,
+            () = tokio::time::sleep(SESSION_CHECK) => {
+                if peer.is_transport_closed() {
+                    return;
+                }
+                continue;
+            }
+        };
+        let told = match change {
+            Ok(OfferChange::ResourceUpdated(uri)) => {
+                if !subscribed.lock().expect("subscriptions lock").contains(&uri) {
+                    continue;
+                }
+                peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await
+            }
+            Ok(OfferChange::Resources) => peer.notify_resource_list_changed().await,
+            Ok(OfferChange::Prompts) => peer.notify_prompt_list_changed().await,
+            Err(RecvError::Lagged(_)) => continue,
+            Err(RecvError::Closed) => return,
+        };
+        if told.is_err() {
+            return;
+        }
     }
 }
 

@@ -23,6 +23,10 @@ Tools (wire behaviour as of mcp==1.30.0):
     add_tool(name, notify=true) -> registers a tool `name` (no arguments, answers the text `name`), sends
                            notifications/tools/list_changed unless notify is false, answers the text "added"
                            (or "exists")
+    chart()             -> a text block, a one-pixel PNG image block and an embedded text resource
+
+Resources and prompts: `memo://greeting` (text "hello from the memo server"), the template
+`memo://notes/{note_id}` (text "note <note_id>"), and the prompt `summarize(topic)` (one user message).
 
 Nothing but MCP goes to stdout. One line goes to stderr at start: `toolgate-test-mcp: started pid=N transport=T`;
 over HTTP a second one once the port is bound: `toolgate-test-mcp: listening on http://127.0.0.1:N/mcp`.
@@ -134,6 +138,24 @@ def chart() -> types.CallToolResult:
         ],
         isError=False,
     )
+
+
+@mcp.resource("memo://greeting", mime_type="text/plain")
+def greeting() -> str:
+    """A text resource."""
+    return "hello from the memo server"
+
+
+@mcp.resource("memo://notes/{note_id}", mime_type="text/plain")
+def note(note_id: str) -> str:
+    """A resource template: one note by id."""
+    return f"note {note_id}"
+
+
+@mcp.prompt()
+def summarize(topic: str) -> str:
+    """A prompt with one argument."""
+    return f"Summarize {topic} in one sentence."
 
 
 @mcp.tool(structured_output=False)

@@ -1,9 +1,10 @@
 //! Opening an MCP session: a supervised child process over stdio, or a streamable-HTTP endpoint, initialized
-//! with a client handler that reports `notifications/tools/list_changed`.
+//! with a client handler that reports `notifications/tools/list_changed`, and passes on a resource's update and a
+//! change of the resources or prompts the server offers.
 
 use super::spec::{INHERITED_ENV, McpServerSpec, Transport, redacted_url};
 use crate::tls::ClientTls;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ResourceUpdatedNotificationParam};
 use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -13,19 +14,49 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, broadcast};
+
+/// A change to what the servers offer besides tools, as a host subscribed to them hears of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OfferChange {
+    /// `notifications/resources/updated` for this URI.
+    ResourceUpdated(String),
+    /// A server's resources changed.
+    Resources,
+    /// A server's prompts changed.
+    Prompts,
+}
 
 /// An open session with one server.
 pub type McpSession = RunningService<RoleClient, ChangeListener>;
 
-/// The client side of a session: it answers nothing, and wakes the supervisor when the tool list changes.
+/// The client side of a session: it answers nothing, wakes the supervisor when the tool list changes, and
+/// passes on what the front door's hosts may have subscribed to.
 pub struct ChangeListener {
     changed: Arc<Notify>,
+    offers: broadcast::Sender<OfferChange>,
 }
 
 impl ClientHandler for ChangeListener {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.changed.notify_one();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        // No host listening is no error.
+        let _ = self.offers.send(OfferChange::ResourceUpdated(params.uri));
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.offers.send(OfferChange::Resources);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.offers.send(OfferChange::Prompts);
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -37,10 +68,11 @@ impl ClientHandler for ChangeListener {
 pub async fn connect(
     spec: &McpServerSpec,
     changed: Arc<Notify>,
+    offers: broadcast::Sender<OfferChange>,
     timeout: Duration,
     tls: &ClientTls,
 ) -> Result<McpSession, String> {
-    let listener = ChangeListener { changed };
+    let listener = ChangeListener { changed, offers };
     let handshake = async {
         match spec.transport() {
             Transport::Stdio { command, args, env, cwd } => {

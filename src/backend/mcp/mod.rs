@@ -4,11 +4,13 @@
 mod call;
 mod connect;
 mod import;
+mod offer;
 mod server;
 pub mod spec;
 pub mod store;
 mod supervise;
 
+pub use connect::OfferChange;
 pub use server::McpStatus;
 pub use spec::{McpServerSpec, ToolOverlay};
 pub use store::{McpStore, RedbMcpStore};
@@ -33,6 +35,9 @@ pub enum McpError {
     Store(#[from] StoreError),
 }
 
+/// Resource updates and list changes a slow host may fall behind by before it misses some.
+const OFFER_CHANGES: usize = 256;
+
 /// Every MCP server the gateway knows, by name.
 pub struct McpHub {
     servers: Mutex<HashMap<String, Arc<Server>>>,
@@ -52,7 +57,8 @@ impl McpHub {
         max_result_bytes: usize,
         tls: Arc<ClientTls>,
     ) -> Self {
-        let ctx = Arc::new(Context { registry, documents, connect_timeout, tls });
+        let (offers, _) = tokio::sync::broadcast::channel(OFFER_CHANGES);
+        let ctx = Arc::new(Context { registry, documents, connect_timeout, tls, offers });
         Self { servers: Mutex::new(HashMap::new()), admin: tokio::sync::Mutex::new(()), ctx, store, max_result_bytes }
     }
 

@@ -145,7 +145,7 @@ impl McpServerSpec {
         }
     }
 
-    /// The registry name of the server's tool `tool`.
+    /// The registry name of the server's tool `tool` (and the front door's name of its prompt `tool`).
     pub fn tool_name(&self, tool: &str) -> String {
         let prefix = self.prefix.as_deref().unwrap_or(&self.name);
         if prefix.is_empty() {

@@ -25,6 +25,8 @@ pub struct Context {
     pub connect_timeout: Duration,
     /// `[tls.client]`, read again at each connection so that a session opened after a rotation uses the new files.
     pub tls: Arc<ClientTls>,
+    /// Resource updates and list changes of every server, for the front door's hosts.
+    pub offers: tokio::sync::broadcast::Sender<super::connect::OfferChange>,
 }
 
 /// Runs the supervisor, and runs it again if it panics (a bug in it or in a library), so a server is never left
@@ -49,7 +51,15 @@ async fn supervise(server: Arc<Server>, ctx: Arc<Context>) {
     let name = &server.spec.name;
     while !*stop.borrow() {
         let started = Instant::now();
-        match connect::connect(&server.spec, Arc::clone(&server.changed), ctx.connect_timeout, &ctx.tls).await {
+        match connect::connect(
+            &server.spec,
+            Arc::clone(&server.changed),
+            ctx.offers.clone(),
+            ctx.connect_timeout,
+            &ctx.tls,
+        )
+        .await
+        {
             Ok(session) => {
                 let Some(reason) = run(&server, &ctx, session, &mut stop).await else { break };
                 tracing::warn!(server = %name, %reason, retry_in = ?backoff, "MCP session lost; reconnecting");

@@ -3,6 +3,7 @@
 
 mod blocks;
 mod limits;
+mod offers;
 
 use crate::support;
 use crate::support::backends::{Runtime, start_runtime};
