@@ -28,7 +28,22 @@ pub struct Invocation<'a> {
     pub trace: &'a [(&'static str, String)],
     /// How long the gateway waits for this attempt; backends that can pass a deadline on do.
     pub budget: Duration,
+    /// Where the tool's progress goes, when the caller asked to hear it; backends that report progress (MCP
+    /// servers) send it there.
+    pub progress: Option<&'a ProgressSink>,
 }
+
+/// How far a call has got, as a backend reports it (MCP `notifications/progress`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Where a call's progress goes: the door that asked for it passes each report on to its caller. Bounded: a
+/// report that finds it full is dropped, so a chatty tool cannot fill the gateway.
+pub type ProgressSink = tokio::sync::mpsc::Sender<Progress>;
 
 /// A backend's successful answer.
 #[derive(Debug, Clone, PartialEq)]

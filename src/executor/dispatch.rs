@@ -75,7 +75,7 @@ impl Dispatcher {
     /// time is told to the tool's pace, through its concurrency slot.
     async fn attempts(
         &self,
-        CallRequest { call, ctx, deadline, .. }: CallRequest<'_>,
+        CallRequest { call, ctx, deadline, progress, .. }: CallRequest<'_>,
         prepared: &Prepared,
         timeout: Duration,
         slot: &Slot,
@@ -98,6 +98,7 @@ impl Dispatcher {
                 context: ctx,
                 trace: &trace,
                 budget,
+                progress,
             };
             let started = Instant::now();
             let outcome = match tokio::time::timeout(budget, self.backends.invoke(backend, invocation)).await {

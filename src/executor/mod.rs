@@ -11,7 +11,7 @@ mod review;
 mod rules;
 mod split;
 
-use crate::backend::Backends;
+use crate::backend::{Backends, ProgressSink};
 use crate::idempotency::{Claim, Idempotency};
 use crate::pipeline::{self, CallContext, CallError, Check, Checked, Messages, PipelineSettings, Prepared, Rejected};
 use crate::pipeline::{Repair, ToolCall, ToolMessage};
@@ -73,11 +73,13 @@ pub struct CallRequest<'a> {
     pub mode: ReviewMode,
     /// Which door the call came in through, for its span.
     pub door: Door,
+    /// Where the tool's progress goes, when the caller asked to hear it.
+    pub progress: Option<&'a ProgressSink>,
 }
 
 impl<'a> CallRequest<'a> {
     pub fn new(call: &'a ToolCall, ctx: &'a CallContext, deadline: Option<Instant>, mode: ReviewMode) -> Self {
-        Self { call, ctx, deadline, start_by: deadline, mode, door: Door::Grpc }
+        Self { call, ctx, deadline, start_by: deadline, mode, door: Door::Grpc, progress: None }
     }
 }
 
@@ -267,13 +269,16 @@ impl Executor {
         prepared: Prepared,
         claim: Claim,
     ) -> ToolMessage {
-        let CallRequest { call, ctx, deadline, mode, door, .. } = req;
+        let CallRequest { call, ctx, deadline, mode, door, progress, .. } = req;
+        let progress = progress.cloned();
         let name = prepared.tool.spec.name.clone();
         let (this, owned_call, owned_ctx, start_by) =
             (Arc::clone(self), call.clone(), ctx.clone(), once::start_by(deadline));
         let tool = name.clone();
         let task = async move {
-            let req = CallRequest { call: &owned_call, ctx: &owned_ctx, deadline: None, start_by, mode, door };
+            let progress = progress.as_ref();
+            let req =
+                CallRequest { call: &owned_call, ctx: &owned_ctx, deadline: None, start_by, mode, door, progress };
             let (message, panicked) = match AssertUnwindSafe(this.admitted(req, prepared)).catch_unwind().await {
                 Ok(message) => (message, false),
                 // It may have reached its tool: at most once means not again, so the claim keeps this outcome.

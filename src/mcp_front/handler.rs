@@ -4,6 +4,7 @@
 
 use super::{answer, confirm};
 use crate::backend::mcp::OfferChange;
+use crate::backend::{Progress, ProgressSink};
 use crate::config::Principal;
 use crate::executor::{CallRequest, ReviewMode};
 use crate::handles::Core;
@@ -13,8 +14,9 @@ use opentelemetry::context::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
     Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -27,6 +29,9 @@ const PAGE: usize = 200;
 
 /// How often a session's change follower checks whether its session is gone, when nothing changes.
 const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Progress reports of one call waiting to reach its host; past it, reports are dropped.
+const PROGRESS_BACKLOG: usize = 64;
 
 /// The method a shed `tools/call` is counted under in `toolgate.calls.shed`.
 const SHED_METHOD: &str = "mcp tools/call";
@@ -173,12 +178,21 @@ impl ServerHandler for FrontDoor {
         let call = ToolCall { id, name, arguments };
         let ctx =
             CallContext { tenant: principal.tenant, user_id: principal.user_id, session_id, values: principal.values };
+        let (progress, told) = progress_of(&context);
         // A host gives up on a call after about a minute: a reviewed call answers at once that it waits.
-        let req = CallRequest { door: Door::Mcp, ..CallRequest::new(&call, &ctx, None, ReviewMode::Defer) };
+        let req = CallRequest {
+            door: Door::Mcp,
+            progress: progress.as_ref(),
+            ..CallRequest::new(&call, &ctx, None, ReviewMode::Defer)
+        };
         let mut message = self.core.executor.execute(req).with_context(parent.clone()).await;
         if confirmable && confirm::can_ask(&context.peer) {
             let asked = confirm::ask(&self.core, &context.peer, req, message, self.confirm_timeout);
             message = asked.with_context(parent).await;
+        }
+        drop(progress);
+        if let Some(told) = told {
+            let _ = told.await;
         }
         Ok(CallToolResponse::Complete(answer::result(message)))
     }
@@ -274,6 +288,36 @@ impl ServerHandler for FrontDoor {
             _ => return Err(McpError::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, request.method, None)),
         };
         Err(McpError::invalid_params(reason, None))
+    }
+}
+
+/// Where a call's progress goes when the host asked to hear it (a `progressToken`), and the task that tells the
+/// host: the call's handler drops the sink and waits for the task, so all of it arrives before the result.
+fn progress_of(context: &RequestContext<RoleServer>) -> (Option<ProgressSink>, Option<tokio::task::JoinHandle<()>>) {
+    let Some(token) = context.meta.get_progress_token() else { return (None, None) };
+    let (sink, reports) = tokio::sync::mpsc::channel(PROGRESS_BACKLOG);
+    (Some(sink), Some(tokio::spawn(tell_progress(reports, token, context.peer.clone()))))
+}
+
+/// Passes a call's progress on to the host, under the host's token, until the call ends. The SDK handles each
+/// notification from a server in a task of its own, so reports may come out of order: one that would not increase
+/// the progress the host was told is dropped, as the protocol has progress only increase.
+async fn tell_progress(
+    mut reports: tokio::sync::mpsc::Receiver<Progress>,
+    token: ProgressToken,
+    peer: Peer<RoleServer>,
+) {
+    let mut told = f64::NEG_INFINITY;
+    while let Some(report) = reports.recv().await {
+        if report.progress <= told {
+            continue;
+        }
+        told = report.progress;
+        let mut note = ProgressNotificationParam::new(token.clone(), report.progress);
+        (note.total, note.message) = (report.total, report.message);
+        if peer.notify_progress(note).await.is_err() {
+            return;
+        }
     }
 }
 

@@ -24,6 +24,7 @@ Tools (wire behaviour as of mcp==1.30.0):
                            notifications/tools/list_changed unless notify is false, answers the text "added"
                            (or "exists")
     chart()             -> a text block, a one-pixel PNG image block and an embedded text resource
+    steps(n)            -> notifications/progress 1..n of n (when the request has a progressToken), then "done"
 
 Resources and prompts: `memo://greeting` (text "hello from the memo server"), the template
 `memo://notes/{note_id}` (text "note <note_id>"), and the prompt `summarize(topic)` (one user message).
@@ -156,6 +157,14 @@ def note(note_id: str) -> str:
 def summarize(topic: str) -> str:
     """A prompt with one argument."""
     return f"Summarize {topic} in one sentence."
+
+
+@mcp.tool(structured_output=False)
+async def steps(n: int, ctx: Context) -> str:
+    """Reports progress 1..n of n, then answers "done"."""
+    for i in range(1, n + 1):
+        await ctx.report_progress(i, n, f"step {i}")
+    return "done"
 
 
 @mcp.tool(structured_output=False)

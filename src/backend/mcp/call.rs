@@ -1,11 +1,16 @@
 //! One `tools/call`: the request built from an invocation, and the server's answer (a result, a JSON-RPC error,
 //! or a broken session) made into an `Output` or a `BackendError`.
 
+use super::connect::Relays;
 use super::server::OutputSchema;
-use crate::backend::{BackendError, Invocation, Output};
+use crate::backend::{BackendError, Invocation, Output, ProgressSink};
 use crate::pipeline::ResultBlock;
+use rmcp::model::{
+    CallToolRequest, CancelledNotificationParam, ClientRequest, JsonObject, ProgressToken, RequestId,
+    RequestMetaObject, ResourceContents, ServerResult,
+};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, MetaObject};
-use rmcp::model::{JsonObject, RequestMetaObject, ResourceContents};
+use rmcp::service::PeerRequestOptions;
 use rmcp::service::{Peer, RoleClient, ServiceError};
 
 /// What became of a call, and what it tells about the session and the server's tool list.
@@ -26,7 +31,13 @@ pub struct Checks<'a> {
     pub max_result_bytes: usize,
 }
 
-pub async fn call(peer: &Peer<RoleClient>, tool: &str, call: Invocation<'_>, checks: Checks<'_>) -> CallOutcome {
+pub async fn call(
+    peer: &Peer<RoleClient>,
+    tool: &str,
+    call: Invocation<'_>,
+    checks: Checks<'_>,
+    relays: &Relays,
+) -> CallOutcome {
     let arguments = match serde_json::from_str::<JsonObject>(call.arguments) {
         Ok(arguments) => arguments,
         // The pipeline validated an object schema, so this is a gateway bug, not the model's.
@@ -35,7 +46,11 @@ pub async fn call(peer: &Peer<RoleClient>, tool: &str, call: Invocation<'_>, che
     let mut params = CallToolRequestParams::new(tool.to_owned());
     params.arguments = Some(arguments);
     params.meta = trace_meta(call.trace);
-    match peer.call_tool_once(params).await {
+    let answered = match call.progress {
+        Some(sink) => call_with_progress(peer, params, relays, sink).await,
+        None => peer.call_tool_once(params).await,
+    };
+    match answered {
         Ok(CallToolResponse::Complete(result)) => answer(result, &checks),
         Ok(_) => failed(BackendError::fatal(
             "the MCP server asked for input or started a task; toolgate supports complete results only",
@@ -54,6 +69,71 @@ fn trace_meta(trace: &[(&'static str, String)]) -> Option<RequestMetaObject> {
         meta.0.insert((*name).to_owned(), value.clone().into());
     }
     Some(RequestMetaObject(meta))
+}
+
+/// `tools/call` with the progress the server reports under the request's token (the SDK gives every request
+/// one) routed to `sink` until the answer. A report sent before the route is in place is dropped. Abandoned
+/// (the gateway's deadline), the request is cancelled at the server, as `call_tool_once` does.
+async fn call_with_progress(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    relays: &Relays,
+    sink: &ProgressSink,
+) -> Result<CallToolResponse, ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
+    let _route = ProgressRoute::open(relays, &handle.progress_token, sink);
+    let mut abandoned = Abandoned { peer, id: Some(handle.id.clone()) };
+    let answer = handle.await_response().await;
+    abandoned.id = None;
+    // Reports the server sent before its answer may still be in the SDK's hands, each in a task of its own: they
+    // get a moment to reach the route before it closes (one racing the answer past that is dropped, never late).
+    for _ in 0..PROGRESS_STRAGGLERS {
+        tokio::task::yield_now().await;
+    }
+    match answer? {
+        ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+        ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// How many times a call with progress yields after its answer, so reports still in flight reach their route.
+const PROGRESS_STRAGGLERS: usize = 8;
+
+/// A request whose answer is no longer awaited: the server is told to stop.
+struct Abandoned<'a> {
+    peer: &'a Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        let cancel = CancelledNotificationParam::new(Some(id), Some("request abandoned by the gateway".into()));
+        tokio::spawn(async move { peer.notify_cancelled(cancel).await });
+    }
+}
+
+/// A call's progress token, routed to its caller's sink until the call ends.
+struct ProgressRoute<'a> {
+    token: String,
+    relays: &'a Relays,
+}
+
+impl<'a> ProgressRoute<'a> {
+    fn open(relays: &'a Relays, token: &ProgressToken, sink: &ProgressSink) -> Self {
+        let token = token.0.to_string();
+        relays.progress.lock().expect("progress lock").insert(token.clone(), sink.clone());
+        Self { token, relays }
+    }
+}
+
+impl Drop for ProgressRoute<'_> {
+    fn drop(&mut self) {
+        self.relays.progress.lock().expect("progress lock").remove(&self.token);
+    }
 }
 
 fn failed(err: BackendError) -> CallOutcome {

@@ -3,15 +3,18 @@
 //! change of the resources or prompts the server offers.
 
 use super::spec::{INHERITED_ENV, McpServerSpec, Transport, redacted_url};
+use crate::backend::{Progress, ProgressSink};
 use crate::tls::ClientTls;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ResourceUpdatedNotificationParam};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ResourceUpdatedNotificationParam,
+};
 use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
 use std::collections::{BTreeMap, HashMap};
 use std::process::Stdio;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::{Notify, broadcast};
@@ -34,7 +37,15 @@ pub type McpSession = RunningService<RoleClient, ChangeListener>;
 /// passes on what the front door's hosts may have subscribed to.
 pub struct ChangeListener {
     changed: Arc<Notify>,
-    offers: broadcast::Sender<OfferChange>,
+    relays: Relays,
+}
+
+/// What a server's session passes on to the gateway's callers: changes to what it offers, and each call's
+/// progress, by the token the gateway gave the call.
+#[derive(Clone)]
+pub struct Relays {
+    pub offers: broadcast::Sender<OfferChange>,
+    pub progress: Arc<Mutex<HashMap<String, ProgressSink>>>,
 }
 
 impl ClientHandler for ChangeListener {
@@ -48,15 +59,25 @@ impl ClientHandler for ChangeListener {
         _context: NotificationContext<RoleClient>,
     ) {
         // No host listening is no error.
-        let _ = self.offers.send(OfferChange::ResourceUpdated(params.uri));
+        let _ = self.relays.offers.send(OfferChange::ResourceUpdated(params.uri));
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.offers.send(OfferChange::Resources);
+        let _ = self.relays.offers.send(OfferChange::Resources);
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.offers.send(OfferChange::Prompts);
+        let _ = self.relays.offers.send(OfferChange::Prompts);
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        let token = params.progress_token.0.to_string();
+        let sink = self.relays.progress.lock().expect("progress lock").get(&token).cloned();
+        let report = Progress { progress: params.progress, total: params.total, message: params.message };
+        // A report for a call that has ended, or that finds its caller behind, is dropped.
+        if let Some(sink) = sink {
+            let _ = sink.try_send(report);
+        }
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -68,11 +89,11 @@ impl ClientHandler for ChangeListener {
 pub async fn connect(
     spec: &McpServerSpec,
     changed: Arc<Notify>,
-    offers: broadcast::Sender<OfferChange>,
+    relays: Relays,
     timeout: Duration,
     tls: &ClientTls,
 ) -> Result<McpSession, String> {
-    let listener = ChangeListener { changed, offers };
+    let listener = ChangeListener { changed, relays };
     let handshake = async {
         match spec.transport() {
             Transport::Stdio { command, args, env, cwd } => {

@@ -58,7 +58,8 @@ impl McpHub {
         tls: Arc<ClientTls>,
     ) -> Self {
         let (offers, _) = tokio::sync::broadcast::channel(OFFER_CHANGES);
-        let ctx = Arc::new(Context { registry, documents, connect_timeout, tls, offers });
+        let relays = connect::Relays { offers, progress: Arc::default() };
+        let ctx = Arc::new(Context { registry, documents, connect_timeout, tls, relays });
         Self { servers: Mutex::new(HashMap::new()), admin: tokio::sync::Mutex::new(()), ctx, store, max_result_bytes }
     }
 
@@ -151,7 +152,7 @@ impl McpHub {
             pass_invalid_output: server.spec.pass_invalid_output,
             max_result_bytes: self.max_result_bytes,
         };
-        let outcome = call::call(&peer, tool, call, checks).await;
+        let outcome = call::call(&peer, tool, call, checks, &self.ctx.relays).await;
         if outcome.session_broken {
             server.report_broken(session);
         }

@@ -85,7 +85,7 @@ impl McpHub {
     /// Resource updates and list changes from now on, of every server: the front door tells its hosts of those
     /// they may see and subscribed to.
     pub fn offer_changes(&self) -> tokio::sync::broadcast::Receiver<super::OfferChange> {
-        self.ctx.offers.subscribe()
+        self.ctx.relays.offers.subscribe()
     }
 
     /// Subscribes to `uri` at the first server `tenant` may see that takes the subscription (or unsubscribes).

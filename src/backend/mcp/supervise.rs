@@ -25,8 +25,8 @@ pub struct Context {
     pub connect_timeout: Duration,
     /// `[tls.client]`, read again at each connection so that a session opened after a rotation uses the new files.
     pub tls: Arc<ClientTls>,
-    /// Resource updates and list changes of every server, for the front door's hosts.
-    pub offers: tokio::sync::broadcast::Sender<super::connect::OfferChange>,
+    /// What every server's session passes on to the gateway's callers.
+    pub relays: super::connect::Relays,
 }
 
 /// Runs the supervisor, and runs it again if it panics (a bug in it or in a library), so a server is never left
@@ -54,7 +54,7 @@ async fn supervise(server: Arc<Server>, ctx: Arc<Context>) {
         match connect::connect(
             &server.spec,
             Arc::clone(&server.changed),
-            ctx.offers.clone(),
+            ctx.relays.clone(),
             ctx.connect_timeout,
             &ctx.tls,
         )

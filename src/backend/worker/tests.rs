@@ -19,6 +19,7 @@ async fn invoke(pool: &WorkerPool, tool: &str, arguments: &str) -> Result<Output
         context: &context,
         trace: &trace,
         budget: Duration::from_millis(1500),
+        progress: None,
     };
     pool.invoke(call).await
 }
