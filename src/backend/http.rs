@@ -113,6 +113,11 @@ impl HttpClient {
         if status.is_success()
             && let Some(block) = media_block(response.headers(), &body)
         {
+            // Carried as base64, a third larger: the limit is on what is carried.
+            if block.size() > self.max_result_bytes {
+                let message = format!("the result is over the limit of {} bytes", self.max_result_bytes);
+                return Err(BackendError::fatal(message));
+            }
             let (content, blocks) = crate::pipeline::text_and_blocks(vec![block]);
             return Ok(Output { content, structured: None, blocks });
         }

@@ -196,6 +196,7 @@ fn entry_bytes(key: &CallKey, message: &ToolMessage) -> usize {
         + message.effective_arguments.len()
         + repairs.sum::<usize>()
         + error
+        + message.blocks.iter().map(crate::pipeline::ResultBlock::size).sum::<usize>()
 }
 
 /// What a retry gets when the call's outcome was not kept: it ran, so it is not run again.

@@ -2,8 +2,8 @@
 //! through the same executor as `Execute`, with the context taken from the caller's principal alone; resources
 //! and prompts are the imported MCP servers' that the caller's tenant may see.
 
+use super::offers::{self, SessionOffers};
 use super::{answer, confirm};
-use crate::backend::mcp::OfferChange;
 use crate::backend::{Progress, ProgressSink};
 use crate::config::Principal;
 use crate::executor::{CallRequest, ReviewMode};
@@ -15,14 +15,12 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
     Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
-    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use sha2::{Digest, Sha256};
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Tools in one page of `tools/list`.
 const PAGE: usize = 200;
@@ -46,19 +44,19 @@ pub struct FrontDoor {
     /// The registry's changes since this session was created (with its `initialize`), so that a tool registered
     /// before the host's `initialized` arrives is still announced.
     changes: tokio::sync::watch::Receiver<()>,
-    /// The resource URIs this session subscribed to.
-    subscribed: Arc<Mutex<HashSet<String>>>,
+    /// The session's resource subscriptions and the tenant its offers' changes are told by.
+    offers: Arc<SessionOffers>,
 }
 
 impl FrontDoor {
     pub fn new(core: Arc<Core>, confirm_timeout: std::time::Duration) -> Self {
         let changes = core.registry.changes();
-        Self { core, confirm_timeout, changes, subscribed: Arc::default() }
+        Self { core, confirm_timeout, changes, offers: Arc::default() }
     }
 
     /// A copy for a new session: the registry's changes are followed from now.
     pub fn for_session(&self) -> Self {
-        Self { changes: self.core.registry.changes(), subscribed: Arc::default(), ..self.clone() }
+        Self { changes: self.core.registry.changes(), offers: Arc::default(), ..self.clone() }
     }
 
     /// MCP has no call id: a call to a tool that needs review gets one from who calls (with the session their
@@ -132,8 +130,9 @@ impl ServerHandler for FrontDoor {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let offers = self.core.mcp.offer_changes();
-        tokio::spawn(tell_offers(offers, Arc::clone(&self.subscribed), context.peer.clone()));
+        let changes = self.core.mcp.offer_changes();
+        let (core, offers) = (Arc::clone(&self.core), Arc::clone(&self.offers));
+        tokio::spawn(offers::tell_offers(core, offers, changes, context.peer.clone()));
         tokio::spawn(tell_changes(self.changes.clone(), context.peer));
     }
 
@@ -143,6 +142,7 @@ impl ServerHandler for FrontDoor {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let (principal, _) = caller(&context)?;
+        self.offers.seen(&principal.tenant);
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
             Some(cursor) => {
@@ -172,9 +172,13 @@ impl ServerHandler for FrontDoor {
         let name = request.name.into_owned();
         let (id, confirmable) = self.review_id(&principal, &name, &arguments);
         // A reviewed call is the same call in any MCP session, so it is not of one: its session is the one the
-        // token names, if any (the budgets of a transport session would not follow the call to the next).
-        let transport = if id.is_empty() { session } else { String::new() };
-        let session_id = principal.values.get("session_id").cloned().unwrap_or(transport);
+        // token names, else its user's, so its budgets and a per-session rate limit still hold across retries.
+        let own = match id.is_empty() {
+            true => session,
+            false if principal.user_id.is_empty() => String::new(),
+            false => format!("mcp-user:{}", principal.user_id),
+        };
+        let session_id = principal.values.get("session_id").cloned().unwrap_or(own);
         let call = ToolCall { id, name, arguments };
         let ctx =
             CallContext { tenant: principal.tenant, user_id: principal.user_id, session_id, values: principal.values };
@@ -204,6 +208,7 @@ impl ServerHandler for FrontDoor {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let (principal, _) = caller(&context)?;
+        self.offers.seen(&principal.tenant);
         Ok(ListResourcesResult::with_all_items(self.core.mcp.resources(&principal.tenant).await))
     }
 
@@ -232,9 +237,8 @@ impl ServerHandler for FrontDoor {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let (principal, _) = caller(&context)?;
-        self.core.mcp.subscribe(&principal.tenant, &request.uri, true).await?;
-        self.subscribed.lock().expect("subscriptions lock").insert(request.uri);
-        Ok(())
+        self.offers.seen(&principal.tenant);
+        self.offers.subscribe(&self.core, &principal.tenant, &request.uri).await
     }
 
     async fn unsubscribe(
@@ -242,9 +246,9 @@ impl ServerHandler for FrontDoor {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let (principal, _) = caller(&context)?;
-        self.subscribed.lock().expect("subscriptions lock").remove(&request.uri);
-        self.core.mcp.subscribe(&principal.tenant, &request.uri, false).await
+        caller(&context)?;
+        self.offers.unsubscribe(&self.core, &request.uri).await;
+        Ok(())
     }
 
     /// The prompts of the MCP servers the caller's tenant may see, named as their tools are, in one page.
@@ -254,6 +258,7 @@ impl ServerHandler for FrontDoor {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         let (principal, _) = caller(&context)?;
+        self.offers.seen(&principal.tenant);
         Ok(ListPromptsResult::with_all_items(self.core.mcp.prompts(&principal.tenant).await))
     }
 
@@ -316,42 +321,6 @@ async fn tell_progress(
         let mut note = ProgressNotificationParam::new(token.clone(), report.progress);
         (note.total, note.message) = (report.total, report.message);
         if peer.notify_progress(note).await.is_err() {
-            return;
-        }
-    }
-}
-
-/// Tells one session of the updates of the resources it subscribed to, and of changes to the servers' resources
-/// and prompts, until the session ends.
-async fn tell_offers(
-    mut offers: tokio::sync::broadcast::Receiver<OfferChange>,
-    subscribed: Arc<Mutex<HashSet<String>>>,
-    peer: Peer<RoleServer>,
-) {
-    use tokio::sync::broadcast::error::RecvError;
-    loop {
-        let change = tokio::select! {
-            change = offers.recv() => change,
-            () = tokio::time::sleep(SESSION_CHECK) => {
-                if peer.is_transport_closed() {
-                    return;
-                }
-                continue;
-            }
-        };
-        let told = match change {
-            Ok(OfferChange::ResourceUpdated(uri)) => {
-                if !subscribed.lock().expect("subscriptions lock").contains(&uri) {
-                    continue;
-                }
-                peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await
-            }
-            Ok(OfferChange::Resources) => peer.notify_resource_list_changed().await,
-            Ok(OfferChange::Prompts) => peer.notify_prompt_list_changed().await,
-            Err(RecvError::Lagged(_)) => continue,
-            Err(RecvError::Closed) => return,
-        };
-        if told.is_err() {
             return;
         }
     }

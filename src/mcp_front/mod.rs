@@ -8,6 +8,7 @@ mod auth;
 mod confirm;
 mod handler;
 mod jwt;
+mod offers;
 mod sessions;
 
 use crate::config::McpFrontSettings;

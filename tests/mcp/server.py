@@ -164,6 +164,7 @@ async def steps(n: int, ctx: Context) -> str:
     """Reports progress 1..n of n, then answers "done"."""
     for i in range(1, n + 1):
         await ctx.report_progress(i, n, f"step {i}")
+        await anyio.sleep(0.02)  # paced, as a real tool's steps are
     return "done"
 
 

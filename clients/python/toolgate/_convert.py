@@ -97,11 +97,12 @@ def message_from_pb(m: types_pb2.ToolMessage) -> ToolMessage:
         attempts=m.attempts,
         duration_us=m.duration_us,
         parts=tuple(part_from_pb(p) for p in m.parts),
-        blocks=tuple(block_from_pb(b) for b in m.blocks),
+        blocks=tuple(b for b in map(block_from_pb, m.blocks) if b is not None),
     )
 
 
-def block_from_pb(b: types_pb2.ResultBlock) -> ResultBlock:
+def block_from_pb(b: types_pb2.ResultBlock) -> ResultBlock | None:
+    """A result's block; None for a kind newer than this client (its text is in `content`)."""
     kind = b.WhichOneof("block")
     if kind == "text":
         return ResultBlock(type="text", text=b.text.text)
@@ -127,7 +128,7 @@ def block_from_pb(b: types_pb2.ResultBlock) -> ResultBlock:
             text=r.text if contents == "text" else None,
             blob=r.blob if contents == "blob" else None,
         )
-    return ResultBlock(type=kind or "unknown")
+    return None
 
 
 def pending_from_pb(p: review_pb2.PendingReview) -> PendingReview:

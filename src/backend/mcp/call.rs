@@ -1,13 +1,13 @@
 //! One `tools/call`: the request built from an invocation, and the server's answer (a result, a JSON-RPC error,
 //! or a broken session) made into an `Output` or a `BackendError`.
 
-use super::connect::Relays;
+use super::connect::{Relays, progress_key};
 use super::server::OutputSchema;
 use crate::backend::{BackendError, Invocation, Output, ProgressSink};
 use crate::pipeline::ResultBlock;
 use rmcp::model::{
-    CallToolRequest, CancelledNotificationParam, ClientRequest, JsonObject, ProgressToken, RequestId,
-    RequestMetaObject, ResourceContents, ServerResult,
+    CallToolRequest, CancelledNotificationParam, ClientRequest, JsonObject, RequestId, RequestMetaObject,
+    ResourceContents, ServerResult,
 };
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, MetaObject};
 use rmcp::service::PeerRequestOptions;
@@ -36,7 +36,7 @@ pub async fn call(
     tool: &str,
     call: Invocation<'_>,
     checks: Checks<'_>,
-    relays: &Relays,
+    (server, relays): (&str, &Relays),
 ) -> CallOutcome {
     let arguments = match serde_json::from_str::<JsonObject>(call.arguments) {
         Ok(arguments) => arguments,
@@ -47,7 +47,7 @@ pub async fn call(
     params.arguments = Some(arguments);
     params.meta = trace_meta(call.trace);
     let answered = match call.progress {
-        Some(sink) => call_with_progress(peer, params, relays, sink).await,
+        Some(sink) => call_with_progress(peer, params, (server, relays), sink).await,
         None => peer.call_tool_once(params).await,
     };
     match answered {
@@ -77,12 +77,12 @@ fn trace_meta(trace: &[(&'static str, String)]) -> Option<RequestMetaObject> {
 async fn call_with_progress(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
-    relays: &Relays,
+    (server, relays): (&str, &Relays),
     sink: &ProgressSink,
 ) -> Result<CallToolResponse, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
-    let _route = ProgressRoute::open(relays, &handle.progress_token, sink);
+    let _route = ProgressRoute::open(relays, progress_key(server, &handle.progress_token), sink);
     let mut abandoned = Abandoned { peer, id: Some(handle.id.clone()) };
     let answer = handle.await_response().await;
     abandoned.id = None;
@@ -94,6 +94,7 @@ async fn call_with_progress(
     match answer? {
         ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
         ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
+        ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
         _ => Err(ServiceError::UnexpectedResponse),
     }
 }
@@ -123,8 +124,7 @@ struct ProgressRoute<'a> {
 }
 
 impl<'a> ProgressRoute<'a> {
-    fn open(relays: &'a Relays, token: &ProgressToken, sink: &ProgressSink) -> Self {
-        let token = token.0.to_string();
+    fn open(relays: &'a Relays, token: String, sink: &ProgressSink) -> Self {
         relays.progress.lock().expect("progress lock").insert(token.clone(), sink.clone());
         Self { token, relays }
     }
@@ -145,9 +145,12 @@ fn failed(err: BackendError) -> CallOutcome {
 pub fn answer(result: CallToolResult, checks: &Checks<'_>) -> CallOutcome {
     let (mut content, blocks) = crate::pipeline::text_and_blocks(result.content.iter().map(block_of).collect());
     let structured = result.structured_content.as_ref().map(|v| v.to_string());
-    let size = content.len()
-        + structured.as_ref().map_or(0, String::len)
-        + blocks.iter().map(ResultBlock::size).sum::<usize>();
+    // Once each: the text of a result with blocks is made of its blocks, so they are counted in its place.
+    let carried = match blocks.is_empty() {
+        true => content.len(),
+        false => blocks.iter().map(ResultBlock::size).sum(),
+    };
+    let size = carried + structured.as_ref().map_or(0, String::len);
     if size > checks.max_result_bytes {
         let message = format!("the result is {size} bytes, over the limit of {}", checks.max_result_bytes);
         return failed(BackendError::fatal(message));
@@ -337,5 +340,11 @@ mod tests {
         let r = result(json!({"content": [], "structuredContent": {"a": "x".repeat(60)}}));
         let checks = Checks { output: None, pass_invalid_output: false, max_result_bytes: 80 };
         assert!(answer(r, &checks).result.is_ok(), "structured content copied into the text is not counted twice");
+        let image = json!({"type": "image", "data": "QUJD", "mimeType": "image/png"});
+        let mixed = json!({"content": [{"type": "text", "text": "y".repeat(60)}, image]});
+        let kept = answer(result(mixed.clone()), &checks).result.expect("text and image, each counted once");
+        assert_eq!(kept.blocks.len(), 2);
+        let tight = Checks { max_result_bytes: 70, ..checks };
+        assert!(answer(result(mixed), &tight).result.is_err(), "the blocks are counted");
     }
 }

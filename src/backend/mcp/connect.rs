@@ -6,7 +6,8 @@ use super::spec::{INHERITED_ENV, McpServerSpec, Transport, redacted_url};
 use crate::backend::{Progress, ProgressSink};
 use crate::tls::ClientTls;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ResourceUpdatedNotificationParam,
+    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
@@ -19,14 +20,22 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::{Notify, broadcast};
 
-/// A change to what the servers offer besides tools, as a host subscribed to them hears of it.
+/// A change to what one server offers besides tools, as a host that may see the server hears of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OfferChange {
+pub struct OfferChange {
+    pub server: String,
+    /// The server's tenant ("" for a shared server): no host of another tenant hears of it.
+    pub tenant: String,
+    pub kind: OfferKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OfferKind {
     /// `notifications/resources/updated` for this URI.
     ResourceUpdated(String),
-    /// A server's resources changed.
+    /// The server's resources changed.
     Resources,
-    /// A server's prompts changed.
+    /// The server's prompts changed.
     Prompts,
 }
 
@@ -38,6 +47,23 @@ pub type McpSession = RunningService<RoleClient, ChangeListener>;
 pub struct ChangeListener {
     changed: Arc<Notify>,
     relays: Relays,
+    /// The server's name and tenant, which its notifications are told with.
+    server: String,
+    tenant: String,
+}
+
+impl ChangeListener {
+    fn tell(&self, kind: OfferKind) {
+        let change = OfferChange { server: self.server.clone(), tenant: self.tenant.clone(), kind };
+        // No host listening is no error.
+        let _ = self.relays.offers.send(change);
+    }
+}
+
+/// The route of a call's progress: the server, and the token the SDK gave the request on its session (every
+/// session numbers its requests from the start, so a token alone names a call on one server only).
+pub fn progress_key(server: &str, token: &ProgressToken) -> String {
+    format!("{server}\0{}", token.0)
 }
 
 /// What a server's session passes on to the gateway's callers: changes to what it offers, and each call's
@@ -58,21 +84,20 @@ impl ClientHandler for ChangeListener {
         params: ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        // No host listening is no error.
-        let _ = self.relays.offers.send(OfferChange::ResourceUpdated(params.uri));
+        self.tell(OfferKind::ResourceUpdated(params.uri));
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.relays.offers.send(OfferChange::Resources);
+        self.tell(OfferKind::Resources);
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.relays.offers.send(OfferChange::Prompts);
+        self.tell(OfferKind::Prompts);
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        let token = params.progress_token.0.to_string();
-        let sink = self.relays.progress.lock().expect("progress lock").get(&token).cloned();
+        let key = progress_key(&self.server, &params.progress_token);
+        let sink = self.relays.progress.lock().expect("progress lock").get(&key).cloned();
         let report = Progress { progress: params.progress, total: params.total, message: params.message };
         // A report for a call that has ended, or that finds its caller behind, is dropped.
         if let Some(sink) = sink {
@@ -93,7 +118,7 @@ pub async fn connect(
     timeout: Duration,
     tls: &ClientTls,
 ) -> Result<McpSession, String> {
-    let listener = ChangeListener { changed, relays };
+    let listener = ChangeListener { changed, relays, server: spec.name.clone(), tenant: spec.tenant.clone() };
     let handshake = async {
         match spec.transport() {
             Transport::Stdio { command, args, env, cwd } => {

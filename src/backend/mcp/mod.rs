@@ -10,7 +10,7 @@ pub mod spec;
 pub mod store;
 mod supervise;
 
-pub use connect::OfferChange;
+pub use connect::{OfferChange, OfferKind};
 pub use server::McpStatus;
 pub use spec::{McpServerSpec, ToolOverlay};
 pub use store::{McpStore, RedbMcpStore};
@@ -46,6 +46,9 @@ pub struct McpHub {
     ctx: Arc<Context>,
     store: Arc<dyn McpStore>,
     max_result_bytes: usize,
+    /// Hosts subscribed to a resource of a server, by server and URI: the gateway holds one subscription at the
+    /// server for them all, ended when the last host's ends.
+    subscriptions: tokio::sync::Mutex<HashMap<(String, String), usize>>,
 }
 
 impl McpHub {
@@ -60,7 +63,14 @@ impl McpHub {
         let (offers, _) = tokio::sync::broadcast::channel(OFFER_CHANGES);
         let relays = connect::Relays { offers, progress: Arc::default() };
         let ctx = Arc::new(Context { registry, documents, connect_timeout, tls, relays });
-        Self { servers: Mutex::new(HashMap::new()), admin: tokio::sync::Mutex::new(()), ctx, store, max_result_bytes }
+        Self {
+            servers: Mutex::new(HashMap::new()),
+            admin: tokio::sync::Mutex::new(()),
+            ctx,
+            store,
+            max_result_bytes,
+            subscriptions: tokio::sync::Mutex::default(),
+        }
     }
 
     /// Starts every stored server, after storing those of the config file (which win over a stored definition
@@ -152,7 +162,7 @@ impl McpHub {
             pass_invalid_output: server.spec.pass_invalid_output,
             max_result_bytes: self.max_result_bytes,
         };
-        let outcome = call::call(&peer, tool, call, checks, &self.ctx.relays).await;
+        let outcome = call::call(&peer, tool, call, checks, (&server.spec.name, &self.ctx.relays)).await;
         if outcome.session_broken {
             server.report_broken(session);
         }

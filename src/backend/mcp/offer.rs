@@ -1,14 +1,15 @@
 //! What the MCP servers offer besides tools, for the front door to serve: their resources, resource templates and
 //! prompts, with the tenancy of their tools (a tenant sees its servers' and the shared ones) and prompts named
-//! as their tools are. A server's own error passes through as it gave it.
+//! as their tools are. A server's own error passes through as it gave it; each request to a server is bounded by
+//! the connect timeout, and each server's list by `MAX_LISTED`.
 
 use super::McpHub;
 use super::server::Server;
 use rmcp::ErrorData;
 use rmcp::model::{
-    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Prompt, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceTemplate, ResultType, SubscribeRequestParams,
-    UnsubscribeRequestParams,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, PaginatedRequestParams, Prompt,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceTemplate, ResultType,
+    SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RoleClient, ServiceError};
 use std::sync::Arc;
@@ -19,28 +20,44 @@ const MAX_LISTED: usize = 10_000;
 impl McpHub {
     /// The resources of every connected server `tenant` may see, in the order of the servers' names.
     pub async fn resources(&self, tenant: &str) -> Vec<Resource> {
-        self.gather(tenant, |peer| async move { peer.list_all_resources().await }).await
+        self.gather(tenant, async |peer, cursor| {
+            let page = peer.list_resources(Some(PaginatedRequestParams::default().with_cursor(cursor))).await?;
+            Ok((page.resources, page.next_cursor))
+        })
+        .await
+        .into_iter()
+        .flat_map(|(_, items)| items)
+        .collect()
     }
 
     /// The resource templates of every connected server `tenant` may see.
     pub async fn resource_templates(&self, tenant: &str) -> Vec<ResourceTemplate> {
-        self.gather(tenant, |peer| async move { peer.list_all_resource_templates().await }).await
+        self.gather(tenant, async |peer, cursor| {
+            let params = PaginatedRequestParams::default().with_cursor(cursor);
+            let page = peer.list_resource_templates(Some(params)).await?;
+            Ok((page.resource_templates, page.next_cursor))
+        })
+        .await
+        .into_iter()
+        .flat_map(|(_, items)| items)
+        .collect()
     }
 
     /// The prompts of every connected server `tenant` may see, each named as the server's tools are.
     pub async fn prompts(&self, tenant: &str) -> Vec<Prompt> {
-        let mut prompts = Vec::new();
-        for server in self.visible(tenant) {
-            let Some((_, peer)) = server.peer() else { continue };
-            match peer.list_all_prompts().await {
-                Ok(listed) => prompts.extend(listed.into_iter().take(MAX_LISTED).map(|mut prompt| {
-                    prompt.name = server.spec.tool_name(&prompt.name);
-                    prompt
-                })),
-                Err(err) => tracing::warn!(server = %server.spec.name, error = %err, "listing its prompts failed"),
-            }
-        }
-        prompts
+        let listed = self
+            .gather(tenant, async |peer, cursor| {
+                let page = peer.list_prompts(Some(PaginatedRequestParams::default().with_cursor(cursor))).await?;
+                Ok((page.prompts, page.next_cursor))
+            })
+            .await;
+        let named = listed.into_iter().flat_map(|(server, prompts)| {
+            prompts.into_iter().map(move |mut prompt| {
+                prompt.name = server.spec.tool_name(&prompt.name);
+                prompt
+            })
+        });
+        named.collect()
     }
 
     /// Reads `uri` from the first server `tenant` may see that has it.
@@ -48,10 +65,12 @@ impl McpHub {
         let mut last = None;
         for server in self.visible(tenant) {
             let Some((_, peer)) = server.peer() else { continue };
-            match peer.read_resource_once(ReadResourceRequestParams::new(uri)).await {
-                Ok(ReadResourceResponse::Complete(result)) => return Ok(complete_read(result)),
-                Ok(_) => last = Some(ErrorData::internal_error("the MCP server asked for input", None)),
-                Err(err) => last = Some(relayed(err)),
+            let read = peer.read_resource_once(ReadResourceRequestParams::new(uri));
+            match tokio::time::timeout(self.ctx.connect_timeout, read).await {
+                Ok(Ok(ReadResourceResponse::Complete(result))) => return Ok(complete_read(result)),
+                Ok(Ok(_)) => last = Some(ErrorData::internal_error("the MCP server asked for input", None)),
+                Ok(Err(err)) => last = Some(relayed(err)),
+                Err(_) => last = Some(late()),
             }
         }
         Err(last.unwrap_or_else(|| ErrorData::resource_not_found(format!("no resource {uri}"), None)))
@@ -70,13 +89,14 @@ impl McpHub {
             let Some((_, peer)) = server.peer() else { continue };
             let mut params = GetPromptRequestParams::new(own);
             params.arguments = arguments.clone();
-            match peer.get_prompt_once(params).await {
-                Ok(GetPromptResponse::Complete(mut result)) => {
+            match tokio::time::timeout(self.ctx.connect_timeout, peer.get_prompt_once(params)).await {
+                Ok(Ok(GetPromptResponse::Complete(mut result))) => {
                     result.result_type = Some(ResultType::COMPLETE);
                     return Ok(result);
                 }
-                Ok(_) => last = Some(ErrorData::internal_error("the MCP server asked for input", None)),
-                Err(err) => last = Some(relayed(err)),
+                Ok(Ok(_)) => last = Some(ErrorData::internal_error("the MCP server asked for input", None)),
+                Ok(Err(err)) => last = Some(relayed(err)),
+                Err(_) => last = Some(late()),
             }
         }
         Err(last.unwrap_or_else(|| ErrorData::invalid_params(format!("no prompt {name}"), None)))
@@ -88,22 +108,53 @@ impl McpHub {
         self.ctx.relays.offers.subscribe()
     }
 
-    /// Subscribes to `uri` at the first server `tenant` may see that takes the subscription (or unsubscribes).
+    /// Subscribes a host of `tenant` to `uri`: at a server it may see that holds the subscription already for
+    /// another host, else at the first one that takes it. Answers the server, which `unsubscribe` is given.
     #[expect(deprecated, reason = "the gateway speaks 2025-11-25 to its servers, where subscriptions are these")]
-    pub async fn subscribe(&self, tenant: &str, uri: &str, subscribe: bool) -> Result<(), ErrorData> {
+    pub async fn subscribe(&self, tenant: &str, uri: &str) -> Result<String, ErrorData> {
+        let mut held = self.subscriptions.lock().await;
+        let visible = self.visible(tenant);
+        for server in &visible {
+            if let Some(hosts) = held.get_mut(&(server.spec.name.clone(), uri.to_owned())) {
+                *hosts += 1;
+                return Ok(server.spec.name.clone());
+            }
+        }
         let mut last = None;
-        for server in self.visible(tenant) {
+        for server in visible {
             let Some((_, peer)) = server.peer() else { continue };
-            let asked = match subscribe {
-                true => peer.subscribe(SubscribeRequestParams::new(uri)).await,
-                false => peer.unsubscribe(UnsubscribeRequestParams::new(uri)).await,
-            };
-            match asked {
-                Ok(()) => return Ok(()),
-                Err(err) => last = Some(relayed(err)),
+            let asked = peer.subscribe(SubscribeRequestParams::new(uri));
+            match tokio::time::timeout(self.ctx.connect_timeout, asked).await {
+                Ok(Ok(())) => {
+                    held.insert((server.spec.name.clone(), uri.to_owned()), 1);
+                    return Ok(server.spec.name.clone());
+                }
+                Ok(Err(err)) => last = Some(relayed(err)),
+                Err(_) => last = Some(late()),
             }
         }
         Err(last.unwrap_or_else(|| ErrorData::resource_not_found(format!("no resource {uri}"), None)))
+    }
+
+    /// Ends one host's subscription to `uri` at `server`; the server's own ends with the last host's.
+    #[expect(deprecated, reason = "the gateway speaks 2025-11-25 to its servers, where subscriptions are these")]
+    pub async fn unsubscribe(&self, server: &str, uri: &str) {
+        let mut held = self.subscriptions.lock().await;
+        let key = (server.to_owned(), uri.to_owned());
+        match held.get_mut(&key) {
+            Some(hosts) if *hosts > 1 => *hosts -= 1,
+            Some(_) => {
+                held.remove(&key);
+                let found = self.servers.lock().expect("servers lock").get(server).cloned();
+                if let Some((_, peer)) = found.and_then(|s| s.peer()) {
+                    let ended = peer.unsubscribe(UnsubscribeRequestParams::new(uri));
+                    if !matches!(tokio::time::timeout(self.ctx.connect_timeout, ended).await, Ok(Ok(()))) {
+                        tracing::debug!(server, uri, "ending a resource subscription at the server failed");
+                    }
+                }
+            }
+            None => {}
+        }
     }
 
     /// The servers `tenant` may see, by name: a server of another tenant does not exist for it.
@@ -115,20 +166,40 @@ impl McpHub {
         visible
     }
 
-    async fn gather<T, F, Fut>(&self, tenant: &str, list: F) -> Vec<T>
-    where
-        F: Fn(Peer<RoleClient>) -> Fut,
-        Fut: Future<Output = Result<Vec<T>, ServiceError>>,
-    {
-        let mut items = Vec::new();
+    /// One list of every connected server `tenant` may see, page by page, each page within the connect timeout
+    /// and at most `MAX_LISTED` items a server: a server that does not answer, or pages on, is cut short.
+    async fn gather<T>(
+        &self,
+        tenant: &str,
+        page: impl AsyncFn(Peer<RoleClient>, Option<String>) -> Result<(Vec<T>, Option<String>), ServiceError>,
+    ) -> Vec<(Arc<Server>, Vec<T>)> {
+        let mut lists = Vec::new();
         for server in self.visible(tenant) {
             let Some((_, peer)) = server.peer() else { continue };
-            match list(peer).await {
-                Ok(listed) => items.extend(listed.into_iter().take(MAX_LISTED)),
-                Err(err) => tracing::warn!(server = %server.spec.name, error = %err, "listing what it offers failed"),
+            let (mut items, mut cursor) = (Vec::new(), None);
+            loop {
+                match tokio::time::timeout(self.ctx.connect_timeout, page(peer.clone(), cursor.take())).await {
+                    Ok(Ok((got, next))) => {
+                        items.extend(got);
+                        items.truncate(MAX_LISTED);
+                        match next {
+                            Some(next) if items.len() < MAX_LISTED => cursor = Some(next),
+                            _ => break,
+                        }
+                    }
+                    Ok(Err(err)) => {
+                        tracing::warn!(server = %server.spec.name, error = %err, "listing what it offers failed");
+                        break;
+                    }
+                    Err(_) => {
+                        tracing::warn!(server = %server.spec.name, "listing what it offers took too long");
+                        break;
+                    }
+                }
             }
+            lists.push((server, items));
         }
-        items
+        lists
     }
 }
 
@@ -143,6 +214,11 @@ fn complete_read(mut result: ReadResourceResult) -> ReadResourceResult {
 fn own_name(server: &Server, name: &str) -> Option<String> {
     let prefixed = server.spec.tool_name("");
     name.strip_prefix(&prefixed).filter(|own| !own.is_empty()).map(str::to_owned)
+}
+
+/// A server that did not answer within the connect timeout.
+fn late() -> ErrorData {
+    ErrorData::internal_error("the MCP server did not answer in time", None)
 }
 
 /// A server's JSON-RPC error as it gave it; a broken session or a timeout as an internal error.

@@ -1,0 +1,112 @@
+//! One MCP session's share of what the imported servers offer besides tools: its resource subscriptions (held at
+//! the server once for every host, counted by the hub) and the changes it is told of, only of servers its tenant
+//! may see.
+
+use crate::backend::mcp::{OfferChange, OfferKind};
+use crate::handles::Core;
+use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::service::Peer;
+use rmcp::{ErrorData as McpError, RoleServer};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio::sync::broadcast::{Receiver, error::RecvError};
+
+/// Resources one session may be subscribed to at once.
+const MAX_SUBSCRIPTIONS: usize = 1_000;
+
+/// How often the session's follower checks whether its session is gone, when nothing changes.
+const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A session's subscriptions, by server and URI, and its tenant once a request has named it.
+#[derive(Default)]
+pub struct SessionOffers {
+    subscribed: Mutex<HashSet<(String, String)>>,
+    tenant: OnceLock<String>,
+}
+
+impl SessionOffers {
+    /// The session's tenant, from its principal: it never changes, as a session is its opener's alone.
+    pub fn seen(&self, tenant: &str) {
+        let _ = self.tenant.set(tenant.to_owned());
+    }
+
+    pub async fn subscribe(&self, core: &Core, tenant: &str, uri: &str) -> Result<(), McpError> {
+        {
+            let held = self.subscribed.lock().expect("subscriptions lock");
+            if held.iter().any(|(_, held)| held == uri) {
+                return Ok(());
+            }
+            if held.len() >= MAX_SUBSCRIPTIONS {
+                let message = format!("this session holds {MAX_SUBSCRIPTIONS} subscriptions: end one first");
+                return Err(McpError::invalid_request(message, None));
+            }
+        }
+        let server = core.mcp.subscribe(tenant, uri).await?;
+        self.subscribed.lock().expect("subscriptions lock").insert((server, uri.to_owned()));
+        Ok(())
+    }
+
+    pub async fn unsubscribe(&self, core: &Core, uri: &str) {
+        let ended: Vec<_> = {
+            let mut held = self.subscribed.lock().expect("subscriptions lock");
+            let ended: Vec<_> = held.iter().filter(|(_, held)| held == uri).cloned().collect();
+            held.retain(|(_, held)| held != uri);
+            ended
+        };
+        for (server, uri) in ended {
+            core.mcp.unsubscribe(&server, &uri).await;
+        }
+    }
+
+    /// Whether the session hears of `change`: an update of a resource it subscribed to at that server, or a list
+    /// change of a server its tenant may see (none before a request has named the tenant).
+    fn hears(&self, change: &OfferChange) -> bool {
+        match &change.kind {
+            OfferKind::ResourceUpdated(uri) => {
+                self.subscribed.lock().expect("subscriptions lock").contains(&(change.server.clone(), uri.clone()))
+            }
+            OfferKind::Resources | OfferKind::Prompts => {
+                self.tenant.get().is_some_and(|tenant| change.tenant.is_empty() || change.tenant == *tenant)
+            }
+        }
+    }
+}
+
+/// Tells one session of the changes it hears of, until the session ends; then ends its subscriptions.
+pub async fn tell_offers(
+    core: Arc<Core>,
+    offers: Arc<SessionOffers>,
+    mut changes: Receiver<OfferChange>,
+    peer: Peer<RoleServer>,
+) {
+    loop {
+        let change = tokio::select! {
+            change = changes.recv() => change,
+            () = tokio::time::sleep(SESSION_CHECK) => {
+                if peer.is_transport_closed() {
+                    break;
+                }
+                continue;
+            }
+        };
+        let change = match change {
+            Ok(change) if offers.hears(&change) => change,
+            Ok(_) | Err(RecvError::Lagged(_)) => continue,
+            Err(RecvError::Closed) => break,
+        };
+        let told = match change.kind {
+            OfferKind::ResourceUpdated(uri) => {
+                peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await
+            }
+            OfferKind::Resources => peer.notify_resource_list_changed().await,
+            OfferKind::Prompts => peer.notify_prompt_list_changed().await,
+        };
+        if told.is_err() {
+            break;
+        }
+    }
+    let held: Vec<_> = offers.subscribed.lock().expect("subscriptions lock").drain().collect();
+    for (server, uri) in held {
+        core.mcp.unsubscribe(&server, &uri).await;
+    }
+}
