@@ -42,7 +42,11 @@ impl SessionOffers {
             }
         }
         let server = core.mcp.subscribe(tenant, uri).await?;
-        self.subscribed.lock().expect("subscriptions lock").insert((server, uri.to_owned()));
+        let fresh = self.subscribed.lock().expect("subscriptions lock").insert((server.clone(), uri.to_owned()));
+        if !fresh {
+            // Two subscriptions to one URI raced in this session: the hub counted both, the session holds one.
+            core.mcp.unsubscribe(&server, uri).await;
+        }
         Ok(())
     }
 
