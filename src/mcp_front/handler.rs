@@ -2,6 +2,7 @@
 //! through the same executor as `Execute`, with the context taken from the caller's principal alone; resources
 //! and prompts are the imported MCP servers' that the caller's tenant may see.
 
+use super::SESSION_CHECK;
 use super::offers::{self, SessionOffers};
 use super::{answer, confirm};
 use crate::backend::{Progress, ProgressSink};
@@ -24,9 +25,6 @@ use std::sync::Arc;
 
 /// Tools in one page of `tools/list`.
 const PAGE: usize = 200;
-
-/// How often a session's change follower checks whether its session is gone, when nothing changes.
-const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Progress reports of one call waiting to reach its host; past it, reports are dropped.
 const PROGRESS_BACKLOG: usize = 64;

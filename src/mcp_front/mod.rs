@@ -11,6 +11,9 @@ mod jwt;
 mod offers;
 mod sessions;
 
+/// How often a session's change follower checks whether its session is gone, when nothing changes.
+const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
 use crate::config::McpFrontSettings;
 use crate::handles::Core;
 use crate::wire::listen::Inbound;

@@ -2,6 +2,7 @@
 //! the server once for every host, counted by the hub) and the changes it is told of, only of servers its tenant
 //! may see.
 
+use super::SESSION_CHECK;
 use crate::backend::mcp::{OfferChange, OfferKind};
 use crate::handles::Core;
 use rmcp::model::ResourceUpdatedNotificationParam;
@@ -13,9 +14,6 @@ use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 /// Resources one session may be subscribed to at once.
 const MAX_SUBSCRIPTIONS: usize = 1_000;
-
-/// How often the session's follower checks whether its session is gone, when nothing changes.
-const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A session's subscriptions, by server and URI, and its tenant once a request has named it.
 #[derive(Default)]

@@ -67,7 +67,12 @@ impl McpHub {
             let Some((_, peer)) = server.peer() else { continue };
             let read = peer.read_resource_once(ReadResourceRequestParams::new(uri));
             match tokio::time::timeout(self.ctx.connect_timeout, read).await {
-                Ok(Ok(ReadResourceResponse::Complete(result))) => return Ok(complete_read(result)),
+                Ok(Ok(ReadResourceResponse::Complete(mut result))) => {
+                    // The server spoke 2025-11-25, whose results carry no `resultType`; a host on a later version
+                    // needs it (the SDK leaves it out again for a host on an earlier one).
+                    result.result_type = Some(ResultType::COMPLETE);
+                    return Ok(result);
+                }
                 Ok(Ok(_)) => last = Some(ErrorData::internal_error("the MCP server asked for input", None)),
                 Ok(Err(err)) => last = Some(relayed(err)),
                 Err(_) => last = Some(late()),
@@ -91,6 +96,7 @@ impl McpHub {
             params.arguments = arguments.clone();
             match tokio::time::timeout(self.ctx.connect_timeout, peer.get_prompt_once(params)).await {
                 Ok(Ok(GetPromptResponse::Complete(mut result))) => {
+                    // Complete, as a read's result is marked.
                     result.result_type = Some(ResultType::COMPLETE);
                     return Ok(result);
                 }
@@ -201,13 +207,6 @@ impl McpHub {
         }
         lists
     }
-}
-
-/// A result as a complete one: the server spoke 2025-11-25, whose results carry no `resultType`, and a host on a
-/// later version needs it (the SDK leaves it out again for a host on an earlier one).
-fn complete_read(mut result: ReadResourceResult) -> ReadResourceResult {
-    result.result_type = Some(ResultType::COMPLETE);
-    result
 }
 
 /// The server's own name for the prompt the gateway calls `name`, if the server's prefix matches.
