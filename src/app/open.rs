@@ -130,3 +130,32 @@ pub(super) fn spawn_pruning(reviews: Weak<ReviewQueue>) -> tokio::task::JoinHand
         }
     })
 }
+
+/// The key the MCP front door seals a waiting reviewed call's `requestState` with: the configured one; in cluster
+/// mode one shared through Redis (the first gateway's, kept, so every gateway opens every other's states); else
+/// one of this process, so its states end with it.
+pub(super) async fn state_key(config: &Config, redis: Option<&Redis>) -> Result<[u8; 32], ServeError> {
+    use sha2::{Digest, Sha256};
+    if let Some(key) = &config.mcp_front.state_key {
+        return Ok(Sha256::digest(key.as_bytes()).into());
+    }
+    let mut fresh = [0u8; 32];
+    getrandom::fill(&mut fresh).expect("the OS random source is available");
+    let Some(redis) = redis else { return Ok(fresh) };
+    let key = redis.key("mcp-front", &["state-key"]);
+    let offered: String = fresh.iter().map(|b| format!("{b:02x}")).collect();
+    let shared: String = redis
+        .run(|mut conn| async move {
+            // OK, or nil when another gateway's key is there already.
+            let _: Option<String> = redis::cmd("SET").arg(&key).arg(&offered).arg("NX").query_async(&mut conn).await?;
+            redis::cmd("GET").arg(&key).query_async(&mut conn).await
+        })
+        .await?;
+    let bytes: Vec<u8> = (0..shared.len())
+        .step_by(2)
+        .filter_map(|i| shared.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok()))
+        .collect();
+    bytes
+        .try_into()
+        .map_err(|_| ServeError::Cluster(redis.corrupt("the MCP front door's state key", "not 32 hex bytes")))
+}

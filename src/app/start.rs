@@ -73,11 +73,13 @@ pub(super) async fn serve(
     let cluster_down = parts.redis.as_ref().map(Redis::watch_down);
     let core = Arc::new(core(config, &parts, alive));
     let door_failed = |e: std::io::Error| ServeError::Listener(e.to_string());
-    let front_done = side
-        .mcp_front
-        .map(|bound| mcp_front::spawn(bound, &settings::mcp_front(config), Arc::clone(&core), inbound.clone()))
-        .transpose()
-        .map_err(door_failed)?;
+    let front_done = match side.mcp_front {
+        Some(bound) => {
+            let front = settings::mcp_front(config, super::open::state_key(config, parts.redis.as_ref()).await?);
+            Some(mcp_front::spawn(bound, &front, Arc::clone(&core), inbound.clone()).map_err(door_failed)?)
+        }
+        None => None,
+    };
     let console_done = side
         .console
         .map(|listener| console::spawn(listener, settings::console(config), Arc::clone(&core), inbound.clone()))

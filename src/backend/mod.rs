@@ -11,6 +11,8 @@ pub use health::{Health, HealthSnapshot, HealthState};
 use crate::pipeline::{CallContext, FailureClass, ResultBlock};
 use crate::registry::Backend;
 use crate::tls::ClientTls;
+use futures::future::BoxFuture;
+use rmcp::model::ClientResult;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,6 +33,21 @@ pub struct Invocation<'a> {
     /// Where the tool's progress goes, when the caller asked to hear it; backends that report progress (MCP
     /// servers) send it there.
     pub progress: Option<&'a ProgressSink>,
+    /// The host that made the call, when the door it came through can pass a backend's requests and log
+    /// messages on to it (MCP's front door); backends that send them (MCP servers) reach it there.
+    pub host: Option<&'a Arc<dyn CallHost>>,
+}
+
+/// The host that made a call, as its backend reaches it while the call runs: an MCP server's requests to its
+/// client (sampling, elicitation, roots) and its log messages.
+pub trait CallHost: Send + Sync + std::fmt::Debug {
+    /// Asks the host and waits for its answer; refused at once when the host did not declare the capability the
+    /// request needs.
+    fn ask(&self, request: rmcp::model::ServerRequest) -> BoxFuture<'static, Result<ClientResult, rmcp::ErrorData>>;
+    /// Tells the host a log message, unless the host asked for a higher level. (SEP-2577 deprecates logging from
+    /// 2026-07-28 on; hosts of 2025-11-25 still ask for it.)
+    #[allow(deprecated)]
+    fn log(&self, message: rmcp::model::LoggingMessageNotificationParam);
 }
 
 /// How far a call has got, as a backend reports it (MCP `notifications/progress`).

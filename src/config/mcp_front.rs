@@ -29,6 +29,11 @@ pub struct RawMcpFront {
     /// How long a user is given to answer a confirmation (`elicitation/create`) before the call is left to a
     /// reviewer (default 30).
     pub confirm_timeout_s: Option<u64>,
+    /// The environment variable holding the key (32 bytes or more) a waiting reviewed call's `requestState` is
+    /// sealed with on 2026-07-28. Unset: one generated at start, or in cluster mode one shared through Redis.
+    pub state_key_env: Option<String>,
+    /// How long a waiting reviewed call's `requestState` holds (default 3,600).
+    pub request_state_ttl_s: Option<u64>,
     #[serde(default)]
     pub tokens: Vec<RawToken>,
     /// OAuth 2.1 resource server: callers present a JWT the issuer signed.
@@ -128,6 +133,10 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1024;
 pub const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: usize = 64;
 /// An MCP session idle this long ends.
 pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(300);
+/// A waiting reviewed call's `requestState` holds this long.
+pub const DEFAULT_REQUEST_STATE_TTL: Duration = Duration::from_secs(3600);
+/// The fewest bytes a configured `requestState` key may have.
+pub const MIN_STATE_KEY_BYTES: usize = 32;
 /// How long a confirmation asked of the user may take.
 pub const DEFAULT_CONFIRM_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -150,6 +159,9 @@ pub struct McpFrontSettings {
     pub session_idle: Duration,
     /// How long a confirmation asked of the user may take before the call is left to a reviewer.
     pub confirm_timeout: Duration,
+    /// The configured key `requestState` is sealed with (`state_key_env`), if one is.
+    pub state_key: Option<String>,
+    pub request_state_ttl: Duration,
 }
 
 impl Default for McpFrontSettings {
@@ -164,6 +176,8 @@ impl Default for McpFrontSettings {
             max_sessions_per_principal: DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
             session_idle: DEFAULT_SESSION_IDLE,
             confirm_timeout: DEFAULT_CONFIRM_TIMEOUT,
+            state_key: None,
+            request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
         }
     }
 }
@@ -180,6 +194,8 @@ impl std::fmt::Debug for McpFrontSettings {
             .field("max_sessions_per_principal", &self.max_sessions_per_principal)
             .field("session_idle", &self.session_idle)
             .field("confirm_timeout", &self.confirm_timeout)
+            .field("state_key", &self.state_key.as_ref().map(|_| "<redacted>"))
+            .field("request_state_ttl", &self.request_state_ttl)
             .finish()
     }
 }
@@ -238,6 +254,17 @@ impl McpFrontSettings {
                     .map_err(|e| invalid(format!("listen {text:?} is not an address like 127.0.0.1:8808: {e}")))?,
             ),
         };
+        let state_key = match &raw.state_key_env {
+            None => None,
+            Some(name) => match env(name) {
+                Some(key) if key.len() >= MIN_STATE_KEY_BYTES => Some(key),
+                _ => {
+                    return Err(invalid(format!(
+                        "state_key_env: the variable {name:?} must hold a key of {MIN_STATE_KEY_BYTES} bytes or more"
+                    )));
+                }
+            },
+        };
         let tokens = tokens(raw.tokens, env)?;
         let allowed_hosts = if raw.allowed_hosts.is_empty() {
             LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect()
@@ -268,6 +295,12 @@ impl McpFrontSettings {
                 raw.confirm_timeout_s,
                 d.confirm_timeout.as_secs(),
                 "confirm_timeout_s",
+            )?),
+            state_key,
+            request_state_ttl: Duration::from_secs(positive(
+                raw.request_state_ttl_s,
+                d.request_state_ttl.as_secs(),
+                "request_state_ttl_s",
             )?),
         };
         settings.check()?;

@@ -75,7 +75,7 @@ impl Dispatcher {
     /// time is told to the tool's pace, through its concurrency slot.
     async fn attempts(
         &self,
-        CallRequest { call, ctx, deadline, progress, .. }: CallRequest<'_>,
+        CallRequest { call, ctx, deadline, progress, host, .. }: CallRequest<'_>,
         prepared: &Prepared,
         timeout: Duration,
         slot: &Slot,
@@ -99,6 +99,7 @@ impl Dispatcher {
                 trace: &trace,
                 budget,
                 progress,
+                host,
             };
             let started = Instant::now();
             let outcome = match tokio::time::timeout(budget, self.backends.invoke(backend, invocation)).await {

@@ -11,7 +11,7 @@ mod review;
 mod rules;
 mod split;
 
-use crate::backend::{Backends, ProgressSink};
+use crate::backend::{Backends, CallHost, ProgressSink};
 use crate::idempotency::{Claim, Idempotency};
 use crate::pipeline::{self, CallContext, CallError, Check, Checked, Messages, PipelineSettings, Prepared, Rejected};
 use crate::pipeline::{Repair, ToolCall, ToolMessage};
@@ -75,11 +75,13 @@ pub struct CallRequest<'a> {
     pub door: Door,
     /// Where the tool's progress goes, when the caller asked to hear it.
     pub progress: Option<&'a ProgressSink>,
+    /// The host that made the call, when its door can pass the backend's requests and log messages on.
+    pub host: Option<&'a Arc<dyn CallHost>>,
 }
 
 impl<'a> CallRequest<'a> {
     pub fn new(call: &'a ToolCall, ctx: &'a CallContext, deadline: Option<Instant>, mode: ReviewMode) -> Self {
-        Self { call, ctx, deadline, start_by: deadline, mode, door: Door::Grpc, progress: None }
+        Self { call, ctx, deadline, start_by: deadline, mode, door: Door::Grpc, progress: None, host: None }
     }
 }
 
@@ -269,16 +271,24 @@ impl Executor {
         prepared: Prepared,
         claim: Claim,
     ) -> ToolMessage {
-        let CallRequest { call, ctx, deadline, mode, door, progress, .. } = req;
-        let progress = progress.cloned();
+        let CallRequest { call, ctx, deadline, mode, door, progress, host, .. } = req;
+        let (progress, host) = (progress.cloned(), host.cloned());
         let name = prepared.tool.spec.name.clone();
         let (this, owned_call, owned_ctx, start_by) =
             (Arc::clone(self), call.clone(), ctx.clone(), once::start_by(deadline));
         let tool = name.clone();
         let task = async move {
-            let progress = progress.as_ref();
-            let req =
-                CallRequest { call: &owned_call, ctx: &owned_ctx, deadline: None, start_by, mode, door, progress };
+            let (progress, host) = (progress.as_ref(), host.as_ref());
+            let req = CallRequest {
+                call: &owned_call,
+                ctx: &owned_ctx,
+                deadline: None,
+                start_by,
+                mode,
+                door,
+                progress,
+                host,
+            };
             let (message, panicked) = match AssertUnwindSafe(this.admitted(req, prepared)).catch_unwind().await {
                 Ok(message) => (message, false),
                 // It may have reached its tool: at most once means not again, so the claim keeps this outcome.

@@ -3,31 +3,35 @@
 //! and prompts are the imported MCP servers' that the caller's tenant may see.
 
 use super::SESSION_CHECK;
+use super::host::{self, Host, LogLevel};
 use super::offers::{self, SessionOffers};
+use super::reviewed::{self, Reviewed};
+use super::state::StateKey;
 use super::{answer, confirm};
-use crate::backend::{Progress, ProgressSink};
 use crate::config::Principal;
 use crate::executor::{CallRequest, ReviewMode};
 use crate::handles::Core;
-use crate::pipeline::{self, CallContext, ToolCall};
+use crate::pipeline::{CallContext, ToolCall, ToolStatus};
 use crate::telemetry::{Door, propagation};
 use opentelemetry::context::FutureExt;
+#[allow(deprecated)] // SEP-2577 deprecates logging from 2026-07-28 on; 2025-11-25 hosts still set a level.
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, GetPromptRequestParams,
+    GetPromptResponse, Implementation, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
 /// Tools in one page of `tools/list`.
 const PAGE: usize = 200;
 
-/// Progress reports of one call waiting to reach its host; past it, reports are dropped.
-const PROGRESS_BACKLOG: usize = 64;
+/// How long a host may keep a list before asking again (2026-07-28, SEP-2549): a list is the caller's tenant's,
+/// so it is the caller's alone to keep, and registrations are rare.
+const LIST_TTL_MS: u64 = 30_000;
 
 /// The method a shed `tools/call` is counted under in `toolgate.calls.shed`.
 const SHED_METHOD: &str = "mcp tools/call";
@@ -44,37 +48,47 @@ pub struct FrontDoor {
     changes: tokio::sync::watch::Receiver<()>,
     /// The session's resource subscriptions and the tenant its offers' changes are told by.
     offers: Arc<SessionOffers>,
+    /// The lowest level of the servers' log messages the session's host asked to be told.
+    log_level: Arc<LogLevel>,
+    /// What a waiting reviewed call's `requestState` is sealed with.
+    state_key: Arc<StateKey>,
 }
 
 impl FrontDoor {
-    pub fn new(core: Arc<Core>, confirm_timeout: std::time::Duration) -> Self {
+    pub fn new(core: Arc<Core>, confirm_timeout: std::time::Duration, state_key: Arc<StateKey>) -> Self {
         let changes = core.registry.changes();
-        Self { core, confirm_timeout, changes, offers: Arc::default() }
+        Self { core, confirm_timeout, changes, offers: Arc::default(), log_level: Arc::default(), state_key }
     }
 
     /// A copy for a new session: the registry's changes are followed from now.
     pub fn for_session(&self) -> Self {
-        Self { changes: self.core.registry.changes(), offers: Arc::default(), ..self.clone() }
-    }
-
-    /// MCP has no call id: a call to a tool that needs review gets one from who calls (with the session their
-    /// token names, if it names one), which tool and which arguments, so that calling again with the same
-    /// arguments picks up the reviewer's decision (and the tool runs once) while the review is kept
-    /// (`review.keep_decided`). Not the MCP session: hosts such as LangChain's open one per call. Other calls get
-    /// none, so the same call made twice runs twice. Also answers whether the tool lets the user confirm the call.
-    fn review_id(&self, principal: &Principal, name: &str, arguments: &str) -> (String, bool) {
-        let tenant = principal.tenant.as_str();
-        let tool = pipeline::exact_tool(&self.core.registry.catalog(), tenant, name);
-        let Some(tool) = tool.filter(|t| t.spec.review.required) else { return (String::new(), false) };
-        let mut digest = Sha256::new();
-        let session = principal.values.get("session_id").map_or("", String::as_str);
-        for part in [tenant, principal.user_id.as_str(), session, tool.spec.name.as_str(), arguments] {
-            digest.update(part.len().to_le_bytes());
-            digest.update(part.as_bytes());
+        Self {
+            changes: self.core.registry.changes(),
+            offers: Arc::default(),
+            log_level: Arc::default(),
+            ..self.clone()
         }
-        let hex: String = digest.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
-        (format!("mcp-{hex}"), tool.spec.review.caller_may_confirm)
     }
+}
+
+/// The call as the executor runs it. A reviewed call is the same call in any MCP session, so it is not of one: its
+/// session is the one the token names, else its user's, so its budgets and a per-session rate limit still hold
+/// across retries.
+fn call_of(
+    principal: Principal,
+    session: String,
+    name: String,
+    arguments: String,
+    reviewed: Option<&Reviewed>,
+) -> (ToolCall, CallContext) {
+    let (id, own) = match reviewed {
+        None => (String::new(), session),
+        Some(reviewed) if principal.user_id.is_empty() => (reviewed.claims.call.clone(), String::new()),
+        Some(reviewed) => (reviewed.claims.call.clone(), format!("mcp-user:{}", principal.user_id)),
+    };
+    let session_id = principal.values.get("session_id").cloned().unwrap_or(own);
+    let call = ToolCall { id, name, arguments };
+    (call, CallContext { tenant: principal.tenant, user_id: principal.user_id, session_id, values: principal.values })
 }
 
 /// The request's HTTP parts, which the SDK passes along.
@@ -117,10 +131,11 @@ fn parent_of(context: &RequestContext<RoleServer>) -> Result<opentelemetry::Cont
 }
 
 impl ServerHandler for FrontDoor {
+    #[allow(deprecated)] // Logging: see `set_level`.
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources();
         let capabilities = capabilities.enable_resources_subscribe().enable_resources_list_changed();
-        let capabilities = capabilities.enable_prompts().enable_prompts_list_changed();
+        let capabilities = capabilities.enable_prompts().enable_prompts_list_changed().enable_logging();
         let capabilities = capabilities.build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
@@ -152,6 +167,7 @@ impl ServerHandler for FrontDoor {
         let tools: Vec<_> = visible.by_ref().take(PAGE).map(|t| answer::tool(t)).collect();
         let mut page = ListToolsResult::with_all_items(tools);
         page.next_cursor = visible.next().is_some().then(|| (start + PAGE).to_string());
+        (page.ttl_ms, page.cache_scope) = (Some(LIST_TTL_MS), Some(CacheScope::Private));
         Ok(page)
     }
 
@@ -168,27 +184,29 @@ impl ServerHandler for FrontDoor {
         };
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let name = request.name.into_owned();
-        let (id, confirmable) = self.review_id(&principal, &name, &arguments);
-        // A reviewed call is the same call in any MCP session, so it is not of one: its session is the one the
-        // token names, else its user's, so its budgets and a per-session rate limit still hold across retries.
-        let own = match id.is_empty() {
-            true => session,
-            false if principal.user_id.is_empty() => String::new(),
-            false => format!("mcp-user:{}", principal.user_id),
-        };
-        let session_id = principal.values.get("session_id").cloned().unwrap_or(own);
-        let call = ToolCall { id, name, arguments };
-        let ctx =
-            CallContext { tenant: principal.tenant, user_id: principal.user_id, session_id, values: principal.values };
-        let (progress, told) = progress_of(&context);
+        let reviewed = reviewed::of(&self.core, &principal, &name, &arguments);
+        // A retry of a call that waited for review (2026-07-28): its state must be ours, unexpired, and bind this
+        // caller, tool, arguments and policy, or the call does not run.
+        if let Some(state) = request.request_state.as_deref() {
+            let bound = self.state_key.open(state, reviewed.as_ref().map(|r| &r.claims));
+            if let Err(refusal) = bound {
+                tracing::info!(tool = %name, ?refusal, "a call's requestState was refused");
+                return Err(McpError::invalid_params("Invalid or expired requestState", None));
+            }
+        }
+        let (call, ctx) = call_of(principal, session, name, arguments, reviewed.as_ref());
+        let (progress, told) = host::progress_of(&context);
+        let host = Host::of(&context, Arc::clone(&self.log_level), self.confirm_timeout);
         // A host gives up on a call after about a minute: a reviewed call answers at once that it waits.
         let req = CallRequest {
             door: Door::Mcp,
             progress: progress.as_ref(),
+            host: Some(&host),
             ..CallRequest::new(&call, &ctx, None, ReviewMode::Defer)
         };
         let mut message = self.core.executor.execute(req).with_context(parent.clone()).await;
-        if confirmable && confirm::can_ask(&context.peer) {
+        let modern = context.meta.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+        if reviewed.as_ref().is_some_and(|r| r.confirmable) && !modern && confirm::can_ask(&context.peer) {
             let asked = confirm::ask(&self.core, &context.peer, req, message, self.confirm_timeout);
             message = asked.with_context(parent).await;
         }
@@ -196,7 +214,14 @@ impl ServerHandler for FrontDoor {
         if let Some(told) = told {
             let _ = told.await;
         }
-        Ok(CallToolResponse::Complete(answer::result(message)))
+        match reviewed {
+            // 2026-07-28 has a result for a call that cannot finish yet: the host retries with the sealed state.
+            Some(reviewed) if modern && message.status == ToolStatus::PendingReview => {
+                let state = self.state_key.seal(&reviewed.claims);
+                Ok(CallToolResponse::InputRequired(InputRequiredResult::from_request_state(state)))
+            }
+            _ => Ok(CallToolResponse::Complete(answer::result(message))),
+        }
     }
 
     /// The resources of the MCP servers the caller's tenant may see, in one page.
@@ -270,6 +295,19 @@ impl ServerHandler for FrontDoor {
         got.map(GetPromptResponse::Complete)
     }
 
+    /// The lowest level of the servers' log messages this session's host is told from now on. The servers' own
+    /// levels are left as they are: a server's session is shared by every host.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        caller(&context)?;
+        self.log_level.set(request.level);
+        Ok(())
+    }
+
     /// The SDK hands over a request whose params it could not read as a custom one: a `tools/call` whose
     /// `arguments` is not an object, say. Its params are invalid (-32602), not its method unknown.
     async fn on_custom_request(
@@ -291,36 +329,6 @@ impl ServerHandler for FrontDoor {
             _ => return Err(McpError::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, request.method, None)),
         };
         Err(McpError::invalid_params(reason, None))
-    }
-}
-
-/// Where a call's progress goes when the host asked to hear it (a `progressToken`), and the task that tells the
-/// host: the call's handler drops the sink and waits for the task, so all of it arrives before the result.
-fn progress_of(context: &RequestContext<RoleServer>) -> (Option<ProgressSink>, Option<tokio::task::JoinHandle<()>>) {
-    let Some(token) = context.meta.get_progress_token() else { return (None, None) };
-    let (sink, reports) = tokio::sync::mpsc::channel(PROGRESS_BACKLOG);
-    (Some(sink), Some(tokio::spawn(tell_progress(reports, token, context.peer.clone()))))
-}
-
-/// Passes a call's progress on to the host, under the host's token, until the call ends. The SDK handles each
-/// notification from a server in a task of its own, so reports may come out of order: one that would not increase
-/// the progress the host was told is dropped, as the protocol has progress only increase.
-async fn tell_progress(
-    mut reports: tokio::sync::mpsc::Receiver<Progress>,
-    token: ProgressToken,
-    peer: Peer<RoleServer>,
-) {
-    let mut told = f64::NEG_INFINITY;
-    while let Some(report) = reports.recv().await {
-        if report.progress <= told {
-            continue;
-        }
-        told = report.progress;
-        let mut note = ProgressNotificationParam::new(token.clone(), report.progress);
-        (note.total, note.message) = (report.total, report.message);
-        if peer.notify_progress(note).await.is_err() {
-            return;
-        }
     }
 }
 

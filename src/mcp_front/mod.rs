@@ -7,9 +7,12 @@ mod answer;
 mod auth;
 mod confirm;
 mod handler;
+mod host;
 mod jwt;
 mod offers;
+mod reviewed;
 mod sessions;
+mod state;
 
 /// How often a session's change follower checks whether its session is gone, when nothing changes.
 const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
@@ -24,6 +27,7 @@ use handler::FrontDoor;
 use jwt::JwtVerifier;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sessions::McpSessions;
+use state::StateKey;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
@@ -34,6 +38,8 @@ pub struct FrontDoorSettings {
     pub front: McpFrontSettings,
     /// A request body is at most this size (`limits.max_request_bytes`, as on gRPC).
     pub max_request_bytes: usize,
+    /// The key a waiting reviewed call's `requestState` is sealed with (`state`).
+    pub state_key: [u8; 32],
 }
 
 /// The front door, bound, with the JWT issuer's keys read: ready to serve.
@@ -74,7 +80,8 @@ pub fn spawn(
     tracing::info!(%addr, "serving MCP at {}://{addr}/mcp", listener.scheme());
     let http = http_config(settings);
     let sessions_end = http.cancellation_token.clone();
-    let app = router(&settings.front, FrontDoor::new(core, settings.front.confirm_timeout), http, jwt);
+    let state_key = Arc::new(StateKey::new(settings.state_key, settings.front.request_state_ttl));
+    let app = router(&settings.front, FrontDoor::new(core, settings.front.confirm_timeout, state_key), http, jwt);
     tokio::spawn(async move {
         let stopped = async move {
             let _ = stopped.await;

@@ -165,7 +165,7 @@ async fn a_paginated_tool_list_is_imported_whole_and_refreshed_without_a_notific
     }
     server.refresh_interval_ms = 300;
     let imported = add(&mut admin, server).await;
-    assert_eq!(imported.tools.len(), 12, "four pages of tools/list, all imported: {imported:?}");
+    assert_eq!(imported.tools.len(), 13, "five pages of tools/list, all imported: {imported:?}");
     let added = gw.call("paged__add_tool", r#"{"name": "quiet", "notify": false}"#).await;
     assert_eq!(added.content, "added");
     let quiet = call_until(&mut gw, "paged__quiet", "{}", ok).await;

@@ -14,7 +14,7 @@ use toolgate::config::{McpFrontSettings, Principal};
 
 const TOKEN: &str = "alice-token";
 
-fn front_python() -> PathBuf {
+pub(crate) fn front_python() -> PathBuf {
     let python = std::env::var_os("TOOLGATE_MCP_FRONT_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join("target/mcp-front-venv/bin/python"));

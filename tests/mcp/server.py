@@ -25,6 +25,9 @@ Tools (wire behaviour as of mcp==1.30.0):
                            (or "exists")
     chart()             -> a text block, a one-pixel PNG image block and an embedded text resource
     steps(n)            -> notifications/progress 1..n of n (when the request has a progressToken), then "done"
+    ask_model(prompt)   -> logs "asking the model: <prompt>" at info, asks the host's model (sampling/createMessage,
+                           both on the call's response stream), answers "the model said: <its text>", or
+                           "refused: <the error>" when the request was refused
 
 Resources and prompts: `memo://greeting` (text "hello from the memo server"), the template
 `memo://notes/{note_id}` (text "note <note_id>"), and the prompt `summarize(topic)` (one user message).
@@ -166,6 +169,20 @@ async def steps(n: int, ctx: Context) -> str:
         await ctx.report_progress(i, n, f"step {i}")
         await anyio.sleep(0.02)  # paced, as a real tool's steps are
     return "done"
+
+
+@mcp.tool(structured_output=False)
+async def ask_model(prompt: str, ctx: Context) -> str:
+    """Logs, then asks the host's model for `prompt` (sampling) and answers what it said, or why it could not ask."""
+    await ctx.info(f"asking the model: {prompt}")
+    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
+    try:
+        result = await ctx.session.create_message(
+            messages=[message], max_tokens=20, related_request_id=ctx.request_id
+        )
+    except Exception as err:  # noqa: BLE001 - any refusal is the answer
+        return f"refused: {err}"
+    return f"the model said: {result.content.text}"
 
 
 @mcp.tool(structured_output=False)

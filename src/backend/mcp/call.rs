@@ -1,9 +1,9 @@
 //! One `tools/call`: the request built from an invocation, and the server's answer (a result, a JSON-RPC error,
 //! or a broken session) made into an `Output` or a `BackendError`.
 
-use super::connect::{Relays, progress_key};
+use super::listener::{Relays, call_key, progress_key};
 use super::server::OutputSchema;
-use crate::backend::{BackendError, Invocation, Output, ProgressSink};
+use crate::backend::{BackendError, CallHost, Invocation, Output, ProgressSink};
 use crate::pipeline::ResultBlock;
 use rmcp::model::{
     CallToolRequest, CancelledNotificationParam, ClientRequest, JsonObject, RequestId, RequestMetaObject,
@@ -12,6 +12,8 @@ use rmcp::model::{
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, MetaObject};
 use rmcp::service::PeerRequestOptions;
 use rmcp::service::{Peer, RoleClient, ServiceError};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// What became of a call, and what it tells about the session and the server's tool list.
 #[derive(Debug)]
@@ -46,9 +48,9 @@ pub async fn call(
     let mut params = CallToolRequestParams::new(tool.to_owned());
     params.arguments = Some(arguments);
     params.meta = trace_meta(call.trace);
-    let answered = match call.progress {
-        Some(sink) => call_with_progress(peer, params, (server, relays), sink).await,
-        None => peer.call_tool_once(params).await,
+    let answered = match (call.progress, call.host) {
+        (None, None) => peer.call_tool_once(params).await,
+        (sink, host) => call_relayed(peer, params, (server, relays), (sink, host)).await,
     };
     match answered {
         Ok(CallToolResponse::Complete(result)) => answer(result, &checks),
@@ -71,18 +73,20 @@ fn trace_meta(trace: &[(&'static str, String)]) -> Option<RequestMetaObject> {
     Some(RequestMetaObject(meta))
 }
 
-/// `tools/call` with the progress the server reports under the request's token (the SDK gives every request
-/// one) routed to `sink` until the answer. A report sent before the route is in place is dropped. Abandoned
-/// (the gateway's deadline), the request is cancelled at the server, as `call_tool_once` does.
-async fn call_with_progress(
+/// `tools/call` with what the server sends the caller routed to it until the answer: the progress it reports
+/// under the request's token (the SDK gives every request one) to `sink`, and the requests and log messages the
+/// request's response stream carries to `host`. What comes before the routes are in place is not passed on.
+/// Abandoned (the gateway's deadline), the request is cancelled at the server, as `call_tool_once` does.
+async fn call_relayed(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
     (server, relays): (&str, &Relays),
-    sink: &ProgressSink,
+    (sink, host): (Option<&ProgressSink>, Option<&Arc<dyn CallHost>>),
 ) -> Result<CallToolResponse, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
-    let _route = ProgressRoute::open(relays, progress_key(server, &handle.progress_token), sink);
+    let _progress = sink.map(|sink| Route::open(&relays.progress, progress_key(server, &handle.progress_token), sink));
+    let _host = host.map(|host| Route::open(&relays.hosts, call_key(server, &handle.id), host));
     let mut abandoned = Abandoned { peer, id: Some(handle.id.clone()) };
     let answer = handle.await_response().await;
     abandoned.id = None;
@@ -117,22 +121,22 @@ impl Drop for Abandoned<'_> {
     }
 }
 
-/// A call's progress token, routed to its caller's sink until the call ends.
-struct ProgressRoute<'a> {
-    token: String,
-    relays: &'a Relays,
+/// A route from a call's key (its progress token, or its request id) to its caller, until the call ends.
+struct Route<'a, T> {
+    key: String,
+    routes: &'a Mutex<HashMap<String, T>>,
 }
 
-impl<'a> ProgressRoute<'a> {
-    fn open(relays: &'a Relays, token: String, sink: &ProgressSink) -> Self {
-        relays.progress.lock().expect("progress lock").insert(token.clone(), sink.clone());
-        Self { token, relays }
+impl<'a, T: Clone> Route<'a, T> {
+    fn open(routes: &'a Mutex<HashMap<String, T>>, key: String, to: &T) -> Self {
+        routes.lock().expect("routes lock").insert(key.clone(), to.clone());
+        Self { key, routes }
     }
 }
 
-impl Drop for ProgressRoute<'_> {
+impl<T> Drop for Route<'_, T> {
     fn drop(&mut self) {
-        self.relays.progress.lock().expect("progress lock").remove(&self.token);
+        self.routes.lock().expect("routes lock").remove(&self.key);
     }
 }
 

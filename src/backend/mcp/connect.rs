@@ -1,114 +1,21 @@
 //! Opening an MCP session: a supervised child process over stdio, or a streamable-HTTP endpoint, initialized
-//! with a client handler that reports `notifications/tools/list_changed`, and passes on a resource's update and a
-//! change of the resources or prompts the server offers.
+//! with the gateway's client handler (`listener`).
 
+pub use super::listener::McpSession;
+use super::listener::{ChangeListener, Relays};
+use super::origin::OriginClient;
 use super::spec::{INHERITED_ENV, McpServerSpec, Transport, redacted_url};
-use crate::backend::{Progress, ProgressSink};
 use crate::tls::ClientTls;
-use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
-    ResourceUpdatedNotificationParam,
-};
-use rmcp::service::{ClientInitializeError, NotificationContext, RoleClient, RunningService};
+use rmcp::ServiceExt;
+use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, ServiceExt};
 use std::collections::{BTreeMap, HashMap};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::sync::{Notify, broadcast};
-
-/// A change to what one server offers besides tools, as a host that may see the server hears of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OfferChange {
-    pub server: String,
-    /// The server's tenant ("" for a shared server): no host of another tenant hears of it.
-    pub tenant: String,
-    pub kind: OfferKind,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OfferKind {
-    /// `notifications/resources/updated` for this URI.
-    ResourceUpdated(String),
-    /// The server's resources changed.
-    Resources,
-    /// The server's prompts changed.
-    Prompts,
-}
-
-/// An open session with one server.
-pub type McpSession = RunningService<RoleClient, ChangeListener>;
-
-/// The client side of a session: it answers nothing, wakes the supervisor when the tool list changes, and
-/// passes on what the front door's hosts may have subscribed to.
-pub struct ChangeListener {
-    changed: Arc<Notify>,
-    relays: Relays,
-    /// The server's name and tenant, which its notifications are told with.
-    server: String,
-    tenant: String,
-}
-
-impl ChangeListener {
-    fn tell(&self, kind: OfferKind) {
-        let change = OfferChange { server: self.server.clone(), tenant: self.tenant.clone(), kind };
-        // No host listening is no error.
-        let _ = self.relays.offers.send(change);
-    }
-}
-
-/// The route of a call's progress: the server, and the token the SDK gave the request on its session (every
-/// session numbers its requests from the start, so a token alone names a call on one server only).
-pub fn progress_key(server: &str, token: &ProgressToken) -> String {
-    format!("{server}\0{}", token.0)
-}
-
-/// What a server's session passes on to the gateway's callers: changes to what it offers, and each call's
-/// progress, by the token the gateway gave the call.
-#[derive(Clone)]
-pub struct Relays {
-    pub offers: broadcast::Sender<OfferChange>,
-    pub progress: Arc<Mutex<HashMap<String, ProgressSink>>>,
-}
-
-impl ClientHandler for ChangeListener {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.changed.notify_one();
-    }
-
-    async fn on_resource_updated(
-        &self,
-        params: ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.tell(OfferKind::ResourceUpdated(params.uri));
-    }
-
-    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.tell(OfferKind::Resources);
-    }
-
-    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.tell(OfferKind::Prompts);
-    }
-
-    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        let key = progress_key(&self.server, &params.progress_token);
-        let sink = self.relays.progress.lock().expect("progress lock").get(&key).cloned();
-        let report = Progress { progress: params.progress, total: params.total, message: params.message };
-        // A report for a call that has ended, or that finds its caller behind, is dropped.
-        if let Some(sink) = sink {
-            let _ = sink.try_send(report);
-        }
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
-    }
-}
+use tokio::sync::Notify;
 
 /// Starts (or reaches) the server and runs the MCP handshake, all within the connect timeout.
 pub async fn connect(
@@ -190,7 +97,7 @@ fn http_transport(
     headers: &BTreeMap<String, String>,
     connect_timeout: Duration,
     tls: &ClientTls,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+) -> Result<StreamableHttpClientTransport<OriginClient>, String> {
     let mut custom = HashMap::new();
     for (name, value) in headers {
         let name = http::HeaderName::try_from(name.as_str()).map_err(|e| format!("header {name:?}: {e}"))?;
@@ -204,7 +111,7 @@ fn http_transport(
         .map_err(|e| format!("HTTP client: {e}"))?;
     let config =
         StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom).reinit_on_expired_session(true);
-    Ok(StreamableHttpClientTransport::with_client(client, config))
+    Ok(StreamableHttpClientTransport::with_client(OriginClient(client), config))
 }
 
 /// The TLS failure under a handshake that failed to send: the SDK's errors keep the HTTP client's error as a field,

@@ -4,13 +4,15 @@
 mod call;
 mod connect;
 mod import;
+mod listener;
 mod offer;
+mod origin;
 mod server;
 pub mod spec;
 pub mod store;
 mod supervise;
 
-pub use connect::{OfferChange, OfferKind};
+pub use listener::{OfferChange, OfferKind};
 pub use server::McpStatus;
 pub use spec::{McpServerSpec, ToolOverlay};
 pub use store::{McpStore, RedbMcpStore};
@@ -61,7 +63,7 @@ impl McpHub {
         tls: Arc<ClientTls>,
     ) -> Self {
         let (offers, _) = tokio::sync::broadcast::channel(OFFER_CHANGES);
-        let relays = connect::Relays { offers, progress: Arc::default() };
+        let relays = listener::Relays::new(offers);
         let ctx = Arc::new(Context { registry, documents, connect_timeout, tls, relays });
         Self {
             servers: Mutex::new(HashMap::new()),

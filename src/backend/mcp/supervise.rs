@@ -26,7 +26,7 @@ pub struct Context {
     /// `[tls.client]`, read again at each connection so that a session opened after a rotation uses the new files.
     pub tls: Arc<ClientTls>,
     /// What every server's session passes on to the gateway's callers.
-    pub relays: super::connect::Relays,
+    pub relays: super::listener::Relays,
 }
 
 /// Runs the supervisor, and runs it again if it panics (a bug in it or in a library), so a server is never left

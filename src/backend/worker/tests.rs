@@ -20,6 +20,7 @@ async fn invoke(pool: &WorkerPool, tool: &str, arguments: &str) -> Result<Output
         trace: &trace,
         budget: Duration::from_millis(1500),
         progress: None,
+        host: None,
     };
     pool.invoke(call).await
 }

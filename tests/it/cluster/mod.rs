@@ -6,6 +6,7 @@
 mod admit;
 mod console;
 mod idempotency;
+mod mcp_state;
 mod review;
 mod tls;
 

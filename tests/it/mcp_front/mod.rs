@@ -4,6 +4,8 @@
 mod blocks;
 mod limits;
 mod offers;
+mod relay;
+pub(crate) mod review_state;
 
 use crate::support;
 use crate::support::backends::{Runtime, start_runtime};
@@ -100,6 +102,9 @@ async fn a_host_lists_only_its_tenants_tools_without_their_injected_parameters()
     let schema = Value::Object((*tools[0].input_schema).clone());
     assert_eq!(schema["properties"], json!({"amount": {"type": "integer"}}), "user_id is not the model's to set");
     assert_eq!(schema["required"], json!(["amount"]));
+
+    let page = alice.list_tools(None).await.unwrap();
+    assert_eq!((page.ttl_ms, page.cache_scope), (Some(30_000), Some(rmcp::model::CacheScope::Private)), "kept alone");
 
     let bob = client(&url, BOB).await;
     let tools = bob.list_all_tools().await.unwrap();

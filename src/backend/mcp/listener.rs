@@ -1,0 +1,220 @@
+//! The gateway's side of a session with an MCP server: it wakes the supervisor when the tool list changes, passes
+//! on what the front door's hosts may have subscribed to, routes each call's progress to its caller, and relays
+//! the server's requests (sampling, elicitation, roots) and log messages to the host of the call they came with.
+#![allow(deprecated)] // Logging, deprecated by SEP-2577 from 2026-07-28 on, is still relayed for 2025-11-25 hosts.
+
+use crate::backend::{CallHost, Progress, ProgressSink};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
+    CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode, Implementation, ListRootsRequest,
+    ListRootsResult, LoggingMessageNotificationParam, NotificationMetaObject, ProgressNotificationParam, ProgressToken,
+    RequestId, ResourceUpdatedNotificationParam, ServerRequest,
+};
+use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ErrorData};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{Notify, broadcast};
+
+/// A change to what one server offers besides tools, as a host that may see the server hears of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfferChange {
+    pub server: String,
+    /// The server's tenant ("" for a shared server): no host of another tenant hears of it.
+    pub tenant: String,
+    pub kind: OfferKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OfferKind {
+    /// `notifications/resources/updated` for this URI.
+    ResourceUpdated(String),
+    /// The server's resources changed.
+    Resources,
+    /// The server's prompts changed.
+    Prompts,
+}
+
+/// An open session with one server.
+pub type McpSession = RunningService<RoleClient, ChangeListener>;
+
+/// The key in a log message's `_meta` naming the request whose response stream carried it, which the gateway's
+/// HTTP client writes there (`origin`): MCP's SDKs keep that only for a server's requests.
+pub const CARRIED_BY: &str = "io.toolgate/carriedBy";
+
+/// The route of a call's progress: the server, and the token the SDK gave the request on its session (every
+/// session numbers its requests from the start, so a token alone names a call on one server only).
+pub fn progress_key(server: &str, token: &ProgressToken) -> String {
+    format!("{server}\0{}", token.0)
+}
+
+/// The route of a call's host: the server, and the id of the call's request on its session.
+pub fn call_key(server: &str, id: &RequestId) -> String {
+    format!("{server}\0{id}")
+}
+
+/// What a server's session passes on to the gateway's callers: changes to what it offers, each call's progress
+/// by the token the gateway gave the call, and each call's requests and log messages by the call's request id.
+#[derive(Clone)]
+pub struct Relays {
+    pub offers: broadcast::Sender<OfferChange>,
+    pub progress: Arc<Mutex<HashMap<String, ProgressSink>>>,
+    pub hosts: Arc<Mutex<HashMap<String, Arc<dyn CallHost>>>>,
+}
+
+impl Relays {
+    pub fn new(offers: broadcast::Sender<OfferChange>) -> Self {
+        Self { offers, progress: Arc::default(), hosts: Arc::default() }
+    }
+}
+
+/// The client side of a session.
+pub struct ChangeListener {
+    pub changed: Arc<Notify>,
+    pub relays: Relays,
+    /// The server's name and tenant, which its notifications are told with.
+    pub server: String,
+    pub tenant: String,
+}
+
+impl ChangeListener {
+    fn tell(&self, kind: OfferKind) {
+        let change = OfferChange { server: self.server.clone(), tenant: self.tenant.clone(), kind };
+        // No host listening is no error.
+        let _ = self.relays.offers.send(change);
+    }
+
+    /// The host of the call with this request id, while the call runs and its host can be reached.
+    fn host_of(&self, call: Option<&RequestId>) -> Option<Arc<dyn CallHost>> {
+        let key = call_key(&self.server, call?);
+        self.relays.hosts.lock().expect("hosts lock").get(&key).cloned()
+    }
+
+    /// Asks the host of the call whose response stream carried the request. A request on the session's own
+    /// stream, or over stdio (which has no streams), names no call, and is refused: the gateway does not guess.
+    async fn ask(
+        &self,
+        context: &RequestContext<RoleClient>,
+        request: ServerRequest,
+    ) -> Result<ClientResult, ErrorData> {
+        let call = match context.extensions.get::<InboundStreamOrigin>() {
+            Some(InboundStreamOrigin::OutboundRequest(id)) => Some(id),
+            _ => None,
+        };
+        match self.host_of(call) {
+            Some(host) => host.ask(request).await,
+            None => Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "{}: toolgate passes a server's request on only to the host of the call it came with, and this \
+                     one came with no such call",
+                    method(&request)
+                ),
+                None,
+            )),
+        }
+    }
+}
+
+fn method(request: &ServerRequest) -> &'static str {
+    match request {
+        ServerRequest::CreateMessageRequest(_) => "sampling/createMessage",
+        ServerRequest::ElicitRequest(_) => "elicitation/create",
+        ServerRequest::ListRootsRequest(_) => "roots/list",
+        _ => "request",
+    }
+}
+
+fn unexpected(asked: &str, answer: &ClientResult) -> ErrorData {
+    let got = serde_json::to_string(answer).unwrap_or_default();
+    ErrorData::internal_error(format!("the host answered {asked} with something else: {got}"), None)
+}
+
+impl ClientHandler for ChangeListener {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.changed.notify_one();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.tell(OfferKind::ResourceUpdated(params.uri));
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tell(OfferKind::Resources);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tell(OfferKind::Prompts);
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        let key = progress_key(&self.server, &params.progress_token);
+        let sink = self.relays.progress.lock().expect("progress lock").get(&key).cloned();
+        let report = Progress { progress: params.progress, total: params.total, message: params.message };
+        // A report for a call that has ended, or that finds its caller behind, is dropped.
+        if let Some(sink) = sink {
+            let _ = sink.try_send(report);
+        }
+    }
+
+    /// A log message goes to the host of the call whose response stream carried it; one that came with no call
+    /// (on the session's own stream, or over stdio) is of no host's call, and goes to the gateway's log.
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        context: NotificationContext<RoleClient>,
+    ) {
+        // rmcp 3.9 leaves a notification's `_meta` in the context's extensions, and `context.meta` empty.
+        let meta = context.extensions.get::<NotificationMetaObject>().unwrap_or(&context.meta);
+        let call = meta.get(CARRIED_BY).and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+        match self.host_of(call.as_ref()) {
+            Some(host) => host.log(params),
+            None => {
+                let (level, data) = (format!("{:?}", params.level), params.data.to_string());
+                tracing::debug!(server = %self.server, level, data, "MCP server log message, of no call");
+            }
+        }
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
+        match self.ask(&context, request).await? {
+            ClientResult::CreateMessageResult(result) => Ok(*result),
+            other => Err(unexpected("sampling/createMessage", &other)),
+        }
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        match self.ask(&context, ServerRequest::ElicitRequest(ElicitRequest::new(params))).await? {
+            ClientResult::ElicitResult(result) => Ok(result),
+            other => Err(unexpected("elicitation/create", &other)),
+        }
+    }
+
+    async fn list_roots(&self, context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        match self.ask(&context, ServerRequest::ListRootsRequest(ListRootsRequest::default())).await? {
+            ClientResult::ListRootsResult(result) => Ok(result),
+            other => Err(unexpected("roots/list", &other)),
+        }
+    }
+
+    /// Sampling, elicitation and roots are declared so that a server may ask: each request is passed on to the
+    /// calling host if it declared the capability, and refused otherwise.
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = serde_json::json!({"sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {}});
+        let capabilities: ClientCapabilities = serde_json::from_value(capabilities).expect("client capabilities");
+        ClientConfig::new(capabilities, Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+    }
+}
