@@ -44,10 +44,11 @@ pub trait CallHost: Send + Sync + std::fmt::Debug {
     /// Asks the host and waits for its answer; refused at once when the host did not declare the capability the
     /// request needs.
     fn ask(&self, request: rmcp::model::ServerRequest) -> BoxFuture<'static, Result<ClientResult, rmcp::ErrorData>>;
-    /// Tells the host a log message, unless the host asked for a higher level. (SEP-2577 deprecates logging from
-    /// 2026-07-28 on; hosts of 2025-11-25 still ask for it.)
+    /// Tells the host a log message, unless the host asked for a higher level; done once the host's session has
+    /// taken it, so a chatty server waits for a slow host. (SEP-2577 deprecates logging from 2026-07-28 on; hosts
+    /// of 2025-11-25 still ask for it.)
     #[allow(deprecated)]
-    fn log(&self, message: rmcp::model::LoggingMessageNotificationParam);
+    fn log(&self, message: rmcp::model::LoggingMessageNotificationParam) -> BoxFuture<'static, ()>;
 }
 
 /// How far a call has got, as a backend reports it (MCP `notifications/progress`).

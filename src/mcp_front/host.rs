@@ -89,12 +89,15 @@ impl CallHost for Host {
         })
     }
 
-    fn log(&self, message: LoggingMessageNotificationParam) {
+    fn log(&self, message: LoggingMessageNotificationParam) -> BoxFuture<'static, ()> {
         if !self.level.lets_through(message.level) {
-            return;
+            return Box::pin(std::future::ready(()));
         }
         let peer = self.peer.clone();
-        tokio::spawn(async move { peer.notify_logging_message(message).await });
+        // A host gone is no error of the server's.
+        Box::pin(async move {
+            let _ = peer.notify_logging_message(message).await;
+        })
     }
 }
 

@@ -172,7 +172,7 @@ impl ClientHandler for ChangeListener {
         let meta = context.extensions.get::<NotificationMetaObject>().unwrap_or(&context.meta);
         let call = meta.get(CARRIED_BY).and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
         match self.host_of(call.as_ref()) {
-            Some(host) => host.log(params),
+            Some(host) => host.log(params).await,
             None => {
                 let (level, data) = (format!("{:?}", params.level), params.data.to_string());
                 tracing::debug!(server = %self.server, level, data, "MCP server log message, of no call");
