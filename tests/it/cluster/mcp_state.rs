@@ -1,7 +1,7 @@
 //! The MCP front door in cluster mode, on 2026-07-28: a reviewed call's sealed `requestState`, answered by one
 //! gateway, opens on another (the key is shared through Redis), so a plain load balancer may send each leg anywhere.
 
-use crate::mcp_front::review_state::{leg_of, state_of};
+use crate::mcp_front::{leg_of, state_of};
 use crate::support;
 use crate::support::backends::{Runtime, start_runtime};
 use crate::support::cluster::{Prefix, fleet::Node, redis_url};

@@ -5,7 +5,9 @@ mod blocks;
 mod limits;
 mod offers;
 mod relay;
-pub(crate) mod review_state;
+mod review_state;
+
+pub(crate) use review_state::{leg_of, state_of};
 
 use crate::support;
 use crate::support::backends::{Runtime, start_runtime};
