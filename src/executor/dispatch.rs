@@ -2,9 +2,10 @@
 //! deadline, with retries for idempotent tools.
 
 use super::{CallRequest, ExecSettings};
-use crate::backend::{BackendError, Backends, Invocation};
+use crate::backend::{BackendError, Backends, Invocation, Progress, ProgressSink};
 use crate::pipeline::{self, CallError, Messages, Prepared, ToolMessage};
 use crate::policy::{Policy, Slot, ToolKey};
+use crate::registry::Backend;
 use crate::telemetry::{self, Telemetry};
 use std::sync::Arc;
 use std::time::Duration;
@@ -90,6 +91,7 @@ impl Dispatcher {
             let budget = deadline.map_or(timeout, |d| timeout.min(d.saturating_duration_since(Instant::now())));
             let span = self.telemetry.backend(&tool.spec.name, backend.kind(), attempts);
             let trace = telemetry::propagation::headers(&span);
+            let spanned = progress.is_none().then(|| self.progress_to_span(backend, &span)).flatten();
             let invocation = Invocation {
                 call_id: &call.id,
                 tool: &tool.spec.name,
@@ -98,11 +100,15 @@ impl Dispatcher {
                 context: ctx,
                 trace: &trace,
                 budget,
-                progress,
+                progress: progress.or(spanned.as_ref().map(|s| &s.sink)),
                 host,
             };
             let started = Instant::now();
-            let outcome = match tokio::time::timeout(budget, self.backends.invoke(backend, invocation)).await {
+            let invoked = tokio::time::timeout(budget, self.backends.invoke(backend, invocation)).await;
+            if let Some(spanned) = spanned {
+                spanned.finish().await;
+            }
+            let outcome = match invoked {
                 Ok(Ok(output)) => {
                     slot.succeeded(started.elapsed());
                     self.telemetry.end(&span, None);
@@ -120,6 +126,41 @@ impl Dispatcher {
             }
             tokio::time::sleep(pause).await;
         }
+    }
+}
+
+impl Dispatcher {
+    /// Where an MCP server's progress goes when the caller did not ask to hear it (a gRPC caller): to the
+    /// attempt's span, as events, when spans are on.
+    fn progress_to_span(&self, backend: &Backend, span: &opentelemetry::Context) -> Option<SpannedProgress> {
+        if !(matches!(backend, Backend::Mcp { .. }) && self.telemetry.tracing()) {
+            return None;
+        }
+        let (sink, mut reports) = tokio::sync::mpsc::channel::<Progress>(SPANNED_PROGRESS);
+        let (telemetry, span) = (Arc::clone(&self.telemetry), span.clone());
+        let task = tokio::spawn(async move {
+            while let Some(report) = reports.recv().await {
+                telemetry.progress(&span, report.progress, report.total, report.message.as_deref());
+            }
+        });
+        Some(SpannedProgress { sink, task })
+    }
+}
+
+/// Reports waiting to be recorded on a span; past it, they are dropped.
+const SPANNED_PROGRESS: usize = 64;
+
+/// An attempt's progress on its way to the attempt's span.
+struct SpannedProgress {
+    sink: ProgressSink,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl SpannedProgress {
+    /// Waits until every report the backend sent is on the span, before the span ends.
+    async fn finish(self) {
+        drop(self.sink);
+        let _ = self.task.await;
     }
 }
 

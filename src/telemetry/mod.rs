@@ -99,7 +99,7 @@ impl Telemetry {
     }
 
     /// Whether spans are built at all: only with an OTLP endpoint to send them to.
-    fn tracing(&self) -> bool {
+    pub fn tracing(&self) -> bool {
         self.tracer_provider.is_some()
     }
 

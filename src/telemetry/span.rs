@@ -236,6 +236,24 @@ impl Telemetry {
 }
 
 impl Telemetry {
+    /// A backend's progress report, as an event `progress` on the attempt's span `cx`.
+    pub fn progress(&self, cx: &Context, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if !self.tracing() {
+            return;
+        }
+        let mut attributes = vec![KeyValue::new("toolgate.progress", progress)];
+        if let Some(total) = total {
+            attributes.push(KeyValue::new("toolgate.progress.total", total));
+        }
+        if let Some(message) = message {
+            attributes.push(KeyValue::new(
+                "toolgate.progress.message",
+                message[..message.floor_char_boundary(256)].to_owned(),
+            ));
+        }
+        cx.span().add_event("progress", attributes);
+    }
+
     /// Ends a span `backend` or `batch` opened, as an error when `error` names one. With spans off they
     /// opened none, and the caller's span is left alone.
     pub fn end(&self, cx: &Context, error: Option<&'static str>) {

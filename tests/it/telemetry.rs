@@ -353,3 +353,35 @@ async fn a_call_through_the_mcp_front_door_says_so_and_joins_the_hosts_trace() {
 }
 
 const OTHER_PARENT: &str = "00f067aa0ba902b8";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/it/support/mcp.rs)"]
+async fn an_mcp_tools_progress_is_on_its_backend_span_for_a_grpc_caller() {
+    let collector = Collector::start().await;
+    let (_dir, mut config) = traced(&collector, false);
+    config.connect_timeout = support::mcp::CONNECT_TIMEOUT;
+    let mut gw = start_gateway(config).await;
+    let mut admin = support::mcp::admin(&gw).await;
+    support::mcp::add(&mut admin, support::mcp::stdio_server("memo")).await;
+    let done = gw.call("memo__steps", r#"{"n": 3}"#).await;
+    assert_eq!(done.content, "done", "{done:?}");
+
+    let spans = collector.wait_for_spans(|s| count(s, "backend memo__steps") >= 1, WAIT).await;
+    let backend = find(&spans, "backend memo__steps");
+    let told: Vec<(i64, String)> = backend
+        .events
+        .iter()
+        .filter(|(name, _)| name == "progress")
+        .map(|(_, attributes)| {
+            let step = match attributes.get("toolgate.progress") {
+                Some(support::otlp::AttrValue::Double(p)) => *p as i64,
+                other => panic!("toolgate.progress: {other:?}"),
+            };
+            let message = attributes.get("toolgate.progress.message").and_then(|m| m.as_str()).unwrap_or_default();
+            (step, message.to_owned())
+        })
+        .collect();
+    assert!(!told.is_empty(), "the server's progress is on the span: {:?}", backend.events);
+    assert!(told.iter().all(|(step, message)| *message == format!("step {step}")), "{told:?}");
+    assert!(told.windows(2).all(|w| w[0].0 != w[1].0), "each report once: {told:?}");
+}

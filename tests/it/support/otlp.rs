@@ -74,6 +74,8 @@ pub struct SpanRecord {
     pub attributes: BTreeMap<String, AttrValue>,
     /// The resource's `service.name`, `""` when absent.
     pub service_name: String,
+    /// The span's events, by name, with their attributes, in order.
+    pub events: Vec<(String, BTreeMap<String, AttrValue>)>,
 }
 
 /// How many of `spans` have a name that starts with `prefix`.
@@ -231,6 +233,7 @@ impl TraceService for Sink {
                         status_code: span.status.unwrap_or_default().code,
                         attributes: attributes(&span.attributes),
                         service_name: service_name.clone(),
+                        events: span.events.iter().map(|e| (e.name.clone(), attributes(&e.attributes))).collect(),
                     });
                 }
             }
