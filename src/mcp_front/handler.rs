@@ -4,6 +4,7 @@
 
 use super::SESSION_CHECK;
 use super::host::{self, Host, LogLevel};
+use super::listen;
 use super::offers::{self, SessionOffers};
 use super::reviewed::{self, Reviewed};
 use super::state::StateKey;
@@ -20,9 +21,10 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, GetPromptRequestParams,
     GetPromptResponse, Implementation, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, Peer, RequestContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use std::sync::Arc;
 
@@ -306,6 +308,16 @@ impl ServerHandler for FrontDoor {
         caller(&context)?;
         self.log_level.set(request.level);
         Ok(())
+    }
+
+    /// Every change a 2026-07-28 host asks to hear of is one the front door can tell.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
+        let (principal, _) = caller(subscription.request_context())?;
+        listen::listen(Arc::clone(&self.core), subscription, &principal.tenant).await
     }
 
     /// The SDK hands over a request whose params it could not read as a custom one: a `tools/call` whose

@@ -9,6 +9,7 @@ mod confirm;
 mod handler;
 mod host;
 mod jwt;
+mod listen;
 mod offers;
 mod reviewed;
 mod sessions;

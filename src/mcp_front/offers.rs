@@ -62,7 +62,7 @@ impl SessionOffers {
 
     /// Whether the session hears of `change`: an update of a resource it subscribed to at that server, or a list
     /// change of a server its tenant may see (none before a request has named the tenant).
-    fn hears(&self, change: &OfferChange) -> bool {
+    pub fn hears(&self, change: &OfferChange) -> bool {
         match &change.kind {
             OfferKind::ResourceUpdated(uri) => {
                 self.subscribed.lock().expect("subscriptions lock").contains(&(change.server.clone(), uri.clone()))
@@ -107,8 +107,15 @@ pub async fn tell_offers(
             break;
         }
     }
-    let held: Vec<_> = offers.subscribed.lock().expect("subscriptions lock").drain().collect();
-    for (server, uri) in held {
-        core.mcp.unsubscribe(&server, &uri).await;
+    offers.end(&core).await;
+}
+
+impl SessionOffers {
+    /// Ends every subscription the session holds.
+    pub async fn end(&self, core: &Core) {
+        let held: Vec<_> = self.subscribed.lock().expect("subscriptions lock").drain().collect();
+        for (server, uri) in held {
+            core.mcp.unsubscribe(&server, &uri).await;
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 mod blocks;
 mod limits;
+mod listen;
 mod offers;
 mod relay;
 mod review_state;
