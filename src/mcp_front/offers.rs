@@ -119,3 +119,27 @@ impl SessionOffers {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(server: &str, tenant: &str, kind: OfferKind) -> OfferChange {
+        OfferChange { server: server.into(), tenant: tenant.into(), kind }
+    }
+
+    #[test]
+    fn a_session_hears_only_of_servers_its_tenant_may_see_and_of_resources_it_subscribed_to() {
+        let offers = SessionOffers::default();
+        assert!(!offers.hears(&change("memo", "", OfferKind::Prompts)), "no tenant named yet: nothing");
+        offers.seen("acme");
+        assert!(offers.hears(&change("memo", "", OfferKind::Prompts)), "a shared server");
+        assert!(offers.hears(&change("books", "acme", OfferKind::Resources)), "its tenant's server");
+        assert!(!offers.hears(&change("payroll", "globex", OfferKind::Resources)), "another tenant's server");
+        let update = |server: &str| change(server, "", OfferKind::ResourceUpdated("memo://greeting".into()));
+        assert!(!offers.hears(&update("memo")), "not subscribed");
+        offers.subscribed.lock().unwrap().insert(("memo".into(), "memo://greeting".into()));
+        assert!(offers.hears(&update("memo")));
+        assert!(!offers.hears(&update("other")), "the same URI at another server");
+    }
+}

@@ -87,15 +87,23 @@ pub fn text_and_blocks(blocks: Vec<ResultBlock>) -> (String, Vec<ResultBlock>) {
     (text, blocks)
 }
 
-/// How many bytes base64 `data` decodes to (padding discounted).
+/// How many bytes base64 `data` decodes to, padded or not.
 fn decoded_len(data: &str) -> usize {
-    let padding = data.bytes().rev().take_while(|b| *b == b'=').count();
-    (data.len() / 4 * 3).saturating_sub(padding)
+    let data = data.trim_end_matches('=');
+    // Each 4 characters are 3 bytes; a last 2 or 3 are 1 or 2.
+    data.len() / 4 * 3 + (data.len() % 4).saturating_sub(1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_blocks_size_is_its_decoded_size_padded_or_not() {
+        for (data, len) in [("", 0), ("QQ==", 1), ("QQ", 1), ("QUI=", 2), ("QUI", 2), ("QUJD", 3), ("QUJDRA", 4)] {
+            assert_eq!(decoded_len(data), len, "{data}");
+        }
+    }
 
     #[test]
     fn text_alone_keeps_no_blocks_and_the_rest_are_noted_not_dumped() {
