@@ -397,3 +397,20 @@ fn the_codemap_names_every_file_and_only_files_that_exist() {
     let found = codemap::drift(map, &src, &["x.rs".into(), "y.rs".into()], &["rules".into()]);
     assert_eq!(found.len(), 4, "{found:#?}");
 }
+
+#[test]
+fn the_licence_at_the_root_is_the_one_every_manifest_names() {
+    let licence = std::fs::read_to_string(root().join("LICENSE")).expect("a LICENSE file at the root");
+    assert!(
+        licence.contains("Apache License") && licence.contains("Version 2.0, January 2004"),
+        "LICENSE is not the Apache License 2.0"
+    );
+    for (manifest, field) in [
+        ("Cargo.toml", "license = \"Apache-2.0\""),
+        ("clients/python/pyproject.toml", "license = \"Apache-2.0\""),
+        ("clients/typescript/package.json", "\"license\": \"Apache-2.0\""),
+    ] {
+        let text = std::fs::read_to_string(root().join(manifest)).unwrap();
+        assert!(text.contains(field), "{manifest} does not say {field}");
+    }
+}

@@ -16,16 +16,20 @@ pub struct CallArgs {
     tenant: String,
     #[arg(long, default_value = "")]
     session: String,
-    #[arg(long, default_value = "cli-call")]
-    id: String,
+    /// The call's id [default: a fresh one]. The gateway answers a repeated id from its call-id record without
+    /// running the tool again, and refuses it with other arguments.
+    #[arg(long)]
+    id: Option<String>,
     #[command(flatten)]
     server: ServerArg,
 }
 
-pub async fn run(args: CallArgs) -> Result<(), String> {
+/// Makes the call and prints its ToolMessage; answers whether it is a success.
+pub async fn run(args: CallArgs) -> Result<bool, String> {
     let mut client = pb::tool_gateway_client::ToolGatewayClient::new(args.server.channel().await?);
+    let id = args.id.unwrap_or_else(fresh_id);
     let request = pb::ExecuteRequest {
-        call: Some(pb::ToolCall { id: args.id, name: args.name, arguments: args.arguments }),
+        call: Some(pb::ToolCall { id, name: args.name, arguments: args.arguments }),
         context: Some(pb::CallContext {
             tenant: args.tenant,
             user_id: args.user,
@@ -36,8 +40,15 @@ pub async fn run(args: CallArgs) -> Result<(), String> {
     };
     let response = client.execute(request).await.map_err(status_text)?.into_inner();
     let message = response.message.ok_or("the gateway answered without a message")?;
-    println!("{}", serde_json::to_string_pretty(&message_json(&message)).expect("JSON values serialize"));
-    Ok(())
+    out!("{}", serde_json::to_string_pretty(&message_json(&message)).expect("JSON values serialize"));
+    Ok(message.status == pb::ToolStatus::Success as i32)
+}
+
+/// A call id no other call has: `cli-` and 16 random bytes in hex.
+fn fresh_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the OS random source is available");
+    format!("cli-{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>())
 }
 
 /// The ToolMessage as JSON, enum values by name and JSON-text fields as JSON where they parse.
@@ -47,9 +58,12 @@ pub fn message_json(m: &pb::ToolMessage) -> Value {
     let mut out = json!({
         "tool_call_id": m.tool_call_id, "name": m.name, "status": status, "content": m.content,
         "repairs": m.repairs.iter().map(|r| json!({"rule": r.rule, "path": r.path, "before": r.before, "after": r.after})).collect::<Vec<_>>(),
-        "effective_arguments": json_or_text(&m.effective_arguments),
         "attempts": m.attempts, "duration_us": m.duration_us,
     });
+    // What ran, when something did: an object, else absent (never an empty string).
+    if !m.effective_arguments.is_empty() {
+        out["effective_arguments"] = json_or_text(&m.effective_arguments);
+    }
     if !m.structured.is_empty() {
         out["structured"] = json_or_text(&m.structured);
     }

@@ -41,6 +41,6 @@ pub async fn run(args: DefinitionsArgs) -> Result<(), String> {
                 .map_err(|e| format!("the gateway sent a definition that is not JSON: {e}"))
         })
         .collect::<Result<_, _>>()?;
-    println!("{}", serde_json::to_string_pretty(&defs).expect("JSON values serialize"));
+    out!("{}", serde_json::to_string_pretty(&defs).expect("JSON values serialize"));
     Ok(())
 }

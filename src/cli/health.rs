@@ -19,7 +19,7 @@ pub async fn run(args: HealthArgs) -> Result<(), String> {
     let request = HealthCheckRequest { service: args.service.clone() };
     let answer = client.check(request).await.map_err(super::status_text)?.into_inner();
     let status = ServingStatus::try_from(answer.status).unwrap_or(ServingStatus::Unknown);
-    println!("{}", status.as_str_name());
+    out!("{}", status.as_str_name());
     match status {
         ServingStatus::Serving => Ok(()),
         other => Err(format!("{:?} is {}", args.service, other.as_str_name())),

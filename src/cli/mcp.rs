@@ -69,16 +69,16 @@ pub async fn run(args: McpArgs) -> Result<(), String> {
     match args.command {
         McpCommand::Add(add) => {
             let status = add_server(&mut client, *add).await?;
-            println!("{}", pretty(&status_json(status)));
+            out!("{}", pretty(&status_json(status)));
         }
         McpCommand::List => {
             let servers = client.list_mcp_servers(pb::ListMcpServersRequest {}).await.map_err(status_text)?;
             let list: Vec<Value> = servers.into_inner().servers.into_iter().map(status_json).collect();
-            println!("{}", pretty(&Value::Array(list)));
+            out!("{}", pretty(&Value::Array(list)));
         }
         McpCommand::Remove { name } => {
             client.remove_mcp_server(pb::RemoveMcpServerRequest { name: name.clone() }).await.map_err(status_text)?;
-            println!("removed {name}");
+            out!("removed {name}");
         }
     }
     Ok(())

@@ -1,5 +1,10 @@
 //! The command line: `serve`, and the client and offline commands, one file each.
 
+/// `println!` for a command's output, through `emit`: returns from the command when the output's reader is gone.
+macro_rules! out {
+    ($($arg:tt)*) => { super::emit(format_args!($($arg)*))? };
+}
+
 mod call;
 mod definitions;
 mod health;
@@ -108,29 +113,55 @@ impl Interceptor for Bearer {
     }
 }
 
-/// Runs the command; errors are printed to stderr with exit code 1.
+/// Writes one line of a command's output. A reader that went away (`toolgate tools list | head`) is `CLOSED`, on
+/// which the program ends quietly, with the status of a process a closed pipe stops, as a Unix tool ends.
+fn emit(line: std::fmt::Arguments<'_>) -> Result<(), String> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{line}").and_then(|()| stdout.flush()).map_err(|err| match err.kind() {
+        std::io::ErrorKind::BrokenPipe => CLOSED.to_owned(),
+        _ => format!("cannot write the output: {err}"),
+    })
+}
+
+/// The error of a command whose output's reader went away; said by no one.
+const CLOSED: &str = "the output's reader went away";
+
+/// The exit status when the output's reader went away (128 + SIGPIPE).
+const EXIT_CLOSED_PIPE: u8 = 141;
+
+/// The exit status of `toolgate call` when the call's ToolMessage is not a success.
+pub const EXIT_CALL_FAILED: u8 = 3;
+
+/// Runs the command. Exit status: 0 done; 1 the command failed (its error on stderr); 2 a usage error (clap);
+/// 3 `toolgate call` answered a ToolMessage that is not a success (printed as for any); 141 the output's reader
+/// went away.
 pub fn main(cli: Cli) -> ExitCode {
     init_logging();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime starts");
     let result = runtime.block_on(async {
+        let done = |result: Result<(), String>| result.map(|()| ExitCode::SUCCESS);
         match cli.command {
-            Command::Serve(args) => serve::run(args).await,
-            Command::Tools(args) => tools::run(args).await,
-            Command::Call(args) => call::run(args).await,
-            Command::Definitions(args) => definitions::run(args).await,
-            Command::Repair(args) => repair::run(args),
-            Command::Review(args) => review::run(args).await,
-            Command::Mcp(args) => mcp::run(args).await,
-            Command::Health(args) => health::run(args).await,
+            Command::Serve(args) => done(serve::run(args).await),
+            Command::Tools(args) => done(tools::run(args).await),
+            Command::Call(args) => call::run(args).await.map(|succeeded| match succeeded {
+                true => ExitCode::SUCCESS,
+                false => ExitCode::from(EXIT_CALL_FAILED),
+            }),
+            Command::Definitions(args) => done(definitions::run(args).await),
+            Command::Repair(args) => done(repair::run(args)),
+            Command::Review(args) => done(review::run(args).await),
+            Command::Mcp(args) => done(mcp::run(args).await),
+            Command::Health(args) => done(health::run(args).await),
         }
     });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
+    result.unwrap_or_else(|err| match err.as_str() {
+        CLOSED => ExitCode::from(EXIT_CLOSED_PIPE),
+        _ => {
             eprintln!("error: {err}");
             ExitCode::FAILURE
         }
-    }
+    })
 }
 
 fn init_logging() {

@@ -56,7 +56,7 @@ pub async fn run(args: ReviewArgs) -> Result<(), String> {
             let request = pb::ListPendingRequest { tenant, all_tenants };
             let pending = client.list_pending(request).await.map_err(status_text)?.into_inner().pending;
             for review in &pending {
-                println!("{}", review_json(review));
+                out!("{}", review_json(review));
             }
             return Ok(());
         }
@@ -75,7 +75,7 @@ pub async fn run(args: ReviewArgs) -> Result<(), String> {
         format!("cannot decide call {call_id:?}{whose}: {}", status_text(s))
     })?;
     let decided = response.into_inner().decided.ok_or("the gateway answered without the decided call")?;
-    println!("{}", decided_json(&decided, &request));
+    out!("{}", decided_json(&decided, &request));
     Ok(())
 }
 

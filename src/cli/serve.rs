@@ -38,10 +38,11 @@ pub struct ServeArgs {
     /// Redis shared by a fleet of gateways, such as redis://10.0.0.5:6379 [default: none, a single gateway].
     #[arg(long, env = "TOOLGATE_REDIS_URL", hide_env_values = true)]
     redis_url: Option<String>,
-    /// Serve MCP (Streamable HTTP) at http://ADDR/mcp, such as 127.0.0.1:8808 [default: none].
+    /// Serve MCP (Streamable HTTP) at http://ADDR/mcp: host:port, or a port alone on 127.0.0.1 [default: none].
     #[arg(long, env = "TOOLGATE_MCP_LISTEN")]
     mcp_listen: Option<String>,
-    /// Serve the web console for reviewers and operators at http://ADDR/, such as 127.0.0.1:8809 [default: none].
+    /// Serve the web console for reviewers and operators at http://ADDR/: host:port, or a port alone on 127.0.0.1
+    /// [default: none].
     #[arg(long, env = "TOOLGATE_CONSOLE_LISTEN")]
     console_listen: Option<String>,
 }

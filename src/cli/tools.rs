@@ -72,7 +72,7 @@ pub async fn run(args: ToolsArgs) -> Result<(), String> {
                         .into_inner();
                     let tool = response.tool.unwrap_or_default();
                     let verb = if response.created { "registered" } else { "replaced" };
-                    println!("{verb} {} (version {})", tool.name, tool.version);
+                    out!("{verb} {} (version {})", tool.name, tool.version);
                 }
             }
         }
@@ -84,7 +84,7 @@ pub async fn run(args: ToolsArgs) -> Result<(), String> {
                 .into_inner()
                 .tools;
             let specs = tools.into_iter().map(spec_json).collect::<Result<Vec<_>, _>>()?;
-            println!("{}", serde_json::to_string_pretty(&specs).expect("JSON values serialize"));
+            out!("{}", serde_json::to_string_pretty(&specs).expect("JSON values serialize"));
         }
         ToolsCommand::Get { name, tenant } => {
             let tool = client
@@ -94,11 +94,11 @@ pub async fn run(args: ToolsArgs) -> Result<(), String> {
                 .into_inner()
                 .tool
                 .unwrap_or_default();
-            println!("{}", serde_json::to_string_pretty(&spec_json(tool)?).expect("JSON values serialize"));
+            out!("{}", serde_json::to_string_pretty(&spec_json(tool)?).expect("JSON values serialize"));
         }
         ToolsCommand::Delete { name, tenant } => {
             client.delete_tool(pb::DeleteToolRequest { name: name.clone(), tenant }).await.map_err(status_text)?;
-            println!("deleted {name}");
+            out!("deleted {name}");
         }
     }
     Ok(())

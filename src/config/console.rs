@@ -108,7 +108,9 @@ impl ConsoleSettings {
 
 /// An address, or a port alone on loopback: the console is for the people on this host unless an address says
 /// otherwise.
-fn address(text: &str) -> Result<SocketAddr, std::net::AddrParseError> {
+/// A side door's address: `host:port`, or a port alone on loopback (`--console-listen 8809`). Every side door
+/// (`[console]`, `[mcp_front]`) takes the same forms.
+pub(super) fn address(text: &str) -> Result<SocketAddr, std::net::AddrParseError> {
     match text.trim().parse::<u16>() {
         Ok(port) => Ok(SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port))),
         Err(_) => text.parse(),

@@ -249,10 +249,9 @@ impl McpFrontSettings {
         let invalid = |reason: String| ConfigError::Invalid(format!("mcp_front.{reason}"));
         let listen = match listen.or(raw.listen) {
             None => None,
-            Some(text) => Some(
-                text.parse::<SocketAddr>()
-                    .map_err(|e| invalid(format!("listen {text:?} is not an address like 127.0.0.1:8808: {e}")))?,
-            ),
+            Some(text) => Some(super::console::address(&text).map_err(|e| {
+                invalid(format!("listen {text:?} is not a port or an address like 127.0.0.1:8808: {e}"))
+            })?),
         };
         let state_key = match &raw.state_key_env {
             None => None,
@@ -365,5 +364,25 @@ mod tests {
         let flag = McpFrontSettings::from_raw(RawMcpFront::default(), Some("127.0.0.1:9".into()), Path::new("."), none)
             .unwrap();
         assert_eq!(flag.listen, Some("127.0.0.1:9".parse().unwrap()));
+        let port = McpFrontSettings::from_raw(RawMcpFront::default(), Some("18818".into()), Path::new("."), none);
+        assert_eq!(port.unwrap().listen, Some("127.0.0.1:18818".parse().unwrap()), "a port alone, as --console-listen");
+    }
+
+    #[test]
+    fn a_state_key_comes_from_its_variable_and_must_be_long_enough() {
+        let env = |name: &str| match name {
+            "LONG" => Some("k".repeat(MIN_STATE_KEY_BYTES)),
+            "SHORT" => Some("k".into()),
+            _ => None,
+        };
+        let with = |name: &str| RawMcpFront { state_key_env: Some(name.into()), ..RawMcpFront::default() };
+        let long = McpFrontSettings::from_raw(with("LONG"), None, Path::new("."), env).unwrap();
+        assert_eq!(long.state_key.as_deref().map(str::len), Some(MIN_STATE_KEY_BYTES));
+        for name in ["SHORT", "UNSET"] {
+            let refused = McpFrontSettings::from_raw(with(name), None, Path::new("."), env).unwrap_err().to_string();
+            assert!(refused.contains("mcp_front.state_key_env") && refused.contains(name), "{refused}");
+        }
+        let debug = format!("{long:?}");
+        assert!(!debug.contains(&"k".repeat(MIN_STATE_KEY_BYTES)), "the key is not in the config's Debug: {debug}");
     }
 }

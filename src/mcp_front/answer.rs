@@ -103,14 +103,16 @@ pub fn shed(name: &str, max: usize) -> CallToolResult {
 
 /// Toolgate's account of the call: its status, the repairs and the arguments that ran, or the typed error.
 fn meta_of(m: &ToolMessage) -> Value {
-    let effective: Value = serde_json::from_str(&m.effective_arguments).unwrap_or(Value::Null);
     let mut meta = json!({
         "tool": m.name,
         "status": m.status,
         "repairs": m.repairs,
-        "effective_arguments": effective,
         "attempts": m.attempts,
     });
+    // What ran, when something did: an object, else absent, as in `toolgate call`'s output.
+    if let Ok(effective) = serde_json::from_str::<Value>(&m.effective_arguments) {
+        meta["effective_arguments"] = effective;
+    }
     if let Some(error) = &m.error {
         meta["error"] = json!({
             "kind": error.kind,

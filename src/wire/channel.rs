@@ -74,9 +74,34 @@ pub async fn connect(address: &str, tls: &Arc<ClientTls>) -> Result<Channel, Str
     let connector = tower::service_fn(move |_: http::Uri| dial.clone().open());
     endpoint.connect_with_connector(connector).await.map_err(|e| match crate::tls::find_tls_failure(&e) {
         Some(tls) => format!("TLS: {tls}"),
-        None => std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source())
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(": "),
+        None => causes(&e),
     })
+}
+
+/// An error and its sources, each said once: a source that repeats the error it is under (an I/O error wrapping
+/// an I/O error, say) is left out.
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut said: Vec<String> = Vec::new();
+    for cause in std::iter::successors(Some(error), |e| e.source()) {
+        let text = cause.to_string();
+        if !said.last().is_some_and(|last| last.contains(&text)) {
+            said.push(text);
+        }
+    }
+    said.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::causes;
+
+    #[test]
+    fn a_cause_that_repeats_the_error_above_it_is_said_once() {
+        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused (os error 111)");
+        let wrapped = std::io::Error::other(refused);
+        assert_eq!(causes(&wrapped), "Connection refused (os error 111)");
+        let parse = "x".parse::<u8>().unwrap_err();
+        let outer = std::io::Error::new(std::io::ErrorKind::InvalidData, parse);
+        assert_eq!(causes(&outer), "invalid digit found in string");
+    }
 }

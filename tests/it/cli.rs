@@ -44,10 +44,17 @@ async fn register_call_list_and_delete_from_the_command_line() {
     let out = toolgate(&["call", "get_weather", r#"{"city": "Oslo"}"#, "--user", "u1", "--server", &server]).await;
     let message: Value = serde_json::from_str(&out).unwrap();
     assert_eq!((&message["status"], &message["content"]), (&json!("SUCCESS"), &json!(r#"{"city": "Oslo"}"#)));
-    let out = toolgate(&["call", "get_weathr", "{}", "--server", &server]).await;
+    let out = toolgate(&["call", "get_weather", r#"{"city": "Bergen"}"#, "--server", &server]).await;
     let message: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(message["status"], "SUCCESS", "a second call with other arguments is a call of its own: {message}");
+    assert_eq!(message["effective_arguments"], json!({"city": "Bergen"}));
+    let failed = tokio::process::Command::new(BIN).args(["call", "get_weathr", "{}", "--server", &server]).output();
+    let failed = failed.await.unwrap();
+    assert_eq!(failed.status.code(), Some(3), "a ToolMessage that is an error exits 3");
+    let message: Value = serde_json::from_slice(&failed.stdout).unwrap();
     assert_eq!(message["error"]["kind"], "TOOL_NOT_FOUND");
     assert_eq!(message["error"]["suggestions"], json!(["get_weather"]));
+    assert!(message.get("effective_arguments").is_none(), "nothing ran, so nothing is said to have: {message}");
 
     let out = toolgate(&["definitions", "--format", "openai", "--server", &server]).await;
     let defs: Value = serde_json::from_str(&out).unwrap();
@@ -68,6 +75,24 @@ async fn register_call_list_and_delete_from_the_command_line() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("NotFound"), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // `toolgate tools list | head`: a reader gone before the output is written ends the program quietly.
+    let mut closed = tokio::process::Command::new(BIN)
+        .args(["tools", "list", "--server", &server])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(closed.stdout.take());
+    let closed = closed.wait_with_output().await.unwrap();
+    assert_eq!(closed.status.code(), Some(141), "as a process a closed pipe stops");
+    assert_eq!(String::from_utf8_lossy(&closed.stderr), "", "and says nothing");
+
+    let nobody = format!("http://{}", crate::support::backends::closed_port());
+    let refused =
+        tokio::process::Command::new(BIN).args(["tools", "list", "--server", &nobody]).output().await.unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!((refused.status.code(), said.matches("refused").count()), (Some(1), 1), "its cause, once: {said}");
 }
 
 /// `toolgate review`: a deferred call is listed by the binary, approved by it, and then runs.
