@@ -158,12 +158,25 @@ fn status_error(status: StatusCode, body: &str) -> BackendError {
         if quoted.trim().is_empty() { format!("HTTP {status}") } else { format!("HTTP {status}: {}", quoted.trim()) };
     let class = if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
         FailureClass::Retryable
-    } else if status.is_client_error() {
+    } else if model_fixable(status) {
         FailureClass::ModelFixable
     } else {
+        // 401, 403, 404, 405, 415…: a misrouted or misconfigured backend, which is not the model's to fix.
         FailureClass::Fatal
     };
     BackendError::Tool { message, class }
+}
+
+/// Whether the tool refused the request for what it says: the arguments the model wrote (400, 409, 413, 422). The
+/// gateway posts to one URL it was given, so any other 4xx is about the URL, the method or the credentials.
+fn model_fixable(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::BAD_REQUEST
+            | StatusCode::CONFLICT
+            | StatusCode::PAYLOAD_TOO_LARGE
+            | StatusCode::UNPROCESSABLE_ENTITY
+    )
 }
 
 /// reqwest's own text hides the cause; walk the chain so "connection refused" reaches the operator.

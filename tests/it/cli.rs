@@ -18,6 +18,13 @@ async fn toolgate(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Runs the binary; returns stdout, failing the test unless it exits with `code`.
+async fn toolgate_exits(code: i32, args: &[&str]) -> String {
+    let out = tokio::process::Command::new(BIN).args(args).output().await.expect("the toolgate binary runs");
+    assert_eq!(out.status.code(), Some(code), "toolgate {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
 #[tokio::test]
 async fn register_call_list_and_delete_from_the_command_line() {
     let (dir, config) = temp_config();
@@ -258,7 +265,7 @@ async fn policy_rules_in_a_spec_file_from_the_command_line() {
     let names: Vec<&str> = got["policy"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["large-transfer", "sanctioned-country", "free-plan-limit"]);
     let call = r#"{"amount": 50, "currency": "EUR", "to": "KP01 2345"}"#;
-    let out = toolgate(&["call", "transfer", call, "--user", "u1", "--server", &server]).await;
+    let out = toolgate_exits(3, &["call", "transfer", call, "--user", "u1", "--server", &server]).await;
     let message: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(message["error"]["kind"], "POLICY_DENIED", "{message}");
     assert!(message["content"].as_str().unwrap().starts_with("Transfers to this country are not allowed."));
@@ -274,4 +281,40 @@ async fn policy_rules_in_a_spec_file_from_the_command_line() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("rule \"r\"") && stderr.contains("line 1, column"), "{stderr}");
+}
+
+/// The example transfer tool runs as written against the example tool server (`deploy/example-tool/server.py`),
+/// which listens on loopback unless told otherwise.
+#[tokio::test]
+async fn the_example_transfer_tool_runs_against_the_example_server() {
+    let (dir, config) = temp_config();
+    let gw = start_gateway(config).await;
+    let server = format!("http://{}", gw.addr);
+    let port = support::free_addr().port();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/example-tool/server.py");
+    let mut tool = tokio::process::Command::new("python3")
+        .arg(script)
+        .env("PORT", port.to_string())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python3 runs the example tool server");
+    let mut banner = String::new();
+    let mut lines = tokio::io::BufReader::new(tool.stdout.take().unwrap());
+    tokio::io::AsyncBufReadExt::read_line(&mut lines, &mut banner).await.unwrap();
+    assert_eq!(banner.trim(), format!("example tool server on 127.0.0.1:{port}"), "loopback by default");
+
+    let example =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/tools/transfer.json")).unwrap();
+    let moved = example.replace("127.0.0.1:8080", &format!("127.0.0.1:{port}"));
+    assert_ne!(moved, example, "the example points at the example server's default address");
+    let spec = dir.path().join("transfer.json");
+    std::fs::write(&spec, moved).unwrap();
+    toolgate(&["tools", "register", spec.to_str().unwrap(), "--server", &server]).await;
+    let call = r#"{"amount": 50, "currency": "EUR", "to": "NO93 8601 1117 947"}"#;
+    let out = toolgate(&["call", "transfer", call, "--user", "u1", "--server", &server]).await;
+    let message: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(message["status"], "SUCCESS", "{message}");
+    assert_eq!(message["structured"]["status"], "sent");
+    assert_eq!(message["structured"]["user_id"], "u1", "injected from the caller");
 }

@@ -148,6 +148,10 @@ async fn backend_failures_are_typed_messages() {
         ("garbage_grpc", grpc(&format!("http://{}", start_garbage().await)), 60_000, K::Unavailable, false, true),
         ("silent_grpc", grpc(&format!("http://{}", start_silent().await)), 150, K::Timeout, false, true),
         ("http_400", url("/status/400"), 0, K::ToolError, true, false),
+        ("http_422", url("/status/422"), 0, K::ToolError, true, false),
+        // A misrouted backend is the operator's to fix, not the model's.
+        ("http_404", url("/status/404"), 0, K::ToolError, false, false),
+        ("http_401", url("/status/401"), 0, K::ToolError, false, false),
         ("http_503", url("/status/503"), 0, K::ToolError, false, true),
         ("http_slow", url("/sleep/60000"), 100, K::Timeout, false, true),
         (
@@ -192,6 +196,8 @@ async fn backend_failures_are_typed_messages() {
     }
     let m = gw.call("http_400", "{}").await;
     assert!(m.content.contains("HTTP 400 Bad Request: failed with 400"), "{}", m.content);
+    let m = gw.call("http_404", "{}").await;
+    assert!(m.content.contains("HTTP 404 Not Found") && !m.content.contains("fix"), "not the model's: {}", m.content);
     let m = gw.call("fail", "{}").await;
     assert_eq!(m.content, "Error: fail failed: the tool broke");
 }
