@@ -138,7 +138,31 @@ fn spec_of(mut item: Value) -> Result<ToolSpec, String> {
         let description = item.get("description").and_then(Value::as_str).unwrap_or_default();
         return Ok(ToolSpec::offline(name, description, schema));
     }
-    serde_json::from_value(item).map_err(|e| format!("not a ToolSpec, OpenAI function or MCP tool: {e}"))
+    serde_path_to_error::deserialize(item).map_err(|e| spec_error(&e))
+}
+
+/// Where a definition is wrong, and how: `policy[0].name: missing`. A definition wrong at its top is perhaps not a
+/// ToolSpec at all, and says the three shapes it could have been.
+fn spec_error(err: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let inner = err.inner().to_string();
+    let mut at = err.path().to_string();
+    if at == "." {
+        at.clear();
+    }
+    let reason = match inner.strip_prefix("missing field `").and_then(|rest| rest.split_once('`')) {
+        Some((field, _)) => {
+            at = if at.is_empty() { field.to_owned() } else { format!("{at}.{field}") };
+            "missing".to_owned()
+        }
+        None => inner,
+    };
+    if at.contains(['.', '[']) {
+        format!("{at}: {reason}")
+    } else if at.is_empty() {
+        format!("not a ToolSpec, OpenAI function or MCP tool: {reason}")
+    } else {
+        format!("not a ToolSpec, OpenAI function or MCP tool: {at}: {reason}")
+    }
 }
 
 #[cfg(test)]
@@ -159,6 +183,17 @@ mod tests {
             assert_eq!((got.name.as_str(), &got.input_schema), ("get_weather", &schema), "{item}");
         }
         assert!(spec_of(json!({"name": "x"})).unwrap_err().contains("not a ToolSpec"));
+    }
+
+    #[test]
+    fn a_wrong_definition_says_where() {
+        let spec = |policy: serde_json::Value| json!({"name": "t", "input_schema": {"type": "object"}, "backend": {"worker": {}}, "policy": policy});
+        let nameless = spec_of(spec(json!([{"when": "true", "action": "deny"}]))).unwrap_err();
+        assert_eq!(nameless, "policy[0].name: missing");
+        let second = spec_of(spec(json!([{"name": "a", "when": "true", "action": "deny"}, {"name": 3}]))).unwrap_err();
+        assert!(second.starts_with("policy[1].name: "), "{second}");
+        let top = spec_of(json!({"input_schema": {"type": "object"}})).unwrap_err();
+        assert_eq!(top, "not a ToolSpec, OpenAI function or MCP tool: name: missing");
     }
 
     #[test]
