@@ -18,12 +18,13 @@ pub struct ReviewArgs {
 
 #[derive(Debug, clap::Subcommand)]
 enum ReviewCommand {
-    /// List the calls waiting for a decision, oldest first, one JSON object per line.
+    /// List the calls waiting for a decision, oldest first, one JSON object per line: every tenant's, unless
+    /// --tenant names one (then stderr says how many wait in the others).
     List {
-        /// Only this tenant's calls (the default tenant is "").
-        #[arg(long, default_value = "", conflicts_with = "all_tenants")]
-        tenant: String,
-        /// Every tenant's calls.
+        /// Only this tenant's calls ("" is the default tenant).
+        #[arg(long, conflicts_with = "all_tenants")]
+        tenant: Option<String>,
+        /// Every tenant's calls (the default).
         #[arg(long)]
         all_tenants: bool,
     },
@@ -52,14 +53,7 @@ enum ReviewCommand {
 pub async fn run(args: ReviewArgs) -> Result<(), String> {
     let mut client = ToolReviewClient::new(args.server.channel().await?);
     let request = match args.command {
-        ReviewCommand::List { tenant, all_tenants } => {
-            let request = pb::ListPendingRequest { tenant, all_tenants };
-            let pending = client.list_pending(request).await.map_err(status_text)?.into_inner().pending;
-            for review in &pending {
-                out!("{}", review_json(review));
-            }
-            return Ok(());
-        }
+        ReviewCommand::List { tenant, .. } => return list(&mut client, tenant).await,
         ReviewCommand::Approve { call_id, tenant } => decision(call_id, tenant, ReviewAction::Approve),
         ReviewCommand::Edit { call_id, arguments, tenant } => {
             pb::DecideRequest { arguments, ..decision(call_id, tenant, ReviewAction::Edit) }
@@ -85,6 +79,22 @@ fn decision(call_id: String, tenant: String, action: ReviewAction) -> pb::Decide
 
 /// One pending call as JSON, with the policy rule that sent it to review if one did; `arguments` as JSON where it
 /// parses (it always should), else as text.
+/// Prints the pending calls of `tenant`, or of every tenant; for one tenant, says on stderr how many wait in
+/// the others, so that an empty list is not mistaken for nothing waiting.
+async fn list(client: &mut ToolReviewClient<super::Authed>, tenant: Option<String>) -> Result<(), String> {
+    let all = pb::ListPendingRequest { tenant: String::new(), all_tenants: true };
+    let every = client.list_pending(all).await.map_err(status_text)?.into_inner().pending;
+    let shown: Vec<_> = every.iter().filter(|r| tenant.as_ref().is_none_or(|t| r.tenant == *t)).collect();
+    for review in &shown {
+        out!("{}", review_json(review));
+    }
+    let elsewhere = every.len() - shown.len();
+    if elsewhere > 0 {
+        eprintln!("{elsewhere} more call(s) wait in other tenants (toolgate review list shows every tenant's)");
+    }
+    Ok(())
+}
+
 fn review_json(r: &pb::PendingReview) -> Value {
     let mut out = json!({
         "call_id": r.call_id, "tenant": r.tenant, "session_id": r.session_id, "user_id": r.user_id,

@@ -126,9 +126,14 @@ async fn review_list_and_approve_from_the_command_line() {
     };
     assert_eq!(execute(gw.gateway.clone()).await.status, ToolStatus::PendingReview as i32);
 
-    assert_eq!(toolgate(&["review", "list", "--server", &server]).await, "", "the default tenant has no calls");
-    for scope in ["--tenant=acme", "--all-tenants"] {
-        let out = toolgate(&["review", "list", scope, "--server", &server]).await;
+    let args = ["review", "list", "--tenant=", "--server", &server];
+    let default = tokio::process::Command::new(BIN).args(args).output().await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&default.stdout), "", "the default tenant has no calls");
+    let told = String::from_utf8_lossy(&default.stderr);
+    assert!(told.contains("1 more call(s) wait in other tenants"), "and says where they are: {told}");
+    // Acme's, every tenant's, and by default every tenant's.
+    for scope in [&["--tenant=acme"][..], &["--all-tenants"], &[]] {
+        let out = toolgate(&[&["review", "list", "--server", &server][..], scope].concat()).await;
         let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines.len(), 1, "{out}");
         let listed = &lines[0];
