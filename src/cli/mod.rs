@@ -118,10 +118,15 @@ impl Interceptor for Bearer {
 fn emit(line: std::fmt::Arguments<'_>) -> Result<(), String> {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{line}").and_then(|()| stdout.flush()).map_err(|err| match err.kind() {
+    writeln!(stdout, "{line}").and_then(|()| stdout.flush()).map_err(output_error)
+}
+
+/// A failed write of the output: `CLOSED` when its reader went away.
+fn output_error(err: std::io::Error) -> String {
+    match err.kind() {
         std::io::ErrorKind::BrokenPipe => CLOSED.to_owned(),
         _ => format!("cannot write the output: {err}"),
-    })
+    }
 }
 
 /// The error of a command whose output's reader went away; said by no one.
@@ -131,7 +136,7 @@ const CLOSED: &str = "the output's reader went away";
 const EXIT_CLOSED_PIPE: u8 = 141;
 
 /// The exit status of `toolgate call` when the call's ToolMessage is not a success.
-pub const EXIT_CALL_FAILED: u8 = 3;
+const EXIT_CALL_FAILED: u8 = 3;
 
 /// Runs the command. Exit status: 0 done; 1 the command failed (its error on stderr); 2 a usage error (clap);
 /// 3 `toolgate call` answered a ToolMessage that is not a success (printed as for any); 141 the output's reader

@@ -44,9 +44,9 @@ pub fn run(_args: RepairArgs) -> Result<(), String> {
             Ok(record) => repair_record(&record),
             Err(e) => json!({"id": null, "status": "invalid", "errors": [format!("line {}: {e}", n + 1)]}),
         };
-        writeln!(out, "{answer}").map_err(|e| format!("writing stdout: {e}"))?;
+        writeln!(out, "{answer}").map_err(super::output_error)?;
     }
-    out.flush().map_err(|e| format!("writing stdout: {e}"))
+    out.flush().map_err(super::output_error)
 }
 
 /// What the pipeline says of one record, in the format of `score_repair.py`.

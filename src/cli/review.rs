@@ -77,8 +77,6 @@ fn decision(call_id: String, tenant: String, action: ReviewAction) -> pb::Decide
     pb::DecideRequest { call_id, tenant, action: action.into(), ..Default::default() }
 }
 
-/// One pending call as JSON, with the policy rule that sent it to review if one did; `arguments` as JSON where it
-/// parses (it always should), else as text.
 /// Prints the pending calls of `tenant`, or of every tenant; for one tenant, says on stderr how many wait in
 /// the others, so that an empty list is not mistaken for nothing waiting.
 async fn list(client: &mut ToolReviewClient<super::Authed>, tenant: Option<String>) -> Result<(), String> {
@@ -95,6 +93,8 @@ async fn list(client: &mut ToolReviewClient<super::Authed>, tenant: Option<Strin
     Ok(())
 }
 
+/// One pending call as JSON, with the policy rule that sent it to review if one did; `arguments` as JSON where it
+/// parses (it always should), else as text.
 fn review_json(r: &pb::PendingReview) -> Value {
     let mut out = json!({
         "call_id": r.call_id, "tenant": r.tenant, "session_id": r.session_id, "user_id": r.user_id,
