@@ -2,7 +2,7 @@
 
 /// `println!` for a command's output, through `emit`: returns from the command when the output's reader is gone.
 macro_rules! out {
-    ($($arg:tt)*) => { super::emit(format_args!($($arg)*))? };
+    ($($arg:tt)*) => { $crate::cli::emit(format_args!($($arg)*))? };
 }
 
 mod call;
