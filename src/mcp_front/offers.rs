@@ -60,6 +60,14 @@ impl SessionOffers {
         }
     }
 
+    /// Ends every subscription the session holds.
+    pub async fn end(&self, core: &Core) {
+        let held: Vec<_> = self.subscribed.lock().expect("subscriptions lock").drain().collect();
+        for (server, uri) in held {
+            core.mcp.unsubscribe(&server, &uri).await;
+        }
+    }
+
     /// Whether the session hears of `change`: an update of a resource it subscribed to at that server, or a list
     /// change of a server its tenant may see (none before a request has named the tenant).
     pub fn hears(&self, change: &OfferChange) -> bool {
@@ -108,16 +116,6 @@ pub async fn tell_offers(
         }
     }
     offers.end(&core).await;
-}
-
-impl SessionOffers {
-    /// Ends every subscription the session holds.
-    pub async fn end(&self, core: &Core) {
-        let held: Vec<_> = self.subscribed.lock().expect("subscriptions lock").drain().collect();
-        for (server, uri) in held {
-            core.mcp.unsubscribe(&server, &uri).await;
-        }
-    }
 }
 
 #[cfg(test)]
