@@ -126,8 +126,12 @@ impl Server {
         reason.clone_into(&mut health.last_error);
     }
 
-    pub fn imported(&self, tools: Vec<String>, problems: Vec<String>, outputs: HashMap<String, Arc<OutputSchema>>) {
+    /// The output schemas results are checked against from now on.
+    pub fn check_outputs(&self, outputs: HashMap<String, Arc<OutputSchema>>) {
         *self.outputs.write().expect("outputs lock") = outputs;
+    }
+
+    pub fn imported(&self, tools: Vec<String>, problems: Vec<String>) {
         let mut health = self.health.lock().expect("health lock");
         (health.tools, health.problems) = (tools, problems);
     }

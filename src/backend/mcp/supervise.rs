@@ -83,18 +83,18 @@ async fn supervise(server: Arc<Server>, ctx: Arc<Context>) {
     tracing::info!(server = %name, "MCP server stopped");
 }
 
-/// Imports the tools, and only then lets calls use the session (so a result is never checked against stale output
-/// schemas); then keeps the tools in step until the session is lost (its reason) or the server is stopped
+/// Reads the tools, lets calls use the session once their output schemas are in place (so a result is never checked
+/// against stale ones) and before the tools are imported (so no call finds a tool whose session is not in use); then keeps the tools in step until the session is lost (its reason) or the server is stopped
 /// (`None`). Either way calls stop using the session at once, and it is closed before this returns, which ends a
 /// stdio server's process.
 async fn run(server: &Server, ctx: &Context, session: McpSession, stop: &mut watch::Receiver<bool>) -> Option<String> {
     let peer = session.peer().clone();
     let cancel = session.cancellation_token();
     let mut done = std::pin::pin!(session.waiting());
-    let lost = match refresh(server, ctx, &peer).await {
+    let mut number = 0;
+    let lost = match refresh(server, ctx, &peer, || number = server.connected(peer.clone())).await {
         Err(reason) => Some(reason),
         Ok(()) => {
-            let number = server.connected(peer.clone());
             tracing::info!(server = %server.spec.name, "MCP server connected");
             server.attempted();
             keep_in_step(server, ctx, (number, &peer), done.as_mut(), stop).await
@@ -126,8 +126,8 @@ async fn keep_in_step(
                 true => return Some("a call found the connection lost".into()),
                 false => continue,
             },
-            () = server.changed.notified() => refresh(server, ctx, peer).await,
-            _ = ticks.tick() => refresh(server, ctx, peer).await,
+            () = server.changed.notified() => refresh(server, ctx, peer, || ()).await,
+            _ = ticks.tick() => refresh(server, ctx, peer, || ()).await,
         };
         if let Err(reason) = refreshed {
             if peer.is_transport_closed() {
@@ -139,10 +139,11 @@ async fn keep_in_step(
     }
 }
 
-/// Reads the server's whole tool list and brings the registry in step with it.
-async fn refresh(server: &Server, ctx: &Context, peer: &Peer<RoleClient>) -> Result<(), String> {
-    let listed = tokio::time::timeout(ctx.connect_timeout, peer.list_all_tools()).await;
-    let tools = listed
+/// Reads the server's whole tool list and brings the registry in step with it. `listed` runs once the output
+/// schemas are in place and before the registry changes.
+async fn refresh(server: &Server, ctx: &Context, peer: &Peer<RoleClient>, listed: impl FnOnce()) -> Result<(), String> {
+    let answer = tokio::time::timeout(ctx.connect_timeout, peer.list_all_tools()).await;
+    let tools = answer
         .map_err(|_| format!("tools/list did not answer within {} ms", ctx.connect_timeout.as_millis()))?
         .map_err(|e| format!("tools/list failed: {e}"))?;
     let (specs, mut problems) = import::specs(&server.spec, &tools);
@@ -154,6 +155,8 @@ async fn refresh(server: &Server, ctx: &Context, peer: &Peer<RoleClient>) -> Res
             outputs.insert(own_name.clone(), Arc::new(OutputSchema { validator, schema: schema.clone() }));
         }
     }
+    server.check_outputs(outputs);
+    listed();
     let imported = import::sync(&ctx.registry, &server.spec, specs).await;
     problems.extend(imported.problems);
     for problem in &problems {
@@ -161,6 +164,6 @@ async fn refresh(server: &Server, ctx: &Context, peer: &Peer<RoleClient>) -> Res
     }
     let names: Vec<String> = imported.tools.into_iter().map(|(name, _)| name).collect();
     tracing::info!(server = %server.spec.name, tools = names.len(), "MCP tools imported");
-    server.imported(names, problems, outputs);
+    server.imported(names, problems);
     Ok(())
 }
