@@ -5,6 +5,7 @@
 //! way. It reads the core (`handles::Core`) and runs no call.
 
 mod assets;
+mod detail;
 mod operators;
 mod origin;
 mod pages;

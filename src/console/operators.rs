@@ -4,7 +4,7 @@
 use super::Console;
 use super::session::Session;
 use super::views::{User, pretty};
-use crate::pipeline::Repair;
+use crate::pipeline::{ErrorKind, Repair};
 use crate::review::unix_ms;
 use crate::telemetry::recent::{CallRecord, MINUTES, Minute};
 use crate::telemetry::{kind_name, status_name};
@@ -34,8 +34,24 @@ pub struct CallPage {
     pub original: String,
     pub repairs: Vec<Repair>,
     pub effective: String,
+    /// What `effective` was to the tool, and a note on whether the tool ran.
+    pub effective_heading: &'static str,
+    pub effective_note: &'static str,
     pub content: String,
     pub trace_id: String,
+}
+
+/// How the call page names the arguments the gateway prepared, by how the call ended: a call stopped before its
+/// backend never reached the tool.
+fn effective_heading(kind: Option<ErrorKind>) -> (&'static str, &'static str) {
+    match kind {
+        None | Some(ErrorKind::ToolError | ErrorKind::Timeout) => ("What the tool received", ""),
+        Some(ErrorKind::Rejected) => ("What the reviewer rejected", "The tool never ran."),
+        Some(ErrorKind::Unavailable | ErrorKind::Internal) => {
+            ("What the gateway sent to the tool", "It may not have reached the tool.")
+        }
+        Some(_) => ("What the tool would have received", "The gateway stopped the call before the tool: it never ran."),
+    }
 }
 
 #[derive(Template)]
@@ -102,6 +118,19 @@ pub struct ToolHour {
     pub failures: Vec<Count>,
     pub repairs: Vec<Count>,
     pub bars: Vec<Bar>,
+    /// The calls chart's vertical scale: the busiest minute's calls, at the top.
+    pub peak: u64,
+    /// The time axis: a label every quarter hour, in UTC.
+    pub ticks: Vec<Tick>,
+    /// The count charts' scales: the longest bar's count.
+    pub failures_peak: u64,
+    pub repairs_peak: u64,
+}
+
+/// A label on the time axis, at `x` in the bars' coordinates.
+pub struct Tick {
+    pub x: u64,
+    pub label: String,
 }
 
 /// One row of a horizontal bar chart: a name, its count, and its bar's place and length (the chart is 600 wide,
@@ -118,13 +147,13 @@ const COUNT_ROW_H: u64 = 20;
 const COUNT_BAR_MAX: u64 = 360;
 
 impl ToolHour {
-    /// The heights of the failures' and the repairs' charts.
+    /// The heights of the failures' and the repairs' charts, their scale's row below the bars included.
     pub fn failures_height(&self) -> u64 {
-        self.failures.len() as u64 * COUNT_ROW_H
+        (self.failures.len() as u64 + 1) * COUNT_ROW_H
     }
 
     pub fn repairs_height(&self) -> u64 {
-        self.repairs.len() as u64 * COUNT_ROW_H
+        (self.repairs.len() as u64 + 1) * COUNT_ROW_H
     }
 }
 
@@ -160,6 +189,10 @@ fn hour(tool: String, minutes: &[Minute], now_minute: u64) -> ToolHour {
     }
     let peak = minutes.iter().map(|m| m.calls).max().unwrap_or(1).max(1);
     let first = now_minute + 1 - MINUTES as u64;
+    let ticks = (first..=now_minute + 1)
+        .filter(|m| m % 15 == 0)
+        .map(|m| Tick { x: (m - first) * BAR_W, label: super::views::utc(m * 60_000)[11..16].to_owned() })
+        .collect();
     let bars = minutes
         .iter()
         .map(|m| {
@@ -176,12 +209,17 @@ fn hour(tool: String, minutes: &[Minute], now_minute: u64) -> ToolHour {
             }
         })
         .collect();
+    let (failures, repairs) = (counts(failures), counts(repairs));
     ToolHour {
         tool,
         calls: minutes.iter().map(|m| m.calls).sum(),
-        failures: counts(failures),
-        repairs: counts(repairs),
+        failures_peak: failures.first().map_or(0, |c| c.n),
+        repairs_peak: repairs.first().map_or(0, |c| c.n),
+        failures,
+        repairs,
         bars,
+        peak,
+        ticks,
     }
 }
 
@@ -221,6 +259,8 @@ pub async fn call(
         original: pretty(&c.original),
         repairs: c.repairs.clone(),
         effective: pretty(&c.effective),
+        effective_heading: effective_heading(c.kind).0,
+        effective_note: effective_heading(c.kind).1,
         content: c.content.clone(),
         trace_id: if c.trace_id == TraceId::INVALID { String::new() } else { c.trace_id.to_string() },
     };

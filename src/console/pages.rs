@@ -1,9 +1,10 @@
 //! The console's handlers: login and logout, the pending reviews (live), one review, and the verdict on it.
 
 use super::Console;
+use super::detail::{Detail, ReviewPage, decided};
 use super::session::{self, Session};
 use super::throttle;
-use super::views::{Detail, LoginPage, MessagePage, ReviewPage, ReviewsPage, Row, Rows, User, pretty};
+use super::views::{LoginPage, MessagePage, ReviewsPage, Row, Rows, User, pretty};
 use crate::review::{self, ReviewError, ReviewKey, ReviewVerdict, VerdictError, reviewer_name};
 use crate::wire::side_listener::Peer;
 use askama::Template;
@@ -114,9 +115,27 @@ pub async fn logout(
     ([(SET_COOKIE, session::clear_cookie())], Redirect::to("/login")).into_response()
 }
 
-pub async fn reviews(State(console): Shared, Extension(session): Extension<Session>) -> Response {
+/// Which call the reviewer just decided, so the list confirms it.
+#[derive(Deserialize)]
+pub struct Confirm {
+    #[serde(default)]
+    tenant: String,
+    #[serde(default)]
+    decided: String,
+}
+
+pub async fn reviews(
+    State(console): Shared,
+    Extension(session): Extension<Session>,
+    Query(confirm): Query<Confirm>,
+) -> Response {
     let rows = pending_rows(&console).await;
-    page(StatusCode::OK, &ReviewsPage { user: Some(User::from(&session)), rows })
+    let key = ReviewKey { tenant: confirm.tenant, call_id: confirm.decided };
+    let record = if key.call_id.is_empty() { None } else { console.core.reviews.get(&key).await };
+    // Said from the record, never from the link: a crafted link can only show what is true.
+    let confirmation =
+        record.as_ref().and_then(|r| Some(format!("{} call {}: {}.", r.tool, r.key.call_id, decided(r)?)));
+    page(StatusCode::OK, &ReviewsPage { user: Some(User::from(&session)), rows, confirmation })
 }
 
 pub async fn rows(State(console): Shared) -> Response {
@@ -159,7 +178,7 @@ async fn review_page(
     };
     let catalog = console.core.registry.catalog();
     let tool = catalog.get(&record.tool_tenant, &record.tool);
-    let review = Detail::new(&record, tool.map(|t| &**t));
+    let review = Detail::new(&record, tool.map(|t| &**t), console.limits);
     let edit_text = edit_text.unwrap_or_else(|| pretty(&record.arguments));
     let view = ReviewPage { user: Some(User::from(session)), review, edit_text, error, violations };
     page(status, &view)
@@ -205,17 +224,23 @@ pub async fn decide(
     match review::decide(queue, registry, console.limits, &key, verdict, Some(&session.name)).await {
         Ok(decided) => {
             tracing::info!(call_id = %key.call_id, tenant = %key.tenant, tool = %decided.tool, reviewer = %session.name, "review decided in the console");
-            Redirect::to("/reviews").into_response()
+            let query = url::form_urlencoded::Serializer::new(String::new())
+                .append_pair("decided", &key.call_id)
+                .append_pair("tenant", &key.tenant)
+                .finish();
+            Redirect::to(&format!("/reviews?{query}")).into_response()
         }
         Err(VerdictError::Review(ReviewError::NotFound)) => {
             message(StatusCode::NOT_FOUND, &session, "Not found", "This call is no longer under review.".into())
         }
-        Err(VerdictError::Review(ReviewError::AlreadyDecided)) => message(
-            StatusCode::CONFLICT,
-            &session,
-            "Already decided",
-            "Another reviewer decided this call first.".into(),
-        ),
+        Err(VerdictError::Review(ReviewError::AlreadyDecided)) => {
+            let first = console.core.reviews.get(&key).await.as_ref().and_then(decided);
+            let text = match first {
+                Some(first) => format!("Another decision came first: this call was {first}."),
+                None => "Another decision came first.".to_owned(),
+            };
+            message(StatusCode::CONFLICT, &session, "Already decided", text)
+        }
         Err(refused) => {
             let violations = refused.violations().to_vec();
             let edit = Some(form.arguments).filter(|_| form.action == "edit");

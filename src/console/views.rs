@@ -2,9 +2,7 @@
 //! the view of a review record they show.
 
 use super::session::Session;
-use crate::pipeline::Violation;
-use crate::registry::{CompiledTool, Source};
-use crate::review::{Decision, ReviewRecord, ReviewState, unix_ms};
+use crate::review::{ReviewRecord, unix_ms};
 use askama::Template;
 use serde_json::Value;
 
@@ -38,6 +36,8 @@ pub struct LoginPage {
 pub struct ReviewsPage {
     pub user: Option<User>,
     pub rows: Vec<Row>,
+    /// What the reviewer just decided, as the record now says.
+    pub confirmation: Option<String>,
 }
 
 /// The rows alone, which the reviews page fetches again every few seconds.
@@ -45,18 +45,6 @@ pub struct ReviewsPage {
 #[template(path = "console/rows.html")]
 pub struct Rows {
     pub rows: Vec<Row>,
-}
-
-#[derive(Template)]
-#[template(path = "console/review.html")]
-pub struct ReviewPage {
-    pub user: Option<User>,
-    pub review: Detail,
-    /// The edit form's text: the arguments, or what the reviewer wrote when it was refused.
-    pub edit_text: String,
-    /// Why the last verdict was refused, and the edit's violations.
-    pub error: Option<String>,
-    pub violations: Vec<Violation>,
 }
 
 #[derive(Template)]
@@ -99,75 +87,6 @@ impl From<&ReviewRecord> for Row {
     }
 }
 
-/// An injected parameter as the page shows it: where its value comes from, and the value.
-pub struct InjectedView {
-    pub param: String,
-    pub source: String,
-    pub value: String,
-}
-
-/// One call in full.
-pub struct Detail {
-    pub row: Row,
-    pub written: String,
-    pub repairs: Vec<crate::pipeline::Repair>,
-    pub will_run: String,
-    pub injected: Vec<InjectedView>,
-    /// `None` while pending; else what was decided, by whom, and when.
-    pub decided: Option<String>,
-    /// The policy rule that sent the call to review, and what it says.
-    pub rule: Option<(String, String)>,
-}
-
-impl Detail {
-    /// The record, with its tool (when it still exists) to show the injected values.
-    pub fn new(record: &ReviewRecord, tool: Option<&CompiledTool>) -> Self {
-        let injected = tool
-            .map(|tool| tool.injections.iter().map(|i| injected(record, &i.param, &i.source)).collect())
-            .unwrap_or_default();
-        Self {
-            row: Row::from(record),
-            written: pretty(&record.original_arguments),
-            repairs: record.repairs.clone(),
-            will_run: pretty(&record.arguments),
-            injected,
-            decided: decided(record),
-            rule: record.rule.as_ref().map(|rule| (rule.name.clone(), rule.message.clone())),
-        }
-    }
-}
-
-fn injected(record: &ReviewRecord, param: &str, source: &Source) -> InjectedView {
-    let value = match source {
-        Source::UserId => record.user_id.clone(),
-        Source::Tenant => record.key.tenant.clone(),
-        Source::SessionId => record.session_id.clone(),
-        Source::Value(key) => record.values.get(key).cloned().unwrap_or_default(),
-        Source::Literal(value) => value.to_string(),
-    };
-    InjectedView { param: param.to_owned(), source: source.describe(), value }
-}
-
-fn decided(record: &ReviewRecord) -> Option<String> {
-    let what = match &record.state {
-        ReviewState::Pending => return None,
-        ReviewState::Decided(d) | ReviewState::Running(d) => verdict(d),
-        ReviewState::Done(_) => "decided, and ran".to_owned(),
-        ReviewState::Lost => "lost: the gateway stopped while it ran".to_owned(),
-    };
-    let by = record.decided_by.as_deref().unwrap_or("the API");
-    let when = record.decided_ms.map(utc).unwrap_or_default();
-    Some(format!("{what}, by {by}, {when}"))
-}
-
-fn verdict(decision: &Decision) -> String {
-    match decision {
-        Decision::Approve => "approved".into(),
-        Decision::Edit { .. } => "edited and approved".into(),
-        Decision::Reject { .. } => "rejected".into(),
-    }
-}
-
 /// JSON text indented for reading; the text itself when it is not JSON (arguments the model broke).
 pub fn pretty(text: &str) -> String {
     serde_json::from_str::<Value>(text)
@@ -204,7 +123,7 @@ fn civil(days: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
-fn waited(ms: u64) -> String {
+pub(super) fn waited(ms: u64) -> String {
     let secs = ms / 1000;
     match secs {
         0..60 => format!("{secs} s"),

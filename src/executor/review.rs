@@ -45,6 +45,10 @@ impl Executor {
         let call = req.call;
         let mut record = review_record(call, req.ctx, &checked);
         record.rule = rule.map(|rule| ReviewRule { name: rule.name.to_string(), message: rule.message.to_string() });
+        if req.mode == ReviewMode::Wait {
+            let left = self.wait_until(req.deadline).saturating_duration_since(Instant::now());
+            record.waits_until_ms = Some(unix_ms().saturating_add(u64::try_from(left.as_millis()).unwrap_or(u64::MAX)));
+        }
         let name = checked.tool.spec.name.as_str();
         match self.reviews.submit(record.clone()).await {
             Ok(_) => self.drive(req, record).await,
@@ -65,6 +69,11 @@ impl Executor {
             }
             Err(err) => self.error(call, name, CallError::Internal(err.to_string()), checked.repairs),
         }
+    }
+
+    /// When a waiting caller is told its call is still pending: at its own deadline, else after `review_wait`.
+    fn wait_until(&self, deadline: Option<Instant>) -> Instant {
+        deadline.unwrap_or_else(|| Instant::now() + self.settings.review_wait)
     }
 
     /// Takes the call as far as its decision allows, in a task of its own: once claimed, a call must run and
@@ -93,10 +102,7 @@ impl Executor {
         let key = &record.key;
         let step = match mode {
             ReviewMode::Defer => self.reviews.claim(key).await,
-            ReviewMode::Wait => {
-                let until = deadline.unwrap_or_else(|| Instant::now() + self.settings.review_wait);
-                self.reviews.wait(key, Some(until)).await
-            }
+            ReviewMode::Wait => self.reviews.wait(key, Some(self.wait_until(deadline))).await,
         };
         let (message, finished) = match step {
             Ok(Some(Step::Wait)) => return pending_message(call, record),
@@ -177,6 +183,7 @@ fn review_record(call: &ToolCall, ctx: &CallContext, checked: &Checked) -> Revie
         decided_ms: None,
         decided_by: None,
         rule: None,
+        waits_until_ms: None,
         state: ReviewState::Pending,
     }
 }

@@ -282,18 +282,22 @@ fn repaired_or_split(
 /// parameter, valid against the model-facing schema. Nothing is repaired: a person can write it right.
 pub fn check_edit(tool: &Arc<CompiledTool>, text: &str, limits: ParseLimits) -> Result<Checked, CallError> {
     let (mut arguments, _) = parse_arguments(text, limits, RepairSettings::off())?;
-    let overrides = strip_overrides(tool, &mut arguments);
-    if let Some(first) = overrides.first() {
-        return Err(CallError::Malformed(format!("{} is set by the gateway and cannot be edited", first.path)));
-    }
-    let ((valid, violations), unfinished) = crate::registry::within_budget(|| {
+    // Every problem at once, so a reviewer fixes the edit in one go: the injected values it sets, then the rest.
+    let set_by_gateway = strip_overrides(tool, &mut arguments).into_iter().map(|o| Violation {
+        instance_path: o.path,
+        schema_path: String::new(),
+        message: "is set by the gateway and cannot be edited".into(),
+    });
+    let mut violations: Vec<Violation> = set_by_gateway.collect();
+    let ((valid, invalid), unfinished) = crate::registry::within_budget(|| {
         let valid = tool.model_validator().is_valid(&arguments);
         (valid, if valid { Vec::new() } else { validate_arguments(tool, &arguments) })
     });
+    violations.extend(invalid);
     if let Some(reason) = unfinished {
         return Err(unfinished_check(violations, reason));
     }
-    if !valid {
+    if !valid || !violations.is_empty() {
         return Err(CallError::Invalid(violations));
     }
     Ok(Checked { tool: Arc::clone(tool), text: json_text(&arguments), arguments, repairs: Vec::new() })

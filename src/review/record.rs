@@ -58,6 +58,10 @@ pub struct ReviewRecord {
     /// The policy rule that sent the call to review; `None` when the tool's `review.required` did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<ReviewRule>,
+    /// Unix time in ms when the caller stops waiting for the decision and is told the call is pending; `None`
+    /// when it never waited (it asks again with the same call id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits_until_ms: Option<u64>,
     pub state: ReviewState,
 }
 

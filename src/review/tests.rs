@@ -39,6 +39,7 @@ fn call(tenant: &str, call_id: &str, arguments: &str) -> ReviewRecord {
         decided_ms: None,
         decided_by: None,
         rule: None,
+        waits_until_ms: None,
         state: ReviewState::Pending,
     }
 }

@@ -4,23 +4,10 @@
 //! headers each page must carry.
 
 use crate::support;
-use crate::support::console::{ADMIN_TOKEN, Console, REVIEW_TOKEN};
+use crate::support::console::{ADMIN_TOKEN, Console, REVIEW_TOKEN, review_path, text};
 use crate::support::review::{TENANT, defer, execute, request};
 use std::time::Duration;
 use toolgate::pb::v1::{self as pb, ErrorKind, ReviewAction, ReviewMode, ToolStatus};
-
-/// The text a page shows: its HTML with the entities askama writes decoded.
-fn text(html: &str) -> String {
-    [("&#34;", "\""), ("&#39;", "'"), ("&#60;", "<"), ("&#62;", ">"), ("&quot;", "\""), ("&lt;", "<"), ("&gt;", ">")]
-        .iter()
-        .fold(html.to_owned(), |acc, (entity, ch)| acc.replace(entity, ch))
-        .replace("&#38;", "&")
-        .replace("&amp;", "&")
-}
-
-fn review_path(call_id: &str) -> String {
-    format!("/review?tenant={TENANT}&call_id={call_id}")
-}
 
 #[tokio::test]
 async fn without_a_session_every_page_sends_to_the_login_and_every_action_is_refused() {

@@ -1,6 +1,8 @@
 //! The console in a real headless Chromium, driven over WebDriver (Debian's `chromium` and `chromium-driver`):
-//! an agent's Execute waits on review; the browser logs in, sees the call appear without a reload, edits an
-//! argument and approves, and the Execute returns the edited call's result. A second call is rejected in the
+//! an agent's Execute waits on review; the browser logs in, sees the call appear without a reload, sees the
+//! model's attempt to set `user_id` flagged above a diff of what will run, sends an edit with three problems and
+//! sees all three, edits right and approves, sees the decision confirmed, and the Execute returns the edited
+//! call's result. A second call is rejected in the
 //! browser and its caller gets the feedback. Arguments holding a script show as text. An operator with the admin
 //! token opens the tools page. Screenshots of the pending reviews, a review, the overview, the tools and one tool
 //! go to `target/console-screenshots/`.
@@ -64,6 +66,15 @@ async fn browser(profile: &std::path::Path) -> (Child, Client) {
     panic!("no WebDriver session from chromedriver at {url}");
 }
 
+/// A screenshot of the whole page, however long: the window is made as tall as the page first.
+async fn full_page(browser: &Client, name: &str) {
+    let height = browser.execute("return document.documentElement.scrollHeight", vec![]).await.unwrap();
+    let height = (height.as_u64().unwrap_or(900) + 120).clamp(900, 4000) as u32;
+    browser.set_window_size(1280, height).await.unwrap();
+    std::fs::write(screenshots().join(name), browser.screenshot().await.unwrap()).unwrap();
+    browser.set_window_size(1280, 900).await.unwrap();
+}
+
 fn screenshots() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target").join("console-screenshots");
     std::fs::create_dir_all(&dir).unwrap();
@@ -112,19 +123,43 @@ async fn a_reviewer_edits_and_approves_one_call_and_rejects_another_in_the_brows
 
     // The agent's call waits; the page, loaded before it, shows it without a reload (its table is the same one).
     let agent = c.gw.gateway.clone();
-    // Written as models often do: Python-style quotes, a trailing comma, a string for an integer.
-    let args = "{'service': 'api', 'replicas': '2',}";
+    // Written as models often do: Python-style quotes, a trailing comma, a string for an integer; and, as a
+    // model told to by something in its context, a user_id of someone else's.
+    let args = "{'service': 'api', 'replicas': '2', 'user_id': 'mallory',}";
     let first = tokio::spawn(execute(agent.clone(), request("b1", args, ReviewMode::Wait, Duration::from_secs(60))));
     until_listed(&browser, "b1").await;
     assert!(table.text().await.expect("the same table, not a reloaded page").contains("deploy"));
     std::fs::write(screenshots().join("pending-reviews.png"), browser.screenshot().await.unwrap()).unwrap();
 
     open_review(&browser, "b1").await;
-    std::fs::write(screenshots().join("review.png"), browser.screenshot().await.unwrap()).unwrap();
+    let alarm = browser.find(Locator::Id("override")).await.expect("the attempt is flagged").text().await.unwrap();
+    assert!(alarm.contains("/user_id") && alarm.contains("mallory") && alarm.contains("alice"), "{alarm}");
+    let added = browser.find_all(Locator::Css("#diff .added")).await.unwrap();
+    let mut diff = Vec::new();
+    for line in added {
+        diff.push(line.text().await.unwrap());
+    }
+    assert!(diff.iter().any(|l| l.contains(r#""user_id": "alice""#)), "the diff shows the injected user: {diff:?}");
+    full_page(&browser, "review.png").await;
+
+    // An edit with three problems: all three come back at once, and nothing is decided.
+    let editor = browser.find(Locator::Id("arguments")).await.unwrap();
+    editor.clear().await.unwrap();
+    editor.send_keys(r#"{"replicas": 0, "user_id": "root"}"#).await.unwrap();
+    browser.find(Locator::Id("edit")).await.unwrap().click().await.unwrap();
+    let problems = browser.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css("#edit-error li")).await;
+    problems.expect("the edit's problems are listed");
+    assert_eq!(browser.find_all(Locator::Css("#edit-error li")).await.unwrap().len(), 3, "every problem at once");
+    full_page(&browser, "review-edit-problems.png").await;
+
     let editor = browser.find(Locator::Id("arguments")).await.unwrap();
     editor.clear().await.unwrap();
     editor.send_keys(r#"{"service": "api", "replicas": 5}"#).await.unwrap();
     browser.find(Locator::Id("edit")).await.unwrap().click().await.unwrap();
+    let confirmed = browser.wait().at_most(Duration::from_secs(10)).for_element(Locator::Id("confirmation")).await;
+    let confirmed = confirmed.expect("the decision is confirmed").text().await.unwrap();
+    assert!(confirmed.contains("deploy call b1") && confirmed.contains("by Ana"), "{confirmed}");
+    std::fs::write(screenshots().join("review-confirmed.png"), browser.screenshot().await.unwrap()).unwrap();
     let answer = tokio::time::timeout(Duration::from_secs(10), first).await.unwrap().unwrap();
     assert_eq!(answer.status(), ToolStatus::Success, "{}", answer.content);
     let ran: Value = serde_json::from_str(&answer.content).unwrap();
@@ -155,6 +190,9 @@ async fn a_reviewer_edits_and_approves_one_call_and_rejects_another_in_the_brows
     let chart =
         browser.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css("section[data-tool=deploy] svg"));
     chart.await.expect("the overview charts the reviewed tool");
+    let times = browser.find_all(Locator::Css("section[data-tool=deploy] svg.calls .x-label")).await.unwrap();
+    let first = times.first().expect("the time axis has labels").text().await.unwrap();
+    assert!(first.len() == 5 && first.as_bytes()[2] == b':', "a time, HH:MM: {first:?}");
     std::fs::write(screenshots().join("overview.png"), browser.screenshot().await.unwrap()).unwrap();
 
     // An operator with the admin token: the tools page, the reviewed tool up (its tool server answered), and the

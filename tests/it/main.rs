@@ -14,6 +14,7 @@ mod cluster;
 mod console;
 mod console_browser;
 mod console_operators;
+mod console_review;
 mod console_tools;
 mod crash;
 mod deploy;

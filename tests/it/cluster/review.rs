@@ -45,6 +45,7 @@ fn call(call_id: &str, arguments: &str) -> ReviewRecord {
         decided_ms: None,
         decided_by: None,
         rule: None,
+        waits_until_ms: None,
         state: ReviewState::Pending,
     }
 }

@@ -68,7 +68,8 @@ impl Console {
         let target = start_runtime(runtime.clone()).await;
         let http = reqwest::Client::builder().redirect(Policy::none()).build().unwrap();
         let mut c = Self { _dir: dir, gw, runtime, target, base: format!("http://{addr}"), http, admin };
-        let deploy = spec(&c.target);
+        let mut deploy = spec(&c.target);
+        deploy["description"] = "Deploys a service: sets how many replicas of it run.".into();
         c.register(deploy).await.expect("the reviewed tool registers");
         c
     }
@@ -156,18 +157,31 @@ impl Console {
 
     /// Posts a verdict: the status and the page (empty on a redirect).
     pub async fn decide(&self, session: &Session, csrf: &str, fields: &[(&str, &str)]) -> (u16, String) {
-        let mut form = vec![("csrf", csrf), ("tenant", crate::support::review::TENANT)];
-        form.extend_from_slice(fields);
-        let response = self
-            .http
-            .post(self.url("/review/decide"))
-            .header("cookie", &session.cookie)
-            .form(&form)
-            .send()
-            .await
-            .unwrap();
+        let response = self.post_decide(session, csrf, fields).await;
         (response.status().as_u16(), response.text().await.unwrap())
     }
+
+    /// Posts a verdict, for tenant `acme`: the response as it came.
+    pub async fn post_decide(&self, session: &Session, csrf: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+        let mut form = vec![("csrf", csrf), ("tenant", crate::support::review::TENANT)];
+        form.extend_from_slice(fields);
+        let request = self.http.post(self.url("/review/decide")).header("cookie", &session.cookie).form(&form);
+        request.send().await.unwrap()
+    }
+}
+
+/// The text a page shows: its HTML with the entities askama writes decoded.
+pub fn text(html: &str) -> String {
+    [("&#34;", "\""), ("&#39;", "'"), ("&#60;", "<"), ("&#62;", ">"), ("&quot;", "\""), ("&lt;", "<"), ("&gt;", ">")]
+        .iter()
+        .fold(html.to_owned(), |acc, (entity, ch)| acc.replace(entity, ch))
+        .replace("&#38;", "&")
+        .replace("&amp;", "&")
+}
+
+/// A review's page, of tenant `acme`.
+pub fn review_path(call_id: &str) -> String {
+    format!("/review?tenant={}&call_id={call_id}", crate::support::review::TENANT)
 }
 
 pub struct Session {
