@@ -129,7 +129,19 @@ impl Config {
         Config::from_raw(raw, overrides, path.parent().unwrap_or(Path::new(".")))
     }
 
+    /// Validates `raw` under `overrides`, reading the variables `[mcp_front]` names from the process environment.
     pub fn from_raw(raw: RawConfig, overrides: Overrides, base: &Path) -> Result<Self, ConfigError> {
+        Config::from_raw_in(raw, overrides, base, |name| std::env::var(name).ok())
+    }
+
+    /// `from_raw` in the environment `env` reads: the variables `[[mcp_front.tokens]] token_env` and
+    /// `state_key_env` name. A check of a config written for another process (a container's) gives that one's.
+    pub fn from_raw_in(
+        raw: RawConfig,
+        overrides: Overrides,
+        base: &Path,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
         let collector = tls::collector_files(&overrides);
         let (listen, listen_mode) = listen::from_raw(overrides.listen.or(raw.listen), raw.listen_mode)?;
         let l = raw.limits;
@@ -181,9 +193,7 @@ impl Config {
             telemetry: TelemetrySettings::from_raw(raw.telemetry, overrides.otlp_endpoint)
                 .map_err(|e| ConfigError::Invalid(format!("telemetry.{e}")))?,
             cluster: ClusterSettings::from_raw(raw.cluster, overrides.redis_url).map_err(ConfigError::Invalid)?,
-            mcp_front: McpFrontSettings::from_raw(raw.mcp_front, overrides.mcp_listen, base, |name| {
-                std::env::var(name).ok()
-            })?,
+            mcp_front: McpFrontSettings::from_raw(raw.mcp_front, overrides.mcp_listen, base, env)?,
             console: ConsoleSettings::from_raw(raw.console, overrides.console_listen, closed)?,
             tls: TlsSettings::from_raw(raw.tls, base, collector)?,
             rules: Arc::new(

@@ -161,3 +161,16 @@ fn a_table_sets_only_what_it_names() {
     assert_eq!(config.review, ReviewSettings { max_pending: 3, ..ReviewSettings::default() });
     assert_eq!(config.idempotency, IdempotencySettings { window: Duration::ZERO, ..IdempotencySettings::default() });
 }
+
+#[test]
+fn the_token_variables_are_read_from_the_environment_given() {
+    let text =
+        "[mcp_front]\nlisten = \"0.0.0.0:8808\"\n[[mcp_front.tokens]]\ntoken_env = \"AGENT_TOKEN\"\nuser_id = \"a\"\n";
+    let load = |env: &dyn Fn(&str) -> Option<String>| {
+        Config::from_raw_in(toml::from_str(text).unwrap(), Overrides::default(), Path::new("."), env)
+    };
+    let config = load(&|name| (name == "AGENT_TOKEN").then(|| "t0ken".to_owned())).unwrap();
+    assert_eq!(config.mcp_front.tokens[0].0, "t0ken");
+    let err = load(&|_| None).unwrap_err().to_string();
+    assert!(err.contains("\"AGENT_TOKEN\" is not set"), "{err}");
+}
