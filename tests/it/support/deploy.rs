@@ -1,5 +1,6 @@
-//! Reading `deploy/` for tests/it/deploy.rs: the files as text (so a test can break a copy), YAML and JSON as
-//! `serde_json::Value`, the Dockerfile's instructions, compose's ports and mounts, the pod's containers, and
+//! Reading `deploy/` for tests/it/deploy/ and tests/it/helm.rs: the files as text (so a test can break a copy),
+//! YAML and JSON as `serde_json::Value`, the Dockerfile's instructions, compose's ports, mounts and environment, the
+//! pod's containers and theirs, gateway configs loaded in the environment their container declares, and
 //! `host:port` addresses.
 
 use serde_json::{Map, Value};
@@ -23,7 +24,10 @@ pub const DOCKERIGNORE: &str = ".dockerignore";
 /// What a missing part of a document reads as.
 pub static NULL: Value = Value::Null;
 
-/// Every text file under `deploy/`, plus `.dockerignore` and `Cargo.toml`, by path from the repository root.
+/// A container's environment as it declares it: name to value.
+pub type Env = BTreeMap<String, String>;
+
+/// Every text file under `deploy/` (less what `npm ci` installs), plus `.dockerignore` and `Cargo.toml`, by path from the repository root.
 #[derive(Clone)]
 pub struct Deploy {
     pub root: PathBuf,
@@ -46,9 +50,10 @@ impl Deploy {
         Self { root, texts }
     }
 
-    /// The compose stack's gateway config, loaded.
+    /// The compose stack's gateway config, loaded in the toolgate service's environment.
     pub fn gateway_config(&self) -> Option<Config> {
-        gateway_config(self.text(GATEWAY_CONFIG), &self.root.join("deploy")).ok()
+        let env = compose_env(&self.doc(COMPOSE)["services"]["toolgate"]);
+        gateway_config(self.text(GATEWAY_CONFIG), &self.root.join("deploy"), &env).ok()
     }
 
     pub fn text(&self, path: &str) -> &str {
@@ -75,6 +80,9 @@ impl Deploy {
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
+        if path.ends_with("node_modules") {
+            continue;
+        }
         if path.is_dir() { walk(&path, out) } else { out.push(path) }
     }
 }
@@ -107,10 +115,58 @@ fn to_json(yaml: Yaml) -> Result<Value, String> {
     })
 }
 
-/// A gateway config as `toolgate serve --config` loads it, with no flags or environment.
-pub fn gateway_config(text: &str, base: &Path) -> Result<Config, String> {
+/// A gateway config as `toolgate serve --config` loads it in `env`, a container's environment: the tokens of the
+/// planes from `TOOLGATE_*_TOKEN` (as `serve`'s flags take them), the variables `[mcp_front]` names from `env`. A
+/// config naming a variable its container never sets fails here, as it would at start.
+pub fn gateway_config(text: &str, base: &Path, env: &Env) -> Result<Config, String> {
     let raw: RawConfig = toml::from_str(text).map_err(|e| e.to_string())?;
-    Config::from_raw(raw, Overrides::default(), base).map_err(|e| e.to_string())
+    let overrides = Overrides {
+        admin_token: env.get("TOOLGATE_ADMIN_TOKEN").cloned(),
+        data_token: env.get("TOOLGATE_DATA_TOKEN").cloned(),
+        review_token: env.get("TOOLGATE_REVIEW_TOKEN").cloned(),
+        ..Overrides::default()
+    };
+    Config::from_raw_in(raw, overrides, base, |name| env.get(name).cloned()).map_err(|e| e.to_string())
+}
+
+/// A compose service's environment as the stack starts it with nothing set: `${NAME:-default}` and `${NAME-default}`
+/// give their default, `${NAME}` and `$NAME` nothing, `$$` a `$`.
+pub fn compose_env(service: &Value) -> Env {
+    environment(service).into_iter().map(|(name, value)| (name, interpolate(&value))).collect()
+}
+
+fn interpolate(text: &str) -> String {
+    let (mut out, mut rest) = (String::new(), text);
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + 1..];
+        if let Some(after) = rest.strip_prefix('$') {
+            out.push('$');
+            rest = after;
+        } else if let Some(braced) = rest.strip_prefix('{') {
+            let end = braced.find('}').unwrap_or(braced.len());
+            let default = braced[..end].split_once(":-").or_else(|| braced[..end].split_once('-')).map(|(_, d)| d);
+            out.push_str(default.unwrap_or_default());
+            rest = braced.get(end + 1..).unwrap_or_default();
+        } else {
+            rest = rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        }
+    }
+    out + rest
+}
+
+/// A pod's container's `env` as it declares it: a value as written, a variable taken from a Secret (or elsewhere)
+/// as a placeholder naming where from, which a cluster would fill with the key's value.
+pub fn container_env(container: &Value) -> Env {
+    let value = |entry: &Value| match (&entry["value"], &entry["valueFrom"]) {
+        (Value::String(value), _) => value.clone(),
+        (_, Value::Object(from)) => match from.get("secretKeyRef") {
+            Some(key) => format!("<secret {}, key {}>", str_of(&key["name"]), str_of(&key["key"])),
+            None => format!("<from {}>", Value::Object(from.clone())),
+        },
+        (other, _) => other.as_str().unwrap_or_default().to_owned(),
+    };
+    list(&container["env"]).iter().map(|e| (e["name"].as_str().unwrap_or_default().to_owned(), value(e))).collect()
 }
 
 /// The host and port of `host:port`, `scheme://host:port/path` or `:port`.
@@ -206,16 +262,72 @@ pub fn container<'a>(k8s: &'a [Value], name: &str) -> &'a Value {
     all.into_iter().find(|c| c["name"] == name).unwrap_or(&NULL)
 }
 
+/// Whether the MCP door's `allowed_hosts` accept `Host: host:port`, as rmcp matches them: an entry's host, and its
+/// port if it has one.
+pub fn mcp_accepts(allowed: &[String], host: &str, port: u16) -> bool {
+    allowed.iter().any(|entry| {
+        let (name, entry_port) = match entry.parse::<http::uri::Authority>() {
+            Ok(authority) => (authority.host().to_owned(), authority.port_u16()),
+            Err(_) => (entry.clone(), None),
+        };
+        name.trim_matches(['[', ']']).eq_ignore_ascii_case(host) && entry_port.is_none_or(|p| p == port)
+    })
+}
+
+/// A pod of an agent with toolgate beside it: the MCP door and the console listen on loopback (the agent shares
+/// the pod's network namespace, and kubectl port-forward connects to the pod's loopback), and the agent holds what
+/// the gateway loads: the data and review tokens, and the MCP door's token, for a Host the door accepts.
+pub fn sidecar_doors(k8s: &[Value]) -> Vec<String> {
+    let config = match pod_config_loaded(k8s) {
+        Ok(config) => config,
+        Err(err) => return vec![format!("the ConfigMap does not load: {err}")],
+    };
+    let mut problems = Vec::new();
+    for (door, listen) in [("[mcp_front]", config.mcp_front.listen), ("[console]", config.console.listen)] {
+        if !listen.is_some_and(|a| a.ip().is_loopback()) {
+            problems.push(format!("{door} listens on {listen:?}, not on loopback"));
+        }
+    }
+    let agent = container_env(container(k8s, "agent"));
+    let holds = |name: &str, token: Option<&String>| agent.contains_key(name) && agent.get(name) == token;
+    if !holds("TOOLGATE_TOKEN", config.tokens.data.as_ref()) {
+        problems.push("the agent's TOOLGATE_TOKEN is not the gateway's data token".into());
+    }
+    if !holds("TOOLGATE_REVIEW_TOKEN", config.tokens.review.as_ref()) {
+        problems.push("the agent's TOOLGATE_REVIEW_TOKEN is not the gateway's review token".into());
+    }
+    if !config.mcp_front.tokens.iter().any(|(token, _)| holds("TOOLGATE_MCP_TOKEN", Some(token))) {
+        problems.push("the agent's TOOLGATE_MCP_TOKEN is none of the MCP door's tokens".into());
+    }
+    let url = agent.get("TOOLGATE_MCP_URL").map_or("", String::as_str);
+    match host_port(url) {
+        Some((host, port)) if url.ends_with("/mcp") && mcp_accepts(&config.mcp_front.allowed_hosts, host, port) => {}
+        _ => problems.push(format!("the agent's TOOLGATE_MCP_URL {url:?} is no /mcp the door accepts")),
+    }
+    problems
+}
+
 /// The ports a pod's container declares.
 pub fn container_ports(container: &Value) -> Vec<u16> {
     list(&container["ports"]).iter().filter_map(|p| p["containerPort"].as_u64()?.try_into().ok()).collect()
 }
 
-/// The gateway config the ConfigMap holds, loaded.
+/// The gateway config the ConfigMap holds, loaded in the environment the toolgate container declares.
 pub fn pod_config(k8s: &[Value]) -> Option<Config> {
-    let map = k8s.iter().find(|doc| doc["kind"] == "ConfigMap")?;
-    let text = map["data"].as_object()?.iter().find(|(key, _)| key.ends_with(".toml"))?.1.as_str()?;
-    gateway_config(text, Path::new(".")).ok()
+    pod_config_loaded(k8s).ok()
+}
+
+/// `pod_config`, or why it does not load.
+pub fn pod_config_loaded(k8s: &[Value]) -> Result<Config, String> {
+    let map = k8s.iter().find(|doc| doc["kind"] == "ConfigMap").ok_or("no ConfigMap")?;
+    let data = map["data"].as_object().ok_or("a ConfigMap without data")?;
+    let text = data.iter().find(|(key, _)| key.ends_with(".toml")).and_then(|(_, t)| t.as_str());
+    let env = container_env(container(k8s, "toolgate"));
+    gateway_config(text.ok_or("no *.toml key in the ConfigMap")?, Path::new("."), &env)
+}
+
+fn str_of(value: &Value) -> &str {
+    value.as_str().unwrap_or("?")
 }
 
 pub fn list(value: &Value) -> &[Value] {

@@ -1,20 +1,23 @@
 //! The deployment files in `deploy/`, checked statically because no container engine runs here: every YAML and
 //! JSON file parses, the host paths they mount and copy exist, and their ports, paths and configs agree with each
-//! other and with the code's defaults. `each_check_catches_its_mistake` breaks one thing at a time and sees the
-//! check that owns it fail.
+//! other and with the code's defaults; each gateway config loads in the environment its container declares.
+//! `doors.rs` checks the MCP front door and the console, `pods.rs` the image's and the pods' hardening and the
+//! Unix-socket pod. `each_check_catches_its_mistake` breaks one thing at a time
+//! and sees the check that owns it fail.
 
 use crate::support::deploy::*;
 use serde_json::Value;
 use std::path::Path;
 use toolgate::config::DEFAULT_LISTEN;
-use toolgate::wire::socket::Address;
 
 type Check = fn(&Deploy) -> Vec<String>;
 
-/// Every YAML file (all its documents) and JSON file in deploy/ parses, and a Grafana dashboard has panels.
+/// Every YAML file (all its documents) and JSON file in deploy/ parses, and a Grafana dashboard has panels. A Helm
+/// chart's templates are Go templates, which tests/it/helm.rs renders and parses.
 fn parses(d: &Deploy) -> Vec<String> {
     let (mut problems, mut parsed) = (Vec::new(), 0);
-    for (path, text) in d.texts.iter().filter(|(path, _)| path.starts_with("deploy/")) {
+    let template = |path: &str| path.starts_with("deploy/helm/") && path.contains("/templates/");
+    for (path, text) in d.texts.iter().filter(|(path, _)| path.starts_with("deploy/") && !template(path)) {
         let docs = match Path::new(path).extension().and_then(|e| e.to_str()) {
             Some("yaml" | "yml") => parse_yaml(text),
             Some("json") => serde_json::from_str(text).map(|v| vec![v]).map_err(|e| e.to_string()),
@@ -181,20 +184,29 @@ fn undeclared(compose: &Value, host: &str, port: u16) -> Option<String> {
     }
 }
 
-/// The gateway configs in deploy/ (*.toml) and the one in the k8s ConfigMap load as `toolgate serve` loads them.
+/// The gateway configs in deploy/ (*.toml) and the ones in the k8s ConfigMaps load as `toolgate serve` loads them,
+/// in the environment their container declares: the compose service's for deploy/toolgate.toml (none for another
+/// file), the toolgate container's for a ConfigMap. A token variable the container never sets fails the load.
 fn configs_load(d: &Deploy) -> Vec<String> {
-    let mut configs: Vec<(String, String)> = (d.texts.iter())
+    let compose = compose_env(&d.doc(COMPOSE)["services"]["toolgate"]);
+    let mut configs: Vec<(String, String, Env)> = (d.texts.iter())
         .filter(|(path, _)| path.starts_with("deploy/") && path.ends_with(".toml"))
-        .map(|(path, text)| (path.clone(), text.clone()))
+        .map(|(path, text)| {
+            (path.clone(), text.clone(), if path == GATEWAY_CONFIG { compose.clone() } else { Env::new() })
+        })
         .collect();
     for file in [K8S, K8S_UDS] {
-        for map in d.docs(file).iter().filter(|doc| doc["kind"] == "ConfigMap") {
+        let docs = d.docs(file);
+        let env = container_env(container(&docs, "toolgate"));
+        for map in docs.iter().filter(|doc| doc["kind"] == "ConfigMap") {
             let toml = map["data"].as_object().into_iter().flatten().filter(|(key, _)| key.ends_with(".toml"));
-            configs.extend(toml.map(|(key, text)| (format!("{file} {key}"), text.as_str().unwrap_or_default().into())));
+            let text = |text: &Value| text.as_str().unwrap_or_default().to_owned();
+            configs.extend(toml.map(|(key, t)| (format!("{file} {key}"), text(t), env.clone())));
         }
     }
+    let base = d.root.join("deploy");
     let mut problems: Vec<String> = (configs.iter())
-        .filter_map(|(name, text)| gateway_config(text, &d.root.join("deploy")).err().map(|e| format!("{name}: {e}")))
+        .filter_map(|(name, text, env)| gateway_config(text, &base, env).err().map(|e| format!("{name}: {e}")))
         .collect();
     if configs.len() < 3 {
         problems.push(format!("only {} gateway configs found", configs.len()));
@@ -273,85 +285,6 @@ fn container_paths(d: &Deploy) -> Vec<String> {
     problems
 }
 
-/// The image builds with --locked on a Rust no older than Cargo.toml's rust-version and runs as a numeric
-/// non-root user (what runAsNonRoot can verify); the pod's gateway runs as non-root on a read-only root
-/// filesystem, with CPU and memory requests and limits.
-fn hardening(d: &Deploy) -> Vec<String> {
-    let mut problems = Vec::new();
-    let image = Dockerfile::parse(d.text(DOCKERFILE));
-    let version = |text: &str| -> Vec<u32> { text.split('.').map_while(|n| n.parse().ok()).collect() };
-    let manifest: toml::Value = toml::from_str(d.text("Cargo.toml")).expect("Cargo.toml parses");
-    let msrv = version(manifest["package"]["rust-version"].as_str().expect("Cargo.toml has a rust-version"));
-    let rust = image
-        .args("FROM")
-        .find_map(|from| from.strip_prefix("rust:"))
-        .map(|tag| version(tag.split('-').next().unwrap_or(tag)));
-    if rust.as_ref().is_none_or(|rust| rust.len() < 2 || *rust < msrv) {
-        problems.push(format!("the builder's Rust {rust:?} is not FROM rust:X.Y at least rust-version {msrv:?}"));
-    }
-    if !image.args("RUN").any(|run| run.contains("cargo build --release --locked")) {
-        problems.push("no RUN cargo build --release --locked".into());
-    }
-    let user = image.args("USER").last().unwrap_or("0");
-    if !user.split(':').next().unwrap_or_default().parse::<u32>().is_ok_and(|uid| uid != 0) {
-        problems.push(format!("the image's USER {user} is not a numeric uid other than 0"));
-    }
-    let k8s = d.docs(K8S);
-    let gateway = container(&k8s, "toolgate");
-    for field in ["runAsNonRoot", "readOnlyRootFilesystem"] {
-        if gateway["securityContext"][field] != true {
-            problems.push(format!("the toolgate container's securityContext.{field} is not true"));
-        }
-    }
-    for (kind, resource) in [("requests", "cpu"), ("requests", "memory"), ("limits", "cpu"), ("limits", "memory")] {
-        if gateway["resources"][kind][resource].is_null() {
-            problems.push(format!("the toolgate container sets no resources.{kind}.{resource}"));
-        }
-    }
-    problems
-}
-
-/// The Unix-socket pod: the gateway listens on a socket in a volume both containers mount at the same path, the
-/// agent is pointed at that socket, and every probe runs `toolgate health` on it (the kubelet's gRPC probes reach
-/// ports only).
-fn unix_socket(d: &Deploy) -> Vec<String> {
-    let mut problems = Vec::new();
-    let k8s = d.docs(K8S_UDS);
-    let listen = pod_config(&k8s).map(|c| c.listen);
-    let Some(Address::Unix(socket)) = listen else {
-        return vec![format!("{K8S_UDS}: the ConfigMap's listen is {listen:?}, not unix:/path")];
-    };
-    let (server, dir) = (format!("unix:{}", socket.display()), socket.parent().unwrap_or(Path::new("/")));
-    let (gateway, agent) = (container(&k8s, "toolgate"), container(&k8s, "agent"));
-    let env = |c: &Value, name: &str| list(&c["env"]).iter().find(|e| e["name"] == name).map(|e| e["value"].clone());
-    for (who, c, name) in [("toolgate", gateway, "TOOLGATE_LISTEN"), ("agent", agent, "TOOLGATE_SERVER")] {
-        if env(c, name) != Some(Value::from(server.as_str())) {
-            problems.push(format!("{K8S_UDS}: the {who} container's {name} is not {server}"));
-        }
-    }
-    let volume_at = |c: &Value| {
-        let mount = list(&c["volumeMounts"]).iter().find(|m| m["mountPath"].as_str() == dir.to_str());
-        mount.and_then(|m| m["name"].as_str()).map(str::to_owned)
-    };
-    match (volume_at(gateway), volume_at(agent)) {
-        (Some(a), Some(b)) if a == b => {
-            let volume = list(&pod_spec(&k8s)["volumes"]).iter().find(|v| v["name"] == a.as_str());
-            if volume.is_none_or(|v| v["emptyDir"].is_null()) {
-                problems.push(format!("{K8S_UDS}: the socket's volume {a} is not an emptyDir"));
-            }
-        }
-        (a, b) => {
-            problems.push(format!("{K8S_UDS}: {} is not one volume in both containers ({a:?}, {b:?})", dir.display()))
-        }
-    }
-    for probe in ["startupProbe", "readinessProbe", "livenessProbe"] {
-        if strings(&gateway[probe]["exec"]["command"]) != ["toolgate", "health", "--server", server.as_str()] {
-            problems.push(format!("{K8S_UDS}: the {probe} does not run toolgate health --server {server}"));
-        }
-    }
-    problems
-}
-
 /// Each test runs one check on the files as they are, and passes when it finds nothing.
 macro_rules! passes {
     ($($test:ident: $check:ident),* $(,)?) => {$(
@@ -363,6 +296,9 @@ macro_rules! passes {
     )*};
 }
 
+mod doors;
+mod pods;
+
 passes! {
     every_yaml_and_json_file_parses: parses,
     the_host_paths_mounted_built_and_copied_exist: host_paths,
@@ -372,8 +308,6 @@ passes! {
     the_gateway_configs_load: configs_load,
     the_data_dir_is_one_path_everywhere: data_dir,
     every_path_a_container_reads_is_mounted: container_paths,
-    the_image_and_the_pod_are_hardened: hardening,
-    the_unix_socket_pod_shares_its_socket_and_probes_it: unix_socket,
 }
 
 /// One mistake per row: the file, the text replaced, its replacement, and what the owning check must then say.
@@ -407,10 +341,10 @@ const MISTAKES: &[(Check, &str, &str, &str, &str)] = &[
     (configs_load, K8S, "[telemetry]", "[telemetri]", "agent-with-toolgate.yaml toolgate.toml"),
     (configs_load, GATEWAY_CONFIG, "http://otel-collector", "grpc://otel-collector", "must be http://host:port"),
     (configs_load, K8S_UDS, "listen_mode = 0o660", "listen_mode = 0o1777", "not a file mode like 0o660"),
-    (unix_socket, K8S_UDS, "listen = \"unix:/run/toolgate/toolgate.sock\"", "listen = \"unix:/run/gw.sock\"", "is not unix:/run/gw.sock"),
-    (unix_socket, K8S_UDS, "- name: socket\n              mountPath: /run/toolgate\n      volumes", "- name: sock\n              mountPath: /run/toolgate\n      volumes", "is not one volume in both"),
-    (unix_socket, K8S_UDS, "emptyDir:\n            medium: Memory", "hostPath:\n            path: /run", "is not an emptyDir"),
-    (unix_socket, K8S_UDS, "readinessProbe:\n            exec:\n              command: [\"toolgate\", \"health\"", "readinessProbe:\n            exec:\n              command: [\"toolgate\", \"tools\"", "the readinessProbe does not"),
+    (configs_load, COMPOSE, "TOOLGATE_MCP_TOKEN: ${TOOLGATE_MCP_TOKEN:-example-mcp-token-change-me}", "TOOLGATE_MCP_TOKEN: ${TOOLGATE_MCP_TOKEN}", "variable \"TOOLGATE_MCP_TOKEN\" is not set or empty"),
+    (configs_load, COMPOSE, "TOOLGATE_ADMIN_TOKEN: ${TOOLGATE_ADMIN_TOKEN:-example-admin-token-change-me}", "TOOLGATE_ADMIN_TOKEN: ${TOOLGATE_ADMIN_TOKEN}", "auth.admin_token is empty"),
+    (configs_load, COMPOSE, "TOOLGATE_ADMIN_TOKEN: ${TOOLGATE_ADMIN_TOKEN:-example-admin-token-change-me}\n      TOOLGATE_DATA_TOKEN: ${TOOLGATE_DATA_TOKEN:-example-data-token-change-me}\n      TOOLGATE_REVIEW_TOKEN: ${TOOLGATE_REVIEW_TOKEN:-example-review-token-change-me}", "TOOLGATE_DATA_TOKEN: ${TOOLGATE_DATA_TOKEN:-example-data-token-change-me}", "console.listen 0.0.0.0:8809 is not a loopback address"),
+    (configs_load, K8S_UDS, "- name: TOOLGATE_MCP_TOKEN          # the config's", "- name: MCP_TOKEN          # the config's", "toolgate-uds.yaml toolgate.toml: config: mcp_front.tokens: the variable \"TOOLGATE_MCP_TOKEN\" is not set"),
     (data_dir, DOCKERFILE, "VOLUME /var/lib/toolgate", "VOLUME /data", "the Dockerfile VOLUME"),
     (data_dir, DOCKERFILE, "TOOLGATE_DATA_DIR=/var/lib/toolgate", "TOOLGATE_DATA_DIR=/data", "TOOLGATE_DATA_DIR"),
     (data_dir, COMPOSE, "toolgate-data:/var/lib/toolgate", "toolgate-data:/data", "compose toolgate volume"),
@@ -420,18 +354,13 @@ const MISTAKES: &[(Check, &str, &str, &str, &str)] = &[
     (container_paths, COMPOSE, "\"/etc/toolgate/toolgate.toml\"", "\"/etc/toolgate.toml\"", "names /etc/toolgate.toml"),
     (container_paths, DASHBOARDS, "path: /var/lib/grafana/dashboards", "path: /dashboards", "reads /dashboards"),
     (container_paths, K8S, "\"/etc/toolgate/toolgate.toml\"", "\"/etc/toolgate/gateway.toml\"", "no key of a ConfigMap"),
-    (hardening, DOCKERFILE, "USER 10001:10001", "USER toolgate", "USER toolgate is not a numeric uid"),
-    (hardening, DOCKERFILE, "FROM rust:1.95-slim", "FROM rust:1.85-slim", "at least rust-version"),
-    (hardening, DOCKERFILE, "--release --locked", "--release", "no RUN cargo build --release --locked"),
-    (hardening, K8S, "readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false", "readOnlyRootFilesystem"),
-    (hardening, K8S, "limits: {cpu: \"1\", memory: 256Mi}", "limits: {cpu: \"1\"}", "resources.limits.memory"),
 ];
 
 #[test]
 fn each_check_catches_its_mistake() {
     let deploy = Deploy::load();
     let mut missed = Vec::new();
-    for (check, path, from, to, expected) in MISTAKES {
+    for (check, path, from, to, expected) in MISTAKES.iter().chain(doors::MISTAKES).chain(pods::MISTAKES) {
         let mut broken = deploy.clone();
         broken.replace(path, from, to);
         let problems = check(&broken).join("\n");
