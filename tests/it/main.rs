@@ -3,9 +3,9 @@
 //! One binary links the crate once, not once per suite. Its tests share one process, so a test that changes
 //! process-wide state (the environment, the current directory, a global subscriber) or measures the whole process
 //! (`support::alone`) must keep that from the others. Tests that need more than plain `cargo test` has are
-//! `#[ignore]`d, and their module path says what they need: `cluster::` a Redis, `console_browser::` Chromium, the
-//! others the Python MCP SDK's venvs. `.ci/run` sets all of that up, then runs every ignored test in one
-//! `cargo test --test it -- --ignored` (CONTRIBUTING.md, "The ignored tests").
+//! `#[ignore]`d, and their module path says what they need: `cluster::` a Redis, `console_browser::` Chromium,
+//! `helm::` helm (deploy/helm/test's), the others the Python MCP SDK's venvs. `.ci/run` sets all of that up, then
+//! runs every ignored test in one `cargo test --test it -- --ignored` (CONTRIBUTING.md, "The ignored tests").
 
 mod support;
 
@@ -26,6 +26,7 @@ mod hardening_registry;
 mod hardening_repair;
 mod hardening_schema;
 mod hardening_validation;
+mod helm;
 mod idempotency;
 mod inject;
 mod json_repair_cases;

@@ -6,6 +6,7 @@ pub mod backends;
 pub mod cluster;
 pub mod console;
 pub mod deploy;
+pub mod helm;
 pub mod idempotency;
 pub mod mcp;
 pub mod meter;
