@@ -41,7 +41,7 @@ fn edit_error(error: &CallError) -> String {
     match error {
         CallError::Invalid(violations) => {
             let lines: Vec<_> = violations.iter().map(|v| format!("{}: {}", v.instance_path, v.message)).collect();
-            format!("do not fit the tool: {}", lines.join("; "))
+            format!("do not fit the tool's schema: {}", lines.join("; "))
         }
         CallError::Malformed(reason) => format!("cannot be used: {reason}"),
         other => format!("cannot be used: {other}"),
