@@ -7,6 +7,7 @@ use super::transport::TransportTls;
 use crate::backend::mcp::{McpHub, RedbMcpStore};
 use crate::cluster::Redis;
 use crate::config::Config;
+use crate::idempotency::FingerprintKey;
 use crate::policy::{Clock, Policy};
 use crate::registry::shared::follow;
 use crate::registry::{RedbStore, Registry, RegistryError};
@@ -139,10 +140,22 @@ pub(super) async fn state_key(config: &Config, redis: Option<&Redis>) -> Result<
     if let Some(key) = &config.mcp_front.state_key {
         return Ok(Sha256::digest(key.as_bytes()).into());
     }
+    shared_secret(redis, ("mcp-front", "state-key"), "the MCP front door's state key").await
+}
+
+/// The key call-id fingerprints are made with: in cluster mode one shared through Redis, as `state_key`'s, so that
+/// every gateway fingerprints a call alike; else one of this process, whose record ends with it.
+pub(super) async fn fingerprint_key(redis: Option<&Redis>) -> Result<FingerprintKey, ServeError> {
+    let secret = shared_secret(redis, ("idempotency", "fingerprint-key"), "the call-id fingerprint key").await?;
+    Ok(FingerprintKey::new(secret[..16].try_into().expect("16 of 32 bytes")))
+}
+
+/// 32 random bytes: this process's own, or in cluster mode the first gateway's, kept in Redis under `name`.
+async fn shared_secret(redis: Option<&Redis>, (space, name): (&str, &str), what: &str) -> Result<[u8; 32], ServeError> {
     let mut fresh = [0u8; 32];
     getrandom::fill(&mut fresh).expect("the OS random source is available");
     let Some(redis) = redis else { return Ok(fresh) };
-    let key = redis.key("mcp-front", &["state-key"]);
+    let key = redis.key(space, &[name]);
     let offered: String = fresh.iter().map(|b| format!("{b:02x}")).collect();
     let shared: String = redis
         .run(|mut conn| async move {
@@ -155,7 +168,5 @@ pub(super) async fn state_key(config: &Config, redis: Option<&Redis>) -> Result<
         .step_by(2)
         .filter_map(|i| shared.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok()))
         .collect();
-    bytes
-        .try_into()
-        .map_err(|_| ServeError::Cluster(redis.corrupt("the MCP front door's state key", "not 32 hex bytes")))
+    bytes.try_into().map_err(|_| ServeError::Cluster(redis.corrupt(what, "not 32 hex bytes")))
 }

@@ -11,7 +11,7 @@ use crate::cluster::Redis;
 use crate::config::Config;
 use crate::executor::Executor;
 use crate::handles::{Core, Shedding};
-use crate::idempotency::Idempotency;
+use crate::idempotency::{FingerprintKey, Idempotency};
 use crate::policy::Policy;
 use crate::registry::Registry;
 use crate::review::ReviewQueue;
@@ -35,6 +35,7 @@ pub(super) struct Parts {
     /// Cluster mode's Redis.
     pub redis: Option<Redis>,
     pub transport: TransportTls,
+    pub fingerprint_key: FingerprintKey,
 }
 
 /// The ports served beside the gRPC listener, each bound before anything starts.
@@ -122,8 +123,8 @@ fn core(config: &Config, parts: &Parts, alive: tokio::sync::mpsc::Sender<()>) ->
         Arc::clone(&parts.transport.client),
     );
     let once = match &parts.redis {
-        Some(redis) => Idempotency::shared(redis.clone(), config.idempotency),
-        None => Idempotency::local(config.idempotency),
+        Some(redis) => Idempotency::shared(redis.clone(), config.idempotency, parts.fingerprint_key),
+        None => Idempotency::local(config.idempotency, parts.fingerprint_key),
     };
     let executor = Executor::new(
         Arc::clone(&parts.registry),

@@ -12,7 +12,7 @@ mod rules;
 mod split;
 
 use crate::backend::{Backends, CallHost, ProgressSink};
-use crate::idempotency::{Claim, Idempotency};
+use crate::idempotency::Idempotency;
 use crate::pipeline::{self, CallContext, CallError, Check, Checked, Messages, PipelineSettings, Prepared, Rejected};
 use crate::pipeline::{Repair, ToolCall, ToolMessage};
 use crate::policy::rules::{GatewayRules, Rule, Verdict};
@@ -22,10 +22,9 @@ use crate::review::ReviewQueue;
 use crate::telemetry::{CallSpan, Door, Telemetry};
 use admission::{Admission, Admit};
 use dispatch::Dispatcher;
-use futures::{FutureExt as _, StreamExt};
+use futures::StreamExt;
 use once::Once;
 use opentelemetry::context::FutureExt;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -243,16 +242,16 @@ impl Executor {
                 Once::Answered(answered) => return *answered,
             },
         };
-        // 7. Admit, dispatch, and record how it ended; for a claimed call id, in a task of its own that then
-        // settles the claim.
+        // 7. Admit, dispatch, and record how it ended; for a claimed call id, then settle the claim, in a task of
+        // its own if the caller goes away first.
         match claim {
             None => Answered::now(self.admitted(req, prepared).await),
-            Some(claim) => Answered::now(self.admitted_detached(req, prepared, claim).await),
+            Some(claim) => Answered::now(self.admitted_recorded(req, prepared, claim).await),
         }
     }
 
     /// Admission, dispatch and the record of how the call ended: the stages of a call that runs.
-    async fn admitted(&self, req: CallRequest<'_>, prepared: Prepared) -> ToolMessage {
+    pub(super) async fn admitted(&self, req: CallRequest<'_>, prepared: Prepared) -> ToolMessage {
         let tool = Arc::clone(&prepared.tool);
         let ticket = match self.admission.admit(req.ctx, &tool, Admit::WithRate).await {
             Ok(ticket) => ticket,
@@ -261,55 +260,6 @@ impl Executor {
         let message = self.dispatch.run(req, prepared).await;
         self.admission.record(req.ctx, &tool, ticket, &message).await;
         message
-    }
-
-    /// `admitted` in a task of its own, which settles the call id's claim however the call ends, even if the
-    /// caller goes away; the caller waits for it until its deadline.
-    async fn admitted_detached(
-        self: &Arc<Self>,
-        req: CallRequest<'_>,
-        prepared: Prepared,
-        claim: Claim,
-    ) -> ToolMessage {
-        let CallRequest { call, ctx, deadline, mode, door, progress, host, .. } = req;
-        let (progress, host) = (progress.cloned(), host.cloned());
-        let name = prepared.tool.spec.name.clone();
-        let (this, owned_call, owned_ctx, start_by) =
-            (Arc::clone(self), call.clone(), ctx.clone(), once::start_by(deadline));
-        let tool = name.clone();
-        let task = async move {
-            let (progress, host) = (progress.as_ref(), host.as_ref());
-            let req = CallRequest {
-                call: &owned_call,
-                ctx: &owned_ctx,
-                deadline: None,
-                start_by,
-                mode,
-                door,
-                progress,
-                host,
-            };
-            let (message, panicked) = match AssertUnwindSafe(this.admitted(req, prepared)).catch_unwind().await {
-                Ok(message) => (message, false),
-                // It may have reached its tool: at most once means not again, so the claim keeps this outcome.
-                Err(_) => {
-                    (this.error(&owned_call, &tool, CallError::Internal("the call panicked".into()), Vec::new()), true)
-                }
-            };
-            this.settle(&claim, &message, panicked).await;
-            message
-        };
-        let handle = tokio::spawn(task.with_current_context());
-        let joined = match deadline {
-            None => handle.await,
-            Some(until) => match tokio::time::timeout_at(until, handle).await {
-                Ok(joined) => joined,
-                Err(_) => return self.still_running(call, &name),
-            },
-        };
-        joined.unwrap_or_else(|err| {
-            self.error(call, &name, CallError::Internal(format!("the call's task failed: {err}")), Vec::new())
-        })
     }
 
     /// A call to `tool` refused before it could run: counted against the session's budgets, not the rate limit.

@@ -6,15 +6,21 @@
 //! budget, the rate limit, injection or a full concurrency cap), or whose outcome is retryable (a timeout, a
 //! 5xx), releases its id, so sending it again may run it; a call still running is waited on, never run twice.
 //!
-//! A claimed call runs in a task of its own (`Executor::admitted_detached`) with the tool's timeout, not its
-//! caller's deadline: a caller that times out and retries is the case this exists for, so the first run must go
-//! on and its outcome be kept.
+//! A claimed call runs with the tool's timeout, not its caller's deadline: a caller that times out and retries is
+//! the case this exists for, so the first run must go on and its outcome be kept. It runs on its caller's task
+//! (`Executor::admitted_recorded`), and moves to a task of its own only if the caller goes away or its deadline
+//! comes first (`Detachable`): a spawned task and a channel per call cost more than the rest of the record.
 
 use super::{Answered, CallRequest, Executor};
-use crate::idempotency::{CallKey, Claim, Claimed, Fingerprint};
+use crate::idempotency::{CallKey, Claim, Claimed, Fingerprint, Fingerprinter};
 use crate::pipeline::{CallContext, CallError, ErrorKind, Prepared, ToolCall, ToolMessage};
 use crate::registry::CompiledTool;
-use sha2::{Digest, Sha256};
+use futures::FutureExt as _;
+use opentelemetry::context::FutureExt as _;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -56,7 +62,7 @@ impl Executor {
     pub(super) async fn claim_once(&self, req: CallRequest<'_>, prepared: &Prepared) -> Once {
         let CallRequest { call, ctx, deadline, .. } = req;
         let key = CallKey { tenant: ctx.tenant.clone(), call_id: call.id.clone() };
-        let fingerprint = fingerprint(call, ctx, &prepared.tool);
+        let fingerprint = fingerprint(self.once.fingerprinter(), call, ctx, &prepared.tool);
         let lease = self.lease(&prepared.tool);
         let name = prepared.tool.spec.name.clone();
         loop {
@@ -90,6 +96,54 @@ impl Executor {
                     Once::Run(None)
                 }
             };
+        }
+    }
+
+    /// `admitted`, then the claim settled with its outcome however the call ends, even if the caller goes away
+    /// or its deadline comes first: the run then goes on in a task of its own. The caller waits until its deadline.
+    pub(super) async fn admitted_recorded(
+        self: &Arc<Self>,
+        req: CallRequest<'_>,
+        prepared: Prepared,
+        claim: Claim,
+    ) -> ToolMessage {
+        let CallRequest { call, ctx, deadline, mode, door, progress, host, .. } = req;
+        let (progress, host) = (progress.cloned(), host.cloned());
+        let name = prepared.tool.spec.name.clone();
+        // Owned, so that the run can outlive its caller.
+        let (this, owned_call, owned_ctx, start_by) = (Arc::clone(self), call.clone(), ctx.clone(), start_by(deadline));
+        let tool = name.clone();
+        let run = async move {
+            let (progress, host) = (progress.as_ref(), host.as_ref());
+            let req = CallRequest {
+                call: &owned_call,
+                ctx: &owned_ctx,
+                deadline: None,
+                start_by,
+                mode,
+                door,
+                progress,
+                host,
+            };
+            let (message, panicked) = match AssertUnwindSafe(this.admitted(req, prepared)).catch_unwind().await {
+                Ok(message) => (message, false),
+                // It may have reached its tool: at most once means not again, so the claim keeps this outcome.
+                Err(_) => {
+                    (this.error(&owned_call, &tool, CallError::Internal("the call panicked".into()), Vec::new()), true)
+                }
+            };
+            this.settle(&claim, &message, panicked).await;
+            message
+        };
+        // The run keeps the call's trace context wherever it is polled.
+        let run = Detachable(Some(Box::pin(run.with_current_context())));
+        match deadline {
+            None => run.await,
+            Some(until) => match tokio::time::timeout_at(until, run).await {
+                Ok(message) => message,
+                // Dropping the run moved it to a task of its own.
+                Err(_) => self.still_running(call, &name),
+            },
         }
     }
 
@@ -143,19 +197,40 @@ impl Executor {
     }
 }
 
-/// Each part length-prefixed, so that no two different calls hash the same bytes.
-fn fingerprint(call: &ToolCall, ctx: &CallContext, tool: &CompiledTool) -> Fingerprint {
-    let mut hash = Sha256::new();
-    let mut part = |bytes: &[u8]| {
-        hash.update((bytes.len() as u64).to_le_bytes());
-        hash.update(bytes);
-    };
+/// A recorded call's run, polled on its caller's task until it is dropped: unfinished then, it goes on in a task of
+/// its own, so that its claim is settled however the call ends.
+struct Detachable(Option<Pin<Box<dyn Future<Output = ToolMessage> + Send>>>);
+
+impl Future for Detachable {
+    type Output = ToolMessage;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolMessage> {
+        let run = self.0.as_mut().expect("a finished run is not polled again");
+        let message = ready!(run.as_mut().poll(cx));
+        self.0 = None;
+        Poll::Ready(message)
+    }
+}
+
+impl Drop for Detachable {
+    fn drop(&mut self) {
+        let Some(run) = self.0.take() else { return };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(run)),
+            // Only at the runtime's end: the claim lapses with its lease, and a retry is told the outcome is unknown.
+            Err(_) => tracing::warn!("a recorded call was abandoned as the runtime stopped; its claim will lapse"),
+        }
+    }
+}
+
+/// What makes two calls the same call: the tool, the model's text and the caller's context.
+fn fingerprint(mut hash: Fingerprinter, call: &ToolCall, ctx: &CallContext, tool: &CompiledTool) -> Fingerprint {
     for text in [&tool.spec.tenant, &tool.spec.name, &call.arguments, &ctx.user_id, &ctx.session_id] {
-        part(text.as_bytes());
+        hash.part(text.as_bytes());
     }
     for (name, value) in &ctx.values {
-        part(name.as_bytes());
-        part(value.as_bytes());
+        hash.part(name.as_bytes());
+        hash.part(value.as_bytes());
     }
-    hash.finalize().into()
+    hash.finish()
 }

@@ -258,7 +258,7 @@ mod tests {
     }
 
     fn run(store: &LocalStore, id: &str, fp: u8) -> Claim {
-        match store.claim(&key(id), &[fp; 32]) {
+        match store.claim(&key(id), &[fp; 16]) {
             Claimed::Run(claim) => claim,
             other => panic!("{id} should run, got {}", other.word()),
         }
@@ -268,20 +268,20 @@ mod tests {
     async fn a_claimed_id_is_waited_on_then_answered_and_other_arguments_conflict() {
         let store = LocalStore::new(Duration::from_secs(60), 10, 1 << 20);
         let claim = run(&store, "a", 1);
-        let Claimed::Running(mut waiter) = store.claim(&key("a"), &[1; 32]) else { panic!("should wait") };
-        assert_eq!(store.claim(&key("a"), &[2; 32]).word(), "conflict");
+        let Claimed::Running(mut waiter) = store.claim(&key("a"), &[1; 16]) else { panic!("should wait") };
+        assert_eq!(store.claim(&key("a"), &[2; 16]).word(), "conflict");
         store.finish(&claim, &message("first"));
         waiter.changed().await;
-        let Claimed::Done(done) = store.claim(&key("a"), &[1; 32]) else { panic!("should be done") };
+        let Claimed::Done(done) = store.claim(&key("a"), &[1; 16]) else { panic!("should be done") };
         assert_eq!(done.content, "first");
-        assert_eq!(store.claim(&key("a"), &[2; 32]).word(), "conflict", "a finished id still conflicts");
+        assert_eq!(store.claim(&key("a"), &[2; 16]).word(), "conflict", "a finished id still conflicts");
     }
 
     #[tokio::test]
     async fn a_released_id_runs_again() {
         let store = LocalStore::new(Duration::from_secs(60), 10, 1 << 20);
         let claim = run(&store, "a", 1);
-        let Claimed::Running(mut waiter) = store.claim(&key("a"), &[1; 32]) else { panic!("should wait") };
+        let Claimed::Running(mut waiter) = store.claim(&key("a"), &[1; 16]) else { panic!("should wait") };
         store.release(&claim);
         waiter.changed().await;
         run(&store, "a", 1);
@@ -295,19 +295,19 @@ mod tests {
             store.finish(&claim, &message("x"));
         }
         assert_eq!(store.len(), (100, 100));
-        assert_eq!(store.claim(&key("9999"), &[1; 32]).word(), "done", "the newest is kept");
+        assert_eq!(store.claim(&key("9999"), &[1; 16]).word(), "done", "the newest is kept");
         run(&store, "0", 1);
         // Every entry running: nothing can be dropped, so a new call is not recorded.
         let full = LocalStore::new(Duration::from_secs(60), 2, 1 << 20);
         let _held = (run(&full, "a", 1), run(&full, "b", 1));
-        assert_eq!(full.claim(&key("c"), &[1; 32]).word(), "full");
+        assert_eq!(full.claim(&key("c"), &[1; 16]).word(), "full");
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_finished_call_is_forgotten_after_the_window() {
         let store = LocalStore::new(Duration::from_millis(100), 10, 1 << 20);
         store.finish(&run(&store, "a", 1), &message("x"));
-        assert_eq!(store.claim(&key("a"), &[1; 32]).word(), "done");
+        assert_eq!(store.claim(&key("a"), &[1; 16]).word(), "done");
         tokio::time::advance(Duration::from_millis(101)).await;
         run(&store, "a", 2);
         assert_eq!(store.len(), (1, 0));
@@ -336,9 +336,9 @@ mod tests {
             assert!(store.bytes() <= MAX, "after {i}: {} bytes kept, bound {MAX}", store.bytes());
         }
         assert_eq!(store.len(), (1_000, 1_000), "no record of a call that ran is dropped");
-        let Claimed::Done(newest) = store.claim(&key("999"), &[1; 32]) else { panic!("the newest is kept") };
+        let Claimed::Done(newest) = store.claim(&key("999"), &[1; 16]) else { panic!("the newest is kept") };
         assert_eq!(newest.content.len(), 64 << 10, "the newest outcome is kept whole");
-        let Claimed::Done(oldest) = store.claim(&key("0"), &[1; 32]) else { panic!("the oldest is recorded") };
+        let Claimed::Done(oldest) = store.claim(&key("0"), &[1; 16]) else { panic!("the oldest is recorded") };
         assert!(is_stub(&oldest), "the oldest outcome is a stub: {oldest:?}");
         assert_eq!((oldest.tool_call_id.as_str(), oldest.name.as_str(), oldest.attempts), ("c", "echo", 1));
     }
@@ -352,12 +352,12 @@ mod tests {
         finish_large(&store, "b", 1000);
         for id in ["huge", "a"] {
             for _ in 0..3 {
-                let Claimed::Done(again) = store.claim(&key(id), &[1; 32]) else { panic!("{id} must not run again") };
+                let Claimed::Done(again) = store.claim(&key(id), &[1; 16]) else { panic!("{id} must not run again") };
                 assert!(is_stub(&again), "{id}: {again:?}");
             }
-            assert_eq!(store.claim(&key(id), &[2; 32]).word(), "conflict", "{id} still holds its id");
+            assert_eq!(store.claim(&key(id), &[2; 16]).word(), "conflict", "{id} still holds its id");
         }
-        let Claimed::Done(kept) = store.claim(&key("b"), &[1; 32]) else { panic!("b is kept") };
+        let Claimed::Done(kept) = store.claim(&key("b"), &[1; 16]) else { panic!("b is kept") };
         assert_eq!(kept.content.len(), 1000);
     }
 
@@ -376,7 +376,7 @@ mod tests {
         run(&store, "a", 1);
         assert_eq!(store.bytes(), one, "b evicted for a's new claim; a running counts nothing");
         tokio::time::advance(Duration::from_millis(101)).await;
-        assert_eq!(store.claim(&key("c"), &[1; 32]).word(), "run", "c expired");
+        assert_eq!(store.claim(&key("c"), &[1; 16]).word(), "run", "c expired");
         assert_eq!(store.bytes(), 0, "the expired outcome's bytes are gone");
     }
 }

@@ -13,6 +13,8 @@ use crate::pipeline::ToolMessage;
 use futures::FutureExt as _;
 use local::LocalStore;
 use shared::{Registration, SharedStore};
+use siphasher::sip128::{Hasher128, SipHasher13};
+use std::hash::Hasher as _;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -44,6 +46,7 @@ impl Default for IdempotencySettings {
 /// Calls by id, on this gateway or in the cluster's Redis.
 pub struct Idempotency {
     backing: Backing,
+    key: FingerprintKey,
 }
 
 enum Backing {
@@ -59,8 +62,46 @@ pub struct CallKey {
     pub call_id: String,
 }
 
-/// SHA-256 of what makes two calls the same call: the tool, the model's text and the caller's context.
-pub type Fingerprint = [u8; 32];
+/// A keyed hash (SipHash-1-3, 128 bits) of what makes two calls the same call: the tool, the model's text and the
+/// caller's context. The record is this gateway's memory or its cluster's Redis, so no one outside needs to check
+/// a fingerprint; the secret key keeps anyone from making a call of theirs hash like another's.
+pub type Fingerprint = [u8; 16];
+
+/// The secret fingerprints are keyed with: one per gateway, or in cluster mode one shared through Redis so that
+/// every gateway fingerprints a call alike.
+#[derive(Clone, Copy)]
+pub struct FingerprintKey([u8; 16]);
+
+impl FingerprintKey {
+    pub fn new(bytes: [u8; 16]) -> Self {
+        Self(bytes)
+    }
+
+    /// A fresh key from the OS's random source.
+    pub fn random() -> Self {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).expect("the OS random source is available");
+        Self(bytes)
+    }
+
+    pub fn hasher(&self) -> Fingerprinter {
+        Fingerprinter(SipHasher13::new_with_key(&self.0))
+    }
+}
+
+/// A fingerprint being made: each part length-prefixed, so that no two different calls hash the same bytes.
+pub struct Fingerprinter(SipHasher13);
+
+impl Fingerprinter {
+    pub fn part(&mut self, bytes: &[u8]) {
+        self.0.write(&(bytes.len() as u64).to_le_bytes());
+        self.0.write(bytes);
+    }
+
+    pub fn finish(&self) -> Fingerprint {
+        self.0.finish128().as_bytes()
+    }
+}
 
 /// What a claim on a call id found.
 pub enum Claimed {
@@ -115,24 +156,31 @@ impl Waiter {
 
 impl Idempotency {
     pub fn off() -> Self {
-        Self { backing: Backing::Off }
+        Self { backing: Backing::Off, key: FingerprintKey([0; 16]) }
     }
 
-    pub fn local(settings: IdempotencySettings) -> Self {
+    pub fn local(settings: IdempotencySettings, key: FingerprintKey) -> Self {
         match settings.window {
             Duration::ZERO => Self::off(),
             window => {
-                Self { backing: Backing::Local(LocalStore::new(window, settings.max_entries, settings.max_bytes)) }
+                let store = LocalStore::new(window, settings.max_entries, settings.max_bytes);
+                Self { backing: Backing::Local(store), key }
             }
         }
     }
 
-    /// The record in the cluster's Redis; starts the task that hears other gateways finish calls.
-    pub fn shared(redis: Redis, settings: IdempotencySettings) -> Self {
+    /// The record in the cluster's Redis; starts the task that hears other gateways finish calls. `key` must be
+    /// every gateway's of the cluster.
+    pub fn shared(redis: Redis, settings: IdempotencySettings, key: FingerprintKey) -> Self {
         match settings.window {
             Duration::ZERO => Self::off(),
-            window => Self { backing: Backing::Shared(SharedStore::start(redis, window)) },
+            window => Self { backing: Backing::Shared(SharedStore::start(redis, window)), key },
         }
+    }
+
+    /// A fingerprint to make, with this record's key.
+    pub fn fingerprinter(&self) -> Fingerprinter {
+        self.key.hasher()
     }
 
     pub fn enabled(&self) -> bool {

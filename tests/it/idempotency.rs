@@ -1,5 +1,5 @@
 //! No tool runs twice for one call id: a call sent again with the same id gets the first call's outcome, during
-//! the call and after it, through `Execute` and `ExecuteBatch`; the same id with other arguments is refused; the
+//! the call and after it, through `Execute` and `ExecuteBatch`, even when the first caller went away; the same id with other arguments is refused; the
 //! record forgets an id after its window, and stays bounded. Through the real server and a real tool server that
 //! counts the calls reaching it and holds the slow ones.
 
@@ -55,6 +55,23 @@ async fn a_retry_during_the_call_waits_for_its_outcome_and_the_tool_runs_once() 
     let m = retry.await.unwrap().expect("a message").into_inner().message.unwrap();
     assert_eq!((status_of(&m), m.content.as_str()), (ToolStatus::Success, r#"run 1 of held with {"n": 1}"#), "{m:?}");
     assert_eq!((m.tool_call_id.as_str(), m.attempts), ("c1", 1));
+    assert_eq!(tool.calls(), 1, "the tool ran once");
+}
+
+#[tokio::test]
+async fn a_caller_that_goes_away_leaves_its_call_running_and_its_outcome_kept() {
+    let (_dir, mut gw, tool) = gateway(Duration::from_secs(600), 100).await;
+    // No deadline: the caller itself goes away (its stream is reset) while the tool is held.
+    let mut client = gw.gateway.clone();
+    let first = tokio::spawn(async move { client.execute(request("g1", "held", ARGS, None)).await });
+    tool.wait_for_calls(1).await;
+    first.abort();
+    assert!(first.await.unwrap_err().is_cancelled());
+    tool.release_one();
+
+    // The run went on without its caller, and its outcome answers the id.
+    let m = execute(&mut gw, "g1", "held", ARGS).await;
+    assert_eq!((status_of(&m), m.content.as_str()), (ToolStatus::Success, r#"run 1 of held with {"n": 1}"#), "{m:?}");
     assert_eq!(tool.calls(), 1, "the tool ran once");
 }
 

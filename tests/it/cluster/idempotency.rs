@@ -96,27 +96,29 @@ async fn a_retryable_failure_releases_its_id_in_redis_and_a_final_one_keeps_it()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Redis at 127.0.0.1:6379; .ci/run runs it"]
 async fn a_claim_whose_gateway_stopped_is_lost_after_its_lease_and_never_runs_again() {
-    use toolgate::idempotency::{CallKey, Claimed, Idempotency};
+    use toolgate::idempotency::{CallKey, Claimed, FingerprintKey, Idempotency};
     let prefix = Prefix::new(&redis_url());
     let settings = IdempotencySettings::default();
     let key = CallKey { tenant: "acme".into(), call_id: "gone-1".into() };
     // Long enough that the second gateway's first claim, which opens its Redis connection, falls inside it
     // on a loaded machine.
     let lease = Duration::from_secs(2);
+    // Every gateway of a cluster fingerprints with the key it shares (app::open::fingerprint_key).
+    let key_of_the_cluster = FingerprintKey::new([3; 16]);
     // A gateway claims the call, then stops without settling it.
-    let dead = Idempotency::shared(prefix.redis(), settings);
-    assert!(matches!(dead.claim(&key, &[7; 32], lease).await, Claimed::Run(_)));
+    let dead = Idempotency::shared(prefix.redis(), settings, key_of_the_cluster);
+    assert!(matches!(dead.claim(&key, &[7; 16], lease).await, Claimed::Run(_)));
     drop(dead);
-    let other = Idempotency::shared(prefix.redis(), settings);
-    assert!(matches!(other.claim(&key, &[7; 32], lease).await, Claimed::Running(_)), "within the lease it runs");
+    let other = Idempotency::shared(prefix.redis(), settings, key_of_the_cluster);
+    assert!(matches!(other.claim(&key, &[7; 16], lease).await, Claimed::Running(_)), "within the lease it runs");
     let until = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
-        match other.claim(&key, &[7; 32], lease).await {
+        match other.claim(&key, &[7; 16], lease).await {
             Claimed::Lost => break,
             Claimed::Running(_) => assert!(tokio::time::Instant::now() < until, "the lease never ran out"),
             _ => panic!("a lapsed claim must not be run again"),
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(matches!(other.claim(&key, &[8; 32], lease).await, Claimed::Conflict), "other arguments still conflict");
+    assert!(matches!(other.claim(&key, &[8; 16], lease).await, Claimed::Conflict), "other arguments still conflict");
 }
