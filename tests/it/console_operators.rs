@@ -82,6 +82,20 @@ async fn the_overview_counts_the_hour_per_tool_as_charts() {
     let repairs = chart("repairs");
     assert!(repairs.contains("<title>string_to_integer: 3</title>") && repairs.contains(">3</text>"), "{repairs}");
     assert!(repairs.contains("width=\"360\""), "the most frequent rule fills the chart: {repairs}");
+    assert!(repairs.contains(">0</text>") && repairs.contains(">3</text>"), "a count axis from 0 to 3: {repairs}");
+    // The calls chart has axes: calls per minute from 0 up to the busiest minute's (the four calls may straddle a
+    // minute), and UTC times every quarter hour.
+    let calls = chart("calls");
+    let counts: Vec<&str> =
+        calls.split("class=\"y-label\"").skip(1).filter_map(|t| t.split(['>', '<']).nth(1)).collect();
+    assert!(counts.len() == 2 && ["2", "3", "4"].contains(&counts[0]) && counts[1] == "0", "{counts:?}");
+    let times: Vec<&str> =
+        calls.split("class=\"x-label\"").skip(1).filter_map(|t| t.split(['>', '<']).nth(1)).collect();
+    assert!((4..=5).contains(&times.len()), "a time every 15 minutes of the hour: {times:?}");
+    for time in &times {
+        let (h, m) = time.split_once(':').unwrap_or_else(|| panic!("HH:MM: {time}"));
+        assert!(h.len() == 2 && ["00", "15", "30", "45"].contains(&m), "a quarter hour: {time}");
+    }
 }
 
 #[tokio::test]
