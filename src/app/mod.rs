@@ -63,7 +63,7 @@ pub async fn run_with_clock(
     let listener = listener.into();
     let transport = transport::TransportTls::load(&config)?;
     let Opened { registry, reviews, mcp, redis } = open::open_state(&config, &transport).await?;
-    let fingerprint_key = open::fingerprint_key(redis.as_ref()).await?;
+    let fingerprint_key = open::fingerprint_key(&config, redis.as_ref()).await?;
     let policy = open::policy(&config, clock, redis.as_ref());
     let _eviction = policy.spawn_eviction(EVICT_EVERY);
     let _pruning = open::spawn_pruning(Arc::downgrade(&reviews));

@@ -144,8 +144,12 @@ pub(super) async fn state_key(config: &Config, redis: Option<&Redis>) -> Result<
 }
 
 /// The key call-id fingerprints are made with: in cluster mode one shared through Redis, as `state_key`'s, so that
-/// every gateway fingerprints a call alike; else one of this process, whose record ends with it.
-pub(super) async fn fingerprint_key(redis: Option<&Redis>) -> Result<FingerprintKey, ServeError> {
+/// every gateway fingerprints a call alike; else one of this process, whose record ends with it. With the record
+/// off no call is fingerprinted, so Redis is not asked.
+pub(super) async fn fingerprint_key(config: &Config, redis: Option<&Redis>) -> Result<FingerprintKey, ServeError> {
+    if config.idempotency.window.is_zero() {
+        return Ok(FingerprintKey::random());
+    }
     let secret = shared_secret(redis, ("idempotency", "fingerprint-key"), "the call-id fingerprint key").await?;
     Ok(FingerprintKey::new(secret[..16].try_into().expect("16 of 32 bytes")))
 }

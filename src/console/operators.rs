@@ -253,14 +253,15 @@ pub async fn call(
         let text = "That call is no longer among the recent calls kept.".to_owned();
         return super::pages::message(StatusCode::NOT_FOUND, &session, "Not found", text);
     };
+    let (effective_heading, effective_note) = effective_heading(c.kind);
     let view = CallPage {
         user: Some(User::from(&session)),
         call: CallRow::from(&c),
         original: pretty(&c.original),
         repairs: c.repairs.clone(),
         effective: pretty(&c.effective),
-        effective_heading: effective_heading(c.kind).0,
-        effective_note: effective_heading(c.kind).1,
+        effective_heading,
+        effective_note,
         content: c.content.clone(),
         trace_id: if c.trace_id == TraceId::INVALID { String::new() } else { c.trace_id.to_string() },
     };

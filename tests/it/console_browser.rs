@@ -66,6 +66,14 @@ async fn browser(profile: &std::path::Path) -> (Child, Client) {
     panic!("no WebDriver session from chromedriver at {url}");
 }
 
+/// Writes `arguments` in the review's editor and approves the call with them.
+async fn approve_with(browser: &Client, arguments: &str) {
+    let editor = browser.find(Locator::Id("arguments")).await.unwrap();
+    editor.clear().await.unwrap();
+    editor.send_keys(arguments).await.unwrap();
+    browser.find(Locator::Id("edit")).await.unwrap().click().await.unwrap();
+}
+
 /// A screenshot of the whole page, however long: the window is made as tall as the page first.
 async fn full_page(browser: &Client, name: &str) {
     let height = browser.execute("return document.documentElement.scrollHeight", vec![]).await.unwrap();
@@ -143,19 +151,13 @@ async fn a_reviewer_edits_and_approves_one_call_and_rejects_another_in_the_brows
     full_page(&browser, "review.png").await;
 
     // An edit with three problems: all three come back at once, and nothing is decided.
-    let editor = browser.find(Locator::Id("arguments")).await.unwrap();
-    editor.clear().await.unwrap();
-    editor.send_keys(r#"{"replicas": 0, "user_id": "root"}"#).await.unwrap();
-    browser.find(Locator::Id("edit")).await.unwrap().click().await.unwrap();
+    approve_with(&browser, r#"{"replicas": 0, "user_id": "root"}"#).await;
     let problems = browser.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css("#edit-error li")).await;
     problems.expect("the edit's problems are listed");
     assert_eq!(browser.find_all(Locator::Css("#edit-error li")).await.unwrap().len(), 3, "every problem at once");
     full_page(&browser, "review-edit-problems.png").await;
 
-    let editor = browser.find(Locator::Id("arguments")).await.unwrap();
-    editor.clear().await.unwrap();
-    editor.send_keys(r#"{"service": "api", "replicas": 5}"#).await.unwrap();
-    browser.find(Locator::Id("edit")).await.unwrap().click().await.unwrap();
+    approve_with(&browser, r#"{"service": "api", "replicas": 5}"#).await;
     let confirmed = browser.wait().at_most(Duration::from_secs(10)).for_element(Locator::Id("confirmation")).await;
     let confirmed = confirmed.expect("the decision is confirmed").text().await.unwrap();
     assert!(confirmed.contains("deploy call b1") && confirmed.contains("by Ana"), "{confirmed}");
