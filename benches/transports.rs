@@ -168,8 +168,14 @@ async fn gateway(dir: &Path, address: Address, targets: &Targets) -> ToolGateway
     ToolGatewayClient::new(channel)
 }
 
-/// One call: the whole call's and the hop's microseconds.
-async fn one(client: &mut ToolGatewayClient<Channel>, tool: &str, n: usize) -> (f64, f64) {
+/// Numbers every call of the run: a repeated call id would be answered from the gateway's call-id record without
+/// running the tool. (Ids numbered per mode and round once were: the Unix-socket gateway's record, which only its
+/// own mode filled, then answered a whole round of calls, which looked like a TCP leg 100 µs slower.)
+static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One call, with an id of its own: the whole call's and the hop's microseconds.
+async fn one(client: &mut ToolGatewayClient<Channel>, tool: &str) -> (f64, f64) {
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let call = pb::ToolCall { id: format!("{tool}-{n}"), name: tool.into(), arguments: workload::ARGUMENTS.into() };
     let context = pb::CallContext { user_id: "u1".into(), session_id: "s1".into(), ..Default::default() };
     let request = pb::ExecuteRequest { call: Some(call), context: Some(context), review_mode: 0 };
@@ -188,8 +194,16 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-#[tokio::main]
-async fn main() {
+/// `TRANSPORTS_WORKERS=1` runs everything on one worker thread: no call wakes a second one.
+fn main() {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Ok(workers) = std::env::var("TRANSPORTS_WORKERS") {
+        runtime.worker_threads(workers.parse().expect("TRANSPORTS_WORKERS: a number"));
+    }
+    runtime.enable_all().build().unwrap().block_on(bench());
+}
+
+async fn bench() {
     let full = std::env::args().any(|a| a == "--bench");
     let (calls, rounds) =
         if full { (count("TRANSPORTS_CALLS", 20_000), count("TRANSPORTS_ROUNDS", 5)) } else { (50, 1) };
@@ -209,16 +223,22 @@ async fn main() {
     ];
     let mut samples: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); MODES.len()];
     for (client, tool) in &mut clients {
-        for n in 0..calls.min(500) {
-            one(client, tool, n).await;
+        for _ in 0..calls.min(500) {
+            one(client, tool).await;
         }
     }
+    // `TRANSPORTS_ONLY=tcp,uds` measures those modes alone (to profile one at a time); the rest report no figure.
+    let only = std::env::var("TRANSPORTS_ONLY").ok();
+    let measured = |mode: &str| only.as_deref().is_none_or(|only| only.split(',').any(|m| m == mode));
     for round in 0..rounds {
         for turn in 0..MODES.len() {
             let mode = (round + turn) % MODES.len();
+            if !measured(MODES[mode]) {
+                continue;
+            }
             let (client, tool) = &mut clients[mode];
-            for n in 0..calls {
-                let (total, hop) = one(client, tool, n).await;
+            for _ in 0..calls {
+                let (total, hop) = one(client, tool).await;
                 samples[mode].0.push(total);
                 samples[mode].1.push(hop);
             }
@@ -228,6 +248,10 @@ async fn main() {
     println!("{:<10} {:>10} {:>10} {:>10} {:>10}", "mode", "p50 µs", "p99 µs", "hop p50", "hop p99");
     let mut p50 = Vec::new();
     for (mode, (total, hop)) in MODES.iter().zip(&mut samples) {
+        if total.is_empty() {
+            total.push(f64::NAN);
+            hop.push(f64::NAN);
+        }
         total.sort_by(f64::total_cmp);
         hop.sort_by(f64::total_cmp);
         let row = (percentile(total, 0.5), percentile(total, 0.99), percentile(hop, 0.5), percentile(hop, 0.99));
