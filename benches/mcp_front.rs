@@ -1,12 +1,14 @@
 //! The MCP front door against gRPC `Execute`: the same small call to the same HTTP tool, one at a time, through
-//! each door of one gateway in one run, rounds interleaved. Reports p50 and p99 of each, and the front door's p50
-//! and p99 as a multiple of `Execute`'s (target: p50 at most 1.5×).
+//! each door of one gateway in one run, rounds interleaved, the door by a host of each protocol version (2025-11-25
+//! in a session, 2026-07-28 without one). Reports p50 and p99 of each, and the front door's p50 and p99 as a
+//! multiple of `Execute`'s (target: p50 at most 1.5×).
 //!
 //! Run: `cargo bench --bench mcp_front` (`MCP_FRONT_CALLS=20000 MCP_FRONT_ROUNDS=5`). Without `--bench` (as under
 //! `cargo test --benches`) it runs a short smoke pass that fails on a wrong answer.
 
 use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
@@ -29,8 +31,9 @@ async fn start_tool() -> String {
     format!("http://{addr}/echo")
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+/// The `p` quantile of `sorted`; none of nothing.
+fn percentile(sorted: &[Duration], p: f64) -> Option<Duration> {
+    sorted.get(((sorted.len() as f64 * p) as usize).min(sorted.len().saturating_sub(1))).copied()
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -60,18 +63,26 @@ async fn main() {
     let register = pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) };
     ToolRegistryClient::new(channel.clone()).register_tool(register).await.unwrap();
     let mut gateway = ToolGatewayClient::new(channel);
-    let transport = StreamableHttpClientTransport::with_client(
-        reqwest::Client::new(),
-        StreamableHttpClientTransportConfig::with_uri(format!("http://{front}/mcp")),
-    );
-    let host = ().serve(transport).await.expect("the MCP handshake");
+    let transport = || {
+        StreamableHttpClientTransport::with_client(
+            reqwest::Client::new(),
+            StreamableHttpClientTransportConfig::with_uri(format!("http://{front}/mcp")),
+        )
+    };
+    let host = ().serve(transport()).await.expect("the MCP handshake");
+    let modern = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    let stateless = ().serve_with_lifecycle(transport(), modern).await.expect("server/discover");
     let arguments: rmcp::model::JsonObject = serde_json::from_str(ARGUMENTS).unwrap();
 
-    let (mut by_grpc, mut by_mcp) = (Vec::new(), Vec::new());
+    // `MCP_FRONT_ONLY=grpc`, `2025-11-25` or `2026-07-28` calls through that door alone (to count its instructions
+    // under callgrind); the others report nothing.
+    let only = std::env::var("MCP_FRONT_ONLY").ok();
+    let runs = |door: &str| only.as_deref().is_none_or(|only| only == door);
+    let (mut by_grpc, mut by_mcp, mut by_stateless) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..=rounds {
         // Round 0 warms both doors up and is not counted.
         let n = if round == 0 { calls / 5 + 10 } else { calls };
-        for _ in 0..n {
+        for _ in 0..n * usize::from(runs("grpc")) {
             let call = pb::ToolCall { id: String::new(), name: "forecast".into(), arguments: ARGUMENTS.into() };
             let started = Instant::now();
             let answer = gateway.execute(pb::ExecuteRequest { call: Some(call), ..Default::default() }).await.unwrap();
@@ -82,28 +93,42 @@ async fn main() {
                 by_grpc.push(took);
             }
         }
-        for _ in 0..n {
-            let params = CallToolRequestParams::new("forecast").with_arguments(arguments.clone());
-            let started = Instant::now();
-            let result = host.call_tool(params).await.unwrap();
-            let took = started.elapsed();
-            assert_eq!(result.is_error, Some(false), "{result:?}");
-            assert_eq!(result.structured_content, Some(json!({"city": "Oslo", "days": 3})));
-            if round > 0 {
-                by_mcp.push(took);
+        for (door, host, timings) in [("2025-11-25", &host, &mut by_mcp), ("2026-07-28", &stateless, &mut by_stateless)]
+        {
+            for _ in 0..n * usize::from(runs(door)) {
+                let took = call_door(host, &arguments).await;
+                if round > 0 {
+                    timings.push(took);
+                }
             }
         }
     }
-    by_grpc.sort();
-    by_mcp.sort();
-    let us = |d: Duration| d.as_secs_f64() * 1e6;
-    let (g50, g99, m50, m99) =
-        (percentile(&by_grpc, 0.5), percentile(&by_grpc, 0.99), percentile(&by_mcp, 0.5), percentile(&by_mcp, 0.99));
-    println!("door       calls    p50 µs    p99 µs");
-    println!("grpc    {:>8}  {:>8.0}  {:>8.0}", by_grpc.len(), us(g50), us(g99));
-    println!("mcp     {:>8}  {:>8.0}  {:>8.0}", by_mcp.len(), us(m50), us(m99));
-    println!("mcp / grpc: p50 {:.2}×, p99 {:.2}× (target p50 ≤ 1.5×)", us(m50) / us(g50), us(m99) / us(g99));
+    let us = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e6);
+    let mut rows = Vec::new();
+    for timings in [&mut by_grpc, &mut by_mcp, &mut by_stateless] {
+        timings.sort();
+        rows.push((us(percentile(timings, 0.5)), us(percentile(timings, 0.99))));
+    }
+    let [(g50, g99), (m50, m99), (s50, s99)] = rows[..] else { unreachable!() };
+    println!("door                 calls    p50 µs    p99 µs");
+    println!("grpc              {:>8}  {g50:>8.0}  {g99:>8.0}", by_grpc.len());
+    println!("mcp 2025-11-25    {:>8}  {m50:>8.0}  {m99:>8.0}", by_mcp.len());
+    println!("mcp 2026-07-28    {:>8}  {s50:>8.0}  {s99:>8.0}", by_stateless.len());
+    println!("mcp 2025-11-25 / grpc: p50 {:.2}×, p99 {:.2}× (target p50 ≤ 1.5×)", m50 / g50, m99 / g99);
+    println!("mcp 2026-07-28 / grpc: p50 {:.2}×, p99 {:.2}× (target p50 ≤ 1.5×)", s50 / g50, s99 / g99);
     let report = json!({"bench": "mcp_front", "smoke": smoke, "calls": by_mcp.len(),
-        "grpc_p50_us": us(g50), "grpc_p99_us": us(g99), "mcp_p50_us": us(m50), "mcp_p99_us": us(m99)});
+        "grpc_p50_us": g50, "grpc_p99_us": g99, "mcp_p50_us": m50, "mcp_p99_us": m99,
+        "mcp_2026_p50_us": s50, "mcp_2026_p99_us": s99});
     println!("{report}");
+}
+
+/// One call through the front door: how long it took; fails on a wrong answer.
+async fn call_door(host: &RunningService<rmcp::RoleClient, ()>, arguments: &rmcp::model::JsonObject) -> Duration {
+    let params = CallToolRequestParams::new("forecast").with_arguments(arguments.clone());
+    let started = Instant::now();
+    let result = host.call_tool(params).await.unwrap();
+    let took = started.elapsed();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(result.structured_content, Some(json!({"city": "Oslo", "days": 3})));
+    took
 }

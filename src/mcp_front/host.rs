@@ -6,7 +6,7 @@ use crate::backend::{CallHost, Progress, ProgressSink};
 use futures::future::BoxFuture;
 use rmcp::model::{
     ClientResult, GetExtensions, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ProgressToken, RequestId, ServerRequest,
+    ProgressToken, ProtocolVersion, RequestId, ServerRequest,
 };
 use rmcp::service::{OriginatingRequestId, Peer, PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{ErrorData, RoleServer};
@@ -50,6 +50,12 @@ impl Host {
     /// Whether the host declared, when it connected, the capability the request needs.
     fn declares(&self, request: &ServerRequest) -> Result<(), ErrorData> {
         let info = self.peer.peer_info();
+        // A 2026-07-28 host cannot answer a request on its call's stream: it is asked by a multi-round-trip result.
+        if info.as_ref().is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28) {
+            let refused = "a 2026-07-28 host is asked for input by a multi-round-trip result, which toolgate does not \
+                           make of an MCP server's request yet; call on 2025-11-25 to be asked";
+            return Err(ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, refused, None));
+        }
         let capabilities = info.as_ref().map(|info| &info.capabilities);
         let (declared, needs) = match request {
             ServerRequest::CreateMessageRequest(_) => (capabilities.is_some_and(|c| c.sampling.is_some()), "sampling"),

@@ -109,6 +109,10 @@ fn http_config(settings: &FrontDoorSettings) -> StreamableHttpServerConfig {
         // No SSE priming event before each answer: it lets a client resume a cut stream, which a call's one
         // answer does not need, and it costs every call a write.
         .with_sse_retry(None)
+        // A request served without a session (2026-07-28) whose answer is all it sends is answered as one JSON
+        // body rather than an event stream; one that relays progress, a log message or a server's request first
+        // still streams. Sessions (2025-11-25) always stream.
+        .with_json_response(true)
 }
 
 /// The front door's stack. Layers run outermost first, in the order written:

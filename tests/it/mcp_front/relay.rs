@@ -1,15 +1,17 @@
 //! What an MCP server asks of, and tells, the host of a call through the front door: its sampling request reaches
-//! the host that made the call, if that host declared sampling, and is refused for one that did not; its log
-//! messages reach that host alone, at the level the host set.
+//! the host that made the call, if that host declared sampling, and is refused for one that did not, and for a
+//! 2026-07-28 host, which cannot answer it on its call's stream, saying so; its log messages reach that host alone,
+//! at the level the host set.
 #![allow(deprecated)] // Logging is deprecated by SEP-2577 from 2026-07-28 on; these hosts speak 2025-11-25.
 
 use super::{ALICE, BOB, call, front_with, text};
 use crate::support::mcp::{CONNECT_TIMEOUT, HttpServer};
 use rmcp::model::{
     ClientCapabilities, ClientInfo, CreateMessageRequestParams, CreateMessageResult, Implementation, LoggingLevel,
-    LoggingMessageNotificationParam, SetLevelRequestParams,
+    LoggingMessageNotificationParam, ProtocolVersion, SetLevelRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService};
+use rmcp::service::RunningService;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RoleClient};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
@@ -58,6 +60,14 @@ async fn host(url: &str, token: &str, host: Host) -> RunningService<RoleClient, 
     host.serve(transport).await.expect("the MCP handshake with the front door")
 }
 
+/// The same host on 2026-07-28: no session, its capabilities sent with every request.
+async fn stateless_host(url: &str, token: &str, host: Host) -> RunningService<RoleClient, Host> {
+    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    let modern = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    host.serve_with_lifecycle(transport, modern).await.expect("server/discover at the front door")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the Python MCP SDK in target/mcp-venv, which .ci/run installs (see tests/it/support/mcp.rs)"]
 async fn a_servers_requests_and_logs_reach_the_host_of_the_call_and_no_other() {
@@ -87,6 +97,14 @@ async fn a_servers_requests_and_logs_reach_the_host_of_the_call_and_no_other() {
     assert_eq!(text(&asked), "the model said: hi from alice", "{asked:?}");
     let refused = text(&refused);
     assert!(refused.starts_with("refused:") && refused.contains("did not declare sampling"), "{refused}");
+    // Declaring sampling is not enough on 2026-07-28: such a host cannot answer a request on its call's stream, so
+    // it is refused at once, saying why (not that the host did not declare sampling, which it did).
+    let modern = Host { name: "carol", sampling: true, logs: Arc::default() };
+    let modern = stateless_host(&url, ALICE, modern).await;
+    let started = std::time::Instant::now();
+    let refused = text(&call(&modern, "memo__ask_model", json!({"prompt": "carol's question"})).await);
+    assert!(refused.starts_with("refused:") && refused.contains("multi-round-trip"), "{refused}");
+    assert!(started.elapsed() < Duration::from_secs(5), "refused at once, not after {:?}", started.elapsed());
 
     // Log messages travel on the host's own stream, beside the calls' answers: they get a moment to arrive.
     crate::support::eventually(Duration::from_secs(5), "Alice told her call's log message", async || {
