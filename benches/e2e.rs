@@ -18,10 +18,10 @@
 //! not a SUCCESS, or no span reached the sink.
 //! Without `--bench` (as under `cargo test --benches`) it runs a short smoke pass instead.
 //!
-//! Run: `cargo bench --bench e2e` (`E2E_ROUNDS=9 E2E_REQUESTS=50000 cargo bench --bench e2e`; `E2E_OTEL=off` runs
-//! the gateway without telemetry, to tell its share; `E2E_IDEMPOTENCY=off` without the call-id record; `E2E_CONSOLE=off` starts the "console" mode's gateway without its
-//! console, an A/A run whose console/gateway ratios are the noise floor; `E2E_ONLY=gateway` runs one mode alone, to
-//! profile it).
+//! Run: `cargo bench --bench e2e` (`E2E_ROUNDS=9 E2E_REQUESTS=50000 cargo bench --bench e2e`; `E2E_OTEL=off` runs the
+//! gateway without telemetry, to tell its share; `E2E_IDEMPOTENCY=off` without the call-id record, `=<n>` with a record
+//! of at most n ids; `E2E_CONSOLE=off` starts the "console" mode's gateway without its console, an A/A run whose
+//! console/gateway ratios are the noise floor; `E2E_ONLY=gateway` runs one mode alone, to profile it).
 
 /// The shipped binary's allocator (see `src/main.rs`), so the gateway here costs what it costs there.
 #[global_allocator]

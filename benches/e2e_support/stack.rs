@@ -32,9 +32,14 @@ fn config_text(otlp_endpoint: &str, console: bool) -> String {
         "[budgets]\nmax_calls = {max}\nmax_tool_calls = {max}\nmax_consecutive_failures = 1000\n\n",
         max = u32::MAX
     );
-    // `E2E_IDEMPOTENCY=off`: no call-id record, to tell its share of the gateway's cost.
-    if std::env::var("E2E_IDEMPOTENCY").is_ok_and(|v| v == "off") {
-        budgets.push_str("[idempotency]\nwindow_ms = 0\n\n");
+    // `E2E_IDEMPOTENCY=off`: no call-id record, to tell its share of the gateway's cost; `E2E_IDEMPOTENCY=<n>`: a
+    // record of at most n call ids (10,000 by default), to tell what its size costs.
+    match std::env::var("E2E_IDEMPOTENCY").as_deref() {
+        Ok("off") => budgets.push_str("[idempotency]\nwindow_ms = 0\n\n"),
+        Ok(entries) if entries.parse::<usize>().is_ok() => {
+            budgets.push_str(&format!("[idempotency]\nmax_entries = {entries}\n\n"));
+        }
+        _ => {}
     }
     if console {
         budgets.push_str("[console]\nlisten = \"127.0.0.1:0\"\n\n");
