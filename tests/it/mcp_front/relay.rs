@@ -2,7 +2,7 @@
 //! the host that made the call, if that host declared sampling, and is refused for one that did not, and for a
 //! 2026-07-28 host, which cannot answer it on its call's stream, saying so; its log messages reach that host alone,
 //! at the level the host set.
-#![allow(deprecated)] // Logging is deprecated by SEP-2577 from 2026-07-28 on; these hosts speak 2025-11-25.
+#![allow(deprecated)] // Logging is deprecated by SEP-2577 from 2026-07-28 on; the hosts that log speak 2025-11-25.
 
 use super::{ALICE, BOB, call, front_with, text};
 use crate::support::mcp::{CONNECT_TIMEOUT, HttpServer};
@@ -98,13 +98,11 @@ async fn a_servers_requests_and_logs_reach_the_host_of_the_call_and_no_other() {
     let refused = text(&refused);
     assert!(refused.starts_with("refused:") && refused.contains("did not declare sampling"), "{refused}");
     // Declaring sampling is not enough on 2026-07-28: such a host cannot answer a request on its call's stream, so
-    // it is refused at once, saying why (not that the host did not declare sampling, which it did).
+    // it is refused, saying why (not that the host did not declare sampling, which it did).
     let modern = Host { name: "carol", sampling: true, logs: Arc::default() };
     let modern = stateless_host(&url, ALICE, modern).await;
-    let started = std::time::Instant::now();
     let refused = text(&call(&modern, "memo__ask_model", json!({"prompt": "carol's question"})).await);
     assert!(refused.starts_with("refused:") && refused.contains("multi-round-trip"), "{refused}");
-    assert!(started.elapsed() < Duration::from_secs(5), "refused at once, not after {:?}", started.elapsed());
 
     // Log messages travel on the host's own stream, beside the calls' answers: they get a moment to arrive.
     crate::support::eventually(Duration::from_secs(5), "Alice told her call's log message", async || {
