@@ -14,8 +14,9 @@
 //! `Execute` over a Unix socket at most 0.85x `Execute` over TCP at p50 (`uds` against `tcp`); the refused calls
 //! tell how much of that is the hop itself.
 //!
-//! Run: `cargo bench --bench transports` (`TRANSPORTS_CALLS=20000 TRANSPORTS_ROUNDS=5`). Without `--bench` (under
-//! `cargo test --benches`) a short pass checks every mode's answers.
+//! Run: `cargo bench --bench transports` (`TRANSPORTS_CALLS=20000 TRANSPORTS_ROUNDS=5`; `TRANSPORTS_ONLY=tcp,uds`
+//! measures only those modes, `TRANSPORTS_WORKERS=1` runs on one worker thread). Every call has an id of its own.
+//! Without `--bench` (under `cargo test --benches`) a short pass checks every mode's answers.
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
