@@ -44,11 +44,11 @@ pub trait CallHost: Send + Sync + std::fmt::Debug {
     /// Asks the host and waits for its answer; refused at once when the host did not declare the capability the
     /// request needs.
     fn ask(&self, request: rmcp::model::ServerRequest) -> BoxFuture<'static, Result<ClientResult, rmcp::ErrorData>>;
-    /// Tells the host a log message, unless the host asked for a higher level; done once the host's session has
-    /// taken it, so a chatty server waits for a slow host. (SEP-2577 deprecates logging from 2026-07-28 on; hosts
-    /// of 2025-11-25 still ask for it.)
+    /// Queues a log message for the host, in the order the server sent it, unless the host asked for a higher
+    /// level; one that finds the host that far behind is dropped, so a chatty server cannot fill the gateway.
+    /// (SEP-2577 deprecates logging from 2026-07-28 on; hosts of 2025-11-25 still ask for it.)
     #[allow(deprecated)]
-    fn log(&self, message: rmcp::model::LoggingMessageNotificationParam) -> BoxFuture<'static, ()>;
+    fn log(&self, message: rmcp::model::LoggingMessageNotificationParam);
 }
 
 /// How far a call has got, as a backend reports it (MCP `notifications/progress`).

@@ -199,11 +199,12 @@ impl ServerHandler for FrontDoor {
         let (call, ctx) = call_of(principal, session, name, arguments, reviewed.as_ref());
         let (progress, told) = host::progress_of(&context);
         let host = Host::of(&context, Arc::clone(&self.log_level), self.confirm_timeout);
+        let asked: Arc<dyn crate::backend::CallHost> = host.clone();
         // A host gives up on a call after about a minute: a reviewed call answers at once that it waits.
         let req = CallRequest {
             door: Door::Mcp,
             progress: progress.as_ref(),
-            host: Some(&host),
+            host: Some(&asked),
             ..CallRequest::new(&call, &ctx, None, ReviewMode::Defer)
         };
         let mut message = self.core.executor.execute(req).with_context(parent.clone()).await;
@@ -212,10 +213,12 @@ impl ServerHandler for FrontDoor {
             let asked = confirm::ask(&self.core, &context.peer, req, message, self.confirm_timeout);
             message = asked.with_context(parent).await;
         }
+        // Everything the call's server sent before its answer reaches the host before the result.
         drop(progress);
         if let Some(told) = told {
             let _ = told.await;
         }
+        host.finish().await;
         match reviewed {
             // 2026-07-28 has a result for a call that cannot finish yet: the host retries with the sealed state.
             Some(reviewed) if modern && message.status == ToolStatus::PendingReview => {

@@ -10,12 +10,15 @@ use rmcp::model::{
 };
 use rmcp::service::{OriginatingRequestId, Peer, PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{ErrorData, RoleServer};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Progress reports of one call waiting to reach its host; past it, reports are dropped.
 const PROGRESS_BACKLOG: usize = 64;
+
+/// Log messages of one call waiting to reach its host; past it, messages are dropped.
+const LOG_BACKLOG: usize = 64;
 
 /// The lowest level of log message a session's host asked for (`logging/setLevel`); every level until it asks.
 #[derive(Debug, Default)]
@@ -40,11 +43,32 @@ pub struct Host {
     level: Arc<LogLevel>,
     /// How long the host (its user, for an elicitation) may take to answer.
     wait: Duration,
+    logs: Mutex<LogRelay>,
+}
+
+/// The task that tells the host its call's log messages in order: started by the first, ended with the call.
+#[derive(Debug, Default)]
+enum LogRelay {
+    #[default]
+    Idle,
+    Open(tokio::sync::mpsc::Sender<LoggingMessageNotificationParam>, tokio::task::JoinHandle<()>),
+    Ended,
 }
 
 impl Host {
-    pub fn of(context: &RequestContext<RoleServer>, level: Arc<LogLevel>, wait: Duration) -> Arc<dyn CallHost> {
-        Arc::new(Self { peer: context.peer.clone(), call: context.id.clone(), level, wait })
+    pub fn of(context: &RequestContext<RoleServer>, level: Arc<LogLevel>, wait: Duration) -> Arc<Self> {
+        let logs = Mutex::default();
+        Arc::new(Self { peer: context.peer.clone(), call: context.id.clone(), level, wait, logs })
+    }
+
+    /// Waits until the host's session has taken every log message of the call, so that all of them come before
+    /// its result; one the server sends later is of a call that has ended, and is dropped.
+    pub async fn finish(&self) {
+        let relay = std::mem::replace(&mut *self.logs.lock().expect("logs lock"), LogRelay::Ended);
+        if let LogRelay::Open(queue, told) = relay {
+            drop(queue);
+            let _ = told.await;
+        }
     }
 
     /// Whether the host declared, when it connected, the capability the request needs.
@@ -95,15 +119,27 @@ impl CallHost for Host {
         })
     }
 
-    fn log(&self, message: LoggingMessageNotificationParam) -> BoxFuture<'static, ()> {
+    fn log(&self, message: LoggingMessageNotificationParam) {
         if !self.level.lets_through(message.level) {
-            return Box::pin(std::future::ready(()));
+            return;
         }
-        let peer = self.peer.clone();
-        // A host gone is no error of the server's.
-        Box::pin(async move {
-            let _ = peer.notify_logging_message(message).await;
-        })
+        let mut relay = self.logs.lock().expect("logs lock");
+        if let LogRelay::Idle = *relay {
+            let (queue, messages) = tokio::sync::mpsc::channel(LOG_BACKLOG);
+            *relay = LogRelay::Open(queue, tokio::spawn(tell_logs(messages, self.peer.clone())));
+        }
+        if let LogRelay::Open(queue, _) = &*relay {
+            let _ = queue.try_send(message);
+        }
+    }
+}
+
+/// Passes a call's log messages on to the host until the call ends; a host gone is no error of the server's.
+async fn tell_logs(mut messages: tokio::sync::mpsc::Receiver<LoggingMessageNotificationParam>, peer: Peer<RoleServer>) {
+    while let Some(message) = messages.recv().await {
+        if peer.notify_logging_message(message).await.is_err() {
+            return;
+        }
     }
 }
 

@@ -164,10 +164,9 @@ def summarize(topic: str) -> str:
 
 @mcp.tool(structured_output=False)
 async def steps(n: int, ctx: Context) -> str:
-    """Reports progress 1..n of n, then answers "done"."""
+    """Reports progress 1..n of n back to back, the last just before its answer, then answers "done"."""
     for i in range(1, n + 1):
         await ctx.report_progress(i, n, f"step {i}")
-        await anyio.sleep(0.02)  # paced, as a real tool's steps are
     return "done"
 
 

@@ -75,7 +75,7 @@ fn trace_meta(trace: &[(&'static str, String)]) -> Option<RequestMetaObject> {
 
 /// `tools/call` with what the server sends the caller routed to it until the answer: the progress it reports
 /// under the request's token (the SDK gives every request one) to `sink`, and the requests and log messages the
-/// request's response stream carries to `host`. What comes before the routes are in place is not passed on.
+/// request's response stream carries to `host`. The routes open as the request is queued, a round trip before the server can send anything for it.
 /// Abandoned (the gateway's deadline), the request is cancelled at the server, as `call_tool_once` does.
 async fn call_relayed(
     peer: &Peer<RoleClient>,
@@ -89,12 +89,8 @@ async fn call_relayed(
     let _host = host.map(|host| Route::open(&relays.hosts, call_key(server, &handle.id), host));
     let mut abandoned = Abandoned { peer, id: Some(handle.id.clone()) };
     let answer = handle.await_response().await;
+    // What the server sent for the call before its answer reached its route as the transport read it (`ordered`).
     abandoned.id = None;
-    // Reports the server sent before its answer may still be in the SDK's hands, each in a task of its own: they
-    // get a moment to reach the route before it closes (one racing the answer past that is dropped, never late).
-    for _ in 0..PROGRESS_STRAGGLERS {
-        tokio::task::yield_now().await;
-    }
     match answer? {
         ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
         ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
@@ -102,9 +98,6 @@ async fn call_relayed(
         _ => Err(ServiceError::UnexpectedResponse),
     }
 }
-
-/// How many times a call with progress yields after its answer, so reports still in flight reach their route.
-const PROGRESS_STRAGGLERS: usize = 8;
 
 /// A request whose answer is no longer awaited: the server is told to stop.
 struct Abandoned<'a> {

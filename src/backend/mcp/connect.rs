@@ -3,6 +3,7 @@
 
 pub use super::listener::McpSession;
 use super::listener::{ChangeListener, Relays};
+use super::ordered::InOrder;
 use super::origin::OriginClient;
 use super::spec::{INHERITED_ENV, McpServerSpec, Transport, redacted_url};
 use crate::tls::ClientTls;
@@ -25,15 +26,20 @@ pub async fn connect(
     timeout: Duration,
     tls: &ClientTls,
 ) -> Result<McpSession, String> {
-    let listener = ChangeListener { changed, relays, server: spec.name.clone(), tenant: spec.tenant.clone() };
+    let listener =
+        ChangeListener { changed, relays: relays.clone(), server: spec.name.clone(), tenant: spec.tenant.clone() };
     let handshake = async {
         match spec.transport() {
             Transport::Stdio { command, args, env, cwd } => {
                 let child = spawn(&spec.name, command, args, env, cwd)?;
-                listener.serve(child).await.map_err(|e| format!("MCP handshake failed: {e}"))
+                listener
+                    .serve(InOrder::new(child, relays.clone(), spec.name.clone()))
+                    .await
+                    .map_err(|e| format!("MCP handshake failed: {e}"))
             }
             Transport::Http { url, headers } => {
-                let transport = http_transport(url, headers, timeout, tls)?;
+                let transport =
+                    InOrder::new(http_transport(url, headers, timeout, tls)?, relays.clone(), spec.name.clone());
                 let shown = redacted_url(url);
                 listener.serve(transport).await.map_err(|e| match tls_failure(&e) {
                     Some(tls) => format!("MCP server {shown}: TLS: {tls}"),

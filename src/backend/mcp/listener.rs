@@ -3,12 +3,12 @@
 //! the server's requests (sampling, elicitation, roots) and log messages to the host of the call they came with.
 #![allow(deprecated)] // Logging, deprecated by SEP-2577 from 2026-07-28 on, is still relayed for 2025-11-25 hosts.
 
-use crate::backend::{CallHost, Progress, ProgressSink};
+use crate::backend::{CallHost, ProgressSink};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
     CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorCode, Implementation, ListRootsRequest,
-    ListRootsResult, LoggingMessageNotificationParam, NotificationMetaObject, ProgressNotificationParam, ProgressToken,
-    RequestId, ResourceUpdatedNotificationParam, ServerRequest,
+    ListRootsResult, LoggingMessageNotificationParam, ProgressToken, RequestId, ResourceUpdatedNotificationParam,
+    ServerRequest,
 };
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ErrorData};
@@ -151,33 +151,15 @@ impl ClientHandler for ChangeListener {
         self.tell(OfferKind::Prompts);
     }
 
-    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        let key = progress_key(&self.server, &params.progress_token);
-        let sink = self.relays.progress.lock().expect("progress lock").get(&key).cloned();
-        let report = Progress { progress: params.progress, total: params.total, message: params.message };
-        // A report for a call that has ended, or that finds its caller behind, is dropped.
-        if let Some(sink) = sink {
-            let _ = sink.try_send(report);
-        }
-    }
-
-    /// A log message goes to the host of the call whose response stream carried it; one that came with no call
-    /// (on the session's own stream, or over stdio) is of no host's call, and goes to the gateway's log.
+    /// A log message of no call (on the session's own stream, or over stdio) goes to the gateway's log; one a
+    /// call's response stream carried went to the call's host as it arrived (`ordered`).
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,
-        context: NotificationContext<RoleClient>,
+        _context: NotificationContext<RoleClient>,
     ) {
-        // rmcp 3.9 leaves a notification's `_meta` in the context's extensions, and `context.meta` empty.
-        let meta = context.extensions.get::<NotificationMetaObject>().unwrap_or(&context.meta);
-        let call = meta.get(CARRIED_BY).and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
-        match self.host_of(call.as_ref()) {
-            Some(host) => host.log(params).await,
-            None => {
-                let (level, data) = (format!("{:?}", params.level), params.data.to_string());
-                tracing::debug!(server = %self.server, level, data, "MCP server log message, of no call");
-            }
-        }
+        let (level, data) = (format!("{:?}", params.level), params.data.to_string());
+        tracing::debug!(server = %self.server, level, data, "MCP server log message, of no call");
     }
 
     async fn create_message(

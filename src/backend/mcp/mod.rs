@@ -6,6 +6,7 @@ mod connect;
 mod import;
 mod listener;
 mod offer;
+mod ordered;
 mod origin;
 mod server;
 pub mod spec;
