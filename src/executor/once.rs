@@ -61,7 +61,7 @@ impl Executor {
     /// call sent again gets the first call's outcome, waiting for it while it runs until its own deadline.
     pub(super) async fn claim_once(&self, req: CallRequest<'_>, prepared: &Prepared) -> Once {
         let CallRequest { call, ctx, deadline, .. } = req;
-        let key = CallKey { tenant: ctx.tenant.clone(), call_id: call.id.clone() };
+        let key = Arc::new(CallKey { tenant: ctx.tenant.clone(), call_id: call.id.clone() });
         let fingerprint = fingerprint(self.once.fingerprinter(), call, ctx, &prepared.tool);
         let lease = self.lease(&prepared.tool);
         let name = prepared.tool.spec.name.clone();

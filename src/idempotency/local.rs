@@ -5,7 +5,7 @@
 use super::{CallKey, Claim, Claimed, Fingerprint, Waiter};
 use crate::pipeline::{ErrorKind, ToolError, ToolMessage, ToolStatus};
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -22,10 +22,10 @@ pub(super) struct LocalStore {
 
 #[derive(Default)]
 struct Inner {
-    entries: HashMap<CallKey, Entry>,
+    entries: HashMap<Arc<CallKey>, Entry>,
     /// Finished calls in the order they finished, which (the window being fixed) is the order they expire in.
     /// An item whose entry has since gone or changed (another generation) is skipped.
-    finished: VecDeque<(CallKey, u64, Instant)>,
+    finished: VecDeque<(Arc<CallKey>, u64, Instant)>,
     /// Items of `finished` before this index are stubs or gone: where the next stub is looked for.
     stubbed_up_to: usize,
     /// What the finished entries' outcomes take, approximately (see `entry_bytes`).
@@ -65,10 +65,10 @@ impl LocalStore {
         Self { window, max_entries: max_entries.max(1), max_bytes: max_bytes.max(1), inner: Mutex::default() }
     }
 
-    pub(super) fn claim(&self, key: &CallKey, fingerprint: &Fingerprint) -> Claimed {
+    pub(super) fn claim(&self, key: &Arc<CallKey>, fingerprint: &Fingerprint) -> Claimed {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.sweep(Instant::now());
-        if let Some(entry) = inner.entries.get(key) {
+        if let Some(entry) = inner.entries.get(&**key) {
             return match &entry.state {
                 _ if entry.fingerprint != *fingerprint => Claimed::Conflict,
                 State::Running(sender) => Claimed::Running(Waiter::local(sender.subscribe())),
@@ -81,15 +81,15 @@ impl LocalStore {
         inner.next_generation += 1;
         let generation = inner.next_generation;
         let entry = Entry { fingerprint: *fingerprint, generation, state: State::Running(watch::Sender::new(())) };
-        inner.entries.insert(key.clone(), entry);
-        Claimed::Run(Claim { key: key.clone(), token: generation.to_string() })
+        inner.entries.insert(Arc::clone(key), entry);
+        Claimed::Run(Claim { key: Arc::clone(key), token: generation })
     }
 
     /// Keeps the call's answer for the window (a stub in its place when the bytes bound needs it); its waiters
     /// wake and read it.
     pub(super) fn finish(&self, claim: &Claim, message: &ToolMessage) {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(entry) = inner.entries.get_mut(&claim.key).filter(|e| e.generation.to_string() == claim.token) else {
+        let Some(entry) = inner.entries.get_mut(&*claim.key).filter(|e| e.generation == claim.token) else {
             return;
         };
         let bytes = entry_bytes(&claim.key, message);
@@ -102,14 +102,14 @@ impl LocalStore {
         entry.state = State::Done(outcome);
         let generation = entry.generation;
         inner.bytes += bytes;
-        inner.finished.push_back((claim.key.clone(), generation, Instant::now() + self.window));
+        inner.finished.push_back((Arc::clone(&claim.key), generation, Instant::now() + self.window));
         inner.shrink(self.max_bytes);
     }
 
     /// Forgets a claimed call that never reached its tool; its waiters wake and claim it themselves.
     pub(super) fn release(&self, claim: &Claim) {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if inner.entries.get(&claim.key).is_some_and(|e| e.generation.to_string() == claim.token) {
+        if inner.entries.get(&*claim.key).is_some_and(|e| e.generation == claim.token) {
             inner.remove(&claim.key);
         }
     }
@@ -236,8 +236,8 @@ fn stub(message: &ToolMessage) -> ToolMessage {
 mod tests {
     use super::*;
 
-    fn key(id: &str) -> CallKey {
-        CallKey { tenant: "t".into(), call_id: id.into() }
+    fn key(id: &str) -> Arc<CallKey> {
+        Arc::new(CallKey { tenant: "t".into(), call_id: id.into() })
     }
 
     fn message(content: &str) -> ToolMessage {

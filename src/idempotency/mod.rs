@@ -122,9 +122,10 @@ pub enum Claimed {
 
 /// The right to settle a call id, held by the one caller running it.
 pub struct Claim {
-    pub key: CallKey,
+    /// Shared with the record's own entry, so that a claim copies no key.
+    pub key: Arc<CallKey>,
     /// Which claim of the id this is, so that a stale claim cannot settle a later one.
-    pub token: String,
+    token: u64,
 }
 
 /// A wait for the next change of a running call.
@@ -188,7 +189,7 @@ impl Idempotency {
     }
 
     /// Claims `key` for the call `fingerprint` names; a running claim not settled within `lease` is lost.
-    pub async fn claim(&self, key: &CallKey, fingerprint: &Fingerprint, lease: Duration) -> Claimed {
+    pub async fn claim(&self, key: &Arc<CallKey>, fingerprint: &Fingerprint, lease: Duration) -> Claimed {
         match &self.backing {
             Backing::Off => Claimed::Full,
             Backing::Local(store) => store.claim(key, fingerprint),

@@ -103,23 +103,23 @@ impl SharedStore {
         store
     }
 
-    pub async fn claim(self: &Arc<Self>, key: &CallKey, fingerprint: &Fingerprint, lease: Duration) -> Claimed {
+    pub async fn claim(self: &Arc<Self>, key: &Arc<CallKey>, fingerprint: &Fingerprint, lease: Duration) -> Claimed {
         if self.redis.recently_failed() {
             return Claimed::Unreachable("Redis failed moments ago".into());
         }
         let member = member(key);
         // Registered before the claim is read, so that a finish in between still wakes this caller.
         let (registration, changed) = Registration::new(self, &member);
-        let token = format!("{:016x}-{}", self.instance, self.claims.fetch_add(1, Ordering::Relaxed));
+        let token = self.claims.fetch_add(1, Ordering::Relaxed);
         let mut invocation = CLAIM.key(self.redis.key("call", &[&key.tenant, &key.call_id]));
-        invocation.arg(hex(fingerprint)).arg(&token).arg(millis(lease)).arg(millis(self.window));
+        invocation.arg(hex(fingerprint)).arg(self.owner(token)).arg(millis(lease)).arg(millis(self.window));
         let reply: Vec<String> =
             match self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await {
                 Ok(reply) => reply,
                 Err(err) => return Claimed::Unreachable(err.to_string()),
             };
         match reply.first().map(String::as_str) {
-            Some("claimed") => Claimed::Run(Claim { key: key.clone(), token }),
+            Some("claimed") => Claimed::Run(Claim { key: Arc::clone(key), token }),
             Some("running") => Claimed::Running(Waiter::shared(changed, HEAL_EVERY, registration)),
             Some("done") => match reply.get(1).map(|json| serde_json::from_str::<ToolMessage>(json)) {
                 Some(Ok(message)) => Claimed::Done(Box::new(message)),
@@ -138,7 +138,12 @@ impl SharedStore {
     pub async fn finish(&self, claim: &Claim, message: &ToolMessage) {
         let json = serde_json::to_string(message).expect("a ToolMessage always serializes");
         let mut invocation = FINISH.key(self.redis.key("call", &[&claim.key.tenant, &claim.key.call_id]));
-        invocation.arg(&claim.token).arg(json).arg(millis(self.window)).arg(self.channel()).arg(member(&claim.key));
+        invocation
+            .arg(self.owner(claim.token))
+            .arg(json)
+            .arg(millis(self.window))
+            .arg(self.channel())
+            .arg(member(&claim.key));
         let done = self.redis.run(|mut conn| async move { invocation.invoke_async::<i64>(&mut conn).await }).await;
         if let Err(err) = done {
             // Retries of the call wait until its lease runs out, then answer that it was lost.
@@ -148,11 +153,16 @@ impl SharedStore {
 
     pub async fn release(&self, claim: &Claim) {
         let mut invocation = RELEASE.key(self.redis.key("call", &[&claim.key.tenant, &claim.key.call_id]));
-        invocation.arg(&claim.token).arg(self.channel()).arg(member(&claim.key));
+        invocation.arg(self.owner(claim.token)).arg(self.channel()).arg(member(&claim.key));
         let released = self.redis.run(|mut conn| async move { invocation.invoke_async::<i64>(&mut conn).await }).await;
         if let Err(err) = released {
             tracing::warn!(call_id = %claim.key.call_id, error = %err, "a call that did not run is still claimed in Redis");
         }
+    }
+
+    /// A claim's owner in Redis: this gateway's part and the claim's number, unique across the cluster.
+    fn owner(&self, token: u64) -> String {
+        format!("{:016x}-{token}", self.instance)
     }
 
     fn channel(&self) -> String {

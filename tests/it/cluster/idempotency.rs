@@ -99,7 +99,7 @@ async fn a_claim_whose_gateway_stopped_is_lost_after_its_lease_and_never_runs_ag
     use toolgate::idempotency::{CallKey, Claimed, FingerprintKey, Idempotency};
     let prefix = Prefix::new(&redis_url());
     let settings = IdempotencySettings::default();
-    let key = CallKey { tenant: "acme".into(), call_id: "gone-1".into() };
+    let key = std::sync::Arc::new(CallKey { tenant: "acme".into(), call_id: "gone-1".into() });
     // Long enough that the second gateway's first claim, which opens its Redis connection, falls inside it
     // on a loaded machine.
     let lease = Duration::from_secs(2);
