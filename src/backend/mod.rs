@@ -32,7 +32,7 @@ pub struct Invocation<'a> {
     pub budget: Duration,
     /// Where the tool's progress goes, when the caller asked to hear it; backends that report progress (MCP
     /// servers) send it there.
-    pub progress: Option<&'a ProgressSink>,
+    pub progress: Option<&'a Arc<dyn ProgressSink>>,
     /// The host that made the call, when the door it came through can pass a backend's requests and log
     /// messages on to it (MCP's front door); backends that send them (MCP servers) reach it there.
     pub host: Option<&'a Arc<dyn CallHost>>,
@@ -59,9 +59,12 @@ pub struct Progress {
     pub message: Option<String>,
 }
 
-/// Where a call's progress goes: the door that asked for it passes each report on to its caller. Bounded: a
-/// report that finds it full is dropped, so a chatty tool cannot fill the gateway.
-pub type ProgressSink = tokio::sync::mpsc::Sender<Progress>;
+/// Where a call's progress goes, report by report in the order its backend sent them: the door that asked for it
+/// passes each on to its caller, or the attempt's span records it. Told on the backend session's own task, so it
+/// never waits: a report that finds its caller that far behind is dropped, so a chatty tool cannot fill the gateway.
+pub trait ProgressSink: Send + Sync + std::fmt::Debug {
+    fn report(&self, progress: Progress);
+}
 
 /// A backend's successful answer.
 #[derive(Debug, Clone, PartialEq)]

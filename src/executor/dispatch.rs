@@ -100,14 +100,11 @@ impl Dispatcher {
                 context: ctx,
                 trace: &trace,
                 budget,
-                progress: progress.or(spanned.as_ref().map(|s| &s.sink)),
+                progress: progress.or(spanned.as_ref()),
                 host,
             };
             let started = Instant::now();
             let invoked = tokio::time::timeout(budget, self.backends.invoke(backend, invocation)).await;
-            if let Some(spanned) = spanned {
-                spanned.finish().await;
-            }
             let outcome = match invoked {
                 Ok(Ok(output)) => {
                     slot.succeeded(started.elapsed());
@@ -132,35 +129,29 @@ impl Dispatcher {
 impl Dispatcher {
     /// Where an MCP server's progress goes when the caller did not ask to hear it (a gRPC caller): to the
     /// attempt's span, as events, when spans are on.
-    fn progress_to_span(&self, backend: &Backend, span: &opentelemetry::Context) -> Option<SpannedProgress> {
+    fn progress_to_span(&self, backend: &Backend, span: &opentelemetry::Context) -> Option<Arc<dyn ProgressSink>> {
         if !(matches!(backend, Backend::Mcp { .. }) && self.telemetry.tracing()) {
             return None;
         }
-        let (sink, mut reports) = tokio::sync::mpsc::channel::<Progress>(SPANNED_PROGRESS);
-        let (telemetry, span) = (Arc::clone(&self.telemetry), span.clone());
-        let task = tokio::spawn(async move {
-            while let Some(report) = reports.recv().await {
-                telemetry.progress(&span, report.progress, report.total, report.message.as_deref());
-            }
-        });
-        Some(SpannedProgress { sink, task })
+        Some(Arc::new(SpannedProgress { telemetry: Arc::clone(&self.telemetry), span: span.clone() }))
     }
 }
 
-/// Reports waiting to be recorded on a span; past it, they are dropped.
-const SPANNED_PROGRESS: usize = 64;
-
-/// An attempt's progress on its way to the attempt's span.
+/// An attempt's progress, recorded on the attempt's span as the backend reports it.
 struct SpannedProgress {
-    sink: ProgressSink,
-    task: tokio::task::JoinHandle<()>,
+    telemetry: Arc<Telemetry>,
+    span: opentelemetry::Context,
 }
 
-impl SpannedProgress {
-    /// Waits until every report the backend sent is on the span, before the span ends.
-    async fn finish(self) {
-        drop(self.sink);
-        let _ = self.task.await;
+impl std::fmt::Debug for SpannedProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SpannedProgress")
+    }
+}
+
+impl ProgressSink for SpannedProgress {
+    fn report(&self, report: Progress) {
+        self.telemetry.progress(&self.span, report.progress, report.total, report.message.as_deref());
     }
 }
 

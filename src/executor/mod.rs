@@ -73,7 +73,7 @@ pub struct CallRequest<'a> {
     /// Which door the call came in through, for its span.
     pub door: Door,
     /// Where the tool's progress goes, when the caller asked to hear it.
-    pub progress: Option<&'a ProgressSink>,
+    pub progress: Option<&'a Arc<dyn ProgressSink>>,
     /// The host that made the call, when its door can pass the backend's requests and log messages on.
     pub host: Option<&'a Arc<dyn CallHost>>,
 }

@@ -3,7 +3,7 @@
 //! and prompts are the imported MCP servers' that the caller's tenant may see.
 
 use super::SESSION_CHECK;
-use super::host::{self, Host, LogLevel};
+use super::host::{Host, LogLevel};
 use super::listen;
 use super::offers::{self, SessionOffers};
 use super::reviewed::{self, Reviewed};
@@ -197,9 +197,8 @@ impl ServerHandler for FrontDoor {
             }
         }
         let (call, ctx) = call_of(principal, session, name, arguments, reviewed.as_ref());
-        let (progress, told) = host::progress_of(&context);
         let host = Host::of(&context, Arc::clone(&self.log_level), self.confirm_timeout);
-        let asked: Arc<dyn crate::backend::CallHost> = host.clone();
+        let (asked, progress): (Arc<dyn crate::backend::CallHost>, _) = (host.clone(), host.progress());
         // A host gives up on a call after about a minute: a reviewed call answers at once that it waits.
         let req = CallRequest {
             door: Door::Mcp,
@@ -214,10 +213,6 @@ impl ServerHandler for FrontDoor {
             message = asked.with_context(parent).await;
         }
         // Everything the call's server sent before its answer reaches the host before the result.
-        drop(progress);
-        if let Some(told) = told {
-            let _ = told.await;
-        }
         host.finish().await;
         match reviewed {
             // 2026-07-28 has a result for a call that cannot finish yet: the host retries with the sealed state.

@@ -13,12 +13,10 @@ use rmcp::{ErrorData, RoleServer};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::sync::mpsc;
 
-/// Progress reports of one call waiting to reach its host; past it, reports are dropped.
-const PROGRESS_BACKLOG: usize = 64;
-
-/// Log messages of one call waiting to reach its host; past it, messages are dropped.
-const LOG_BACKLOG: usize = 64;
+/// Progress reports and log messages of one call waiting to reach its host; past it, they are dropped.
+const BACKLOG: usize = 64;
 
 /// The lowest level of log message a session's host asked for (`logging/setLevel`); every level until it asks.
 #[derive(Debug, Default)]
@@ -43,31 +41,59 @@ pub struct Host {
     level: Arc<LogLevel>,
     /// How long the host (its user, for an elicitation) may take to answer.
     wait: Duration,
-    logs: Mutex<LogRelay>,
+    /// The token the host asked to hear the call's progress under, if it did.
+    progress: Option<ProgressToken>,
+    notes: Mutex<Relay>,
 }
 
-/// The task that tells the host its call's log messages in order: started by the first, ended with the call.
+/// What the call's server tells its host while the call runs.
+#[derive(Debug)]
+enum Note {
+    Progress(Progress),
+    Log(LoggingMessageNotificationParam),
+}
+
+/// The task that tells the host its call's notes in the order the server sent them: started by the first, so a
+/// call with none spawns nothing, and ended with the call.
 #[derive(Debug, Default)]
-enum LogRelay {
+enum Relay {
     #[default]
     Idle,
-    Open(tokio::sync::mpsc::Sender<LoggingMessageNotificationParam>, tokio::task::JoinHandle<()>),
+    Open(mpsc::Sender<Note>, tokio::task::JoinHandle<()>),
     Ended,
 }
 
 impl Host {
     pub fn of(context: &RequestContext<RoleServer>, level: Arc<LogLevel>, wait: Duration) -> Arc<Self> {
-        let logs = Mutex::default();
-        Arc::new(Self { peer: context.peer.clone(), call: context.id.clone(), level, wait, logs })
+        let (peer, call, progress) = (context.peer.clone(), context.id.clone(), context.meta.get_progress_token());
+        Arc::new(Self { peer, call, level, wait, progress, notes: Mutex::default() })
     }
 
-    /// Waits until the host's session has taken every log message of the call, so that all of them come before
-    /// its result; one the server sends later is of a call that has ended, and is dropped.
+    /// Where the call's progress goes, if the host asked to hear it (a `progressToken`).
+    pub fn progress(self: &Arc<Self>) -> Option<Arc<dyn ProgressSink>> {
+        self.progress.is_some().then(|| Arc::clone(self) as Arc<dyn ProgressSink>)
+    }
+
+    /// Waits until the host's session has taken every note of the call, so that all of them come before its
+    /// result; one the server sends later is of a call that has ended, and is dropped.
     pub async fn finish(&self) {
-        let relay = std::mem::replace(&mut *self.logs.lock().expect("logs lock"), LogRelay::Ended);
-        if let LogRelay::Open(queue, told) = relay {
+        let relay = std::mem::replace(&mut *self.notes.lock().expect("notes lock"), Relay::Ended);
+        if let Relay::Open(queue, told) = relay {
             drop(queue);
             let _ = told.await;
+        }
+    }
+
+    /// Queues a note for the host, starting the task that tells it with the first.
+    fn tell(&self, note: Note) {
+        let mut relay = self.notes.lock().expect("notes lock");
+        if let Relay::Idle = *relay {
+            let (queue, notes) = mpsc::channel(BACKLOG);
+            let token = self.progress.clone();
+            *relay = Relay::Open(queue, tokio::spawn(tell_notes(notes, token, self.peer.clone())));
+        }
+        if let Relay::Open(queue, _) = &*relay {
+            let _ = queue.try_send(note);
         }
     }
 
@@ -120,24 +146,35 @@ impl CallHost for Host {
     }
 
     fn log(&self, message: LoggingMessageNotificationParam) {
-        if !self.level.lets_through(message.level) {
-            return;
-        }
-        let mut relay = self.logs.lock().expect("logs lock");
-        if let LogRelay::Idle = *relay {
-            let (queue, messages) = tokio::sync::mpsc::channel(LOG_BACKLOG);
-            *relay = LogRelay::Open(queue, tokio::spawn(tell_logs(messages, self.peer.clone())));
-        }
-        if let LogRelay::Open(queue, _) = &*relay {
-            let _ = queue.try_send(message);
+        if self.level.lets_through(message.level) {
+            self.tell(Note::Log(message));
         }
     }
 }
 
-/// Passes a call's log messages on to the host until the call ends; a host gone is no error of the server's.
-async fn tell_logs(mut messages: tokio::sync::mpsc::Receiver<LoggingMessageNotificationParam>, peer: Peer<RoleServer>) {
-    while let Some(message) = messages.recv().await {
-        if peer.notify_logging_message(message).await.is_err() {
+impl ProgressSink for Host {
+    fn report(&self, progress: Progress) {
+        self.tell(Note::Progress(progress));
+    }
+}
+
+/// Passes a call's notes on to the host until the call ends, its progress under the host's own token. A host
+/// gone is no error of the server's. Progress that would not increase what the host was told is dropped, as the
+/// protocol has progress only increase.
+async fn tell_notes(mut notes: mpsc::Receiver<Note>, token: Option<ProgressToken>, peer: Peer<RoleServer>) {
+    let mut told = f64::NEG_INFINITY;
+    while let Some(note) = notes.recv().await {
+        let sent = match note {
+            Note::Progress(report) => {
+                let Some(token) = token.as_ref().filter(|_| report.progress > told) else { continue };
+                told = report.progress;
+                let mut note = ProgressNotificationParam::new(token.clone(), report.progress);
+                (note.total, note.message) = (report.total, report.message);
+                peer.notify_progress(note).await
+            }
+            Note::Log(message) => peer.notify_logging_message(message).await,
+        };
+        if sent.is_err() {
             return;
         }
     }
@@ -148,38 +185,6 @@ fn failed(err: ServiceError) -> ErrorData {
     match err {
         ServiceError::McpError(data) => data,
         other => ErrorData::internal_error(format!("the host did not answer: {other}"), None),
-    }
-}
-
-/// Where a call's progress goes when the host asked to hear it (a `progressToken`), and the task that tells the
-/// host: the call's handler drops the sink and waits for the task, so all of it arrives before the result.
-pub fn progress_of(
-    context: &RequestContext<RoleServer>,
-) -> (Option<ProgressSink>, Option<tokio::task::JoinHandle<()>>) {
-    let Some(token) = context.meta.get_progress_token() else { return (None, None) };
-    let (sink, reports) = tokio::sync::mpsc::channel(PROGRESS_BACKLOG);
-    (Some(sink), Some(tokio::spawn(tell_progress(reports, token, context.peer.clone()))))
-}
-
-/// Passes a call's progress on to the host, under the host's token, until the call ends. The SDK handles each
-/// notification from a server in a task of its own, so reports may come out of order: one that would not increase
-/// the progress the host was told is dropped, as the protocol has progress only increase.
-async fn tell_progress(
-    mut reports: tokio::sync::mpsc::Receiver<Progress>,
-    token: ProgressToken,
-    peer: Peer<RoleServer>,
-) {
-    let mut told = f64::NEG_INFINITY;
-    while let Some(report) = reports.recv().await {
-        if report.progress <= told {
-            continue;
-        }
-        told = report.progress;
-        let mut note = ProgressNotificationParam::new(token.clone(), report.progress);
-        (note.total, note.message) = (report.total, report.message);
-        if peer.notify_progress(note).await.is_err() {
-            return;
-        }
     }
 }
 

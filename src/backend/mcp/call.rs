@@ -50,7 +50,7 @@ pub async fn call(
     params.meta = trace_meta(call.trace);
     let answered = match (call.progress, call.host) {
         (None, None) => peer.call_tool_once(params).await,
-        (sink, host) => call_relayed(peer, params, (server, relays), (sink, host)).await,
+        (sink, host) => call_relayed(peer, params, (server, relays), sink, host).await,
     };
     match answered {
         Ok(CallToolResponse::Complete(result)) => answer(result, &checks),
@@ -81,7 +81,8 @@ async fn call_relayed(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
     (server, relays): (&str, &Relays),
-    (sink, host): (Option<&ProgressSink>, Option<&Arc<dyn CallHost>>),
+    sink: Option<&Arc<dyn ProgressSink>>,
+    host: Option<&Arc<dyn CallHost>>,
 ) -> Result<CallToolResponse, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;

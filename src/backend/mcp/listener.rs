@@ -58,7 +58,7 @@ pub fn call_key(server: &str, id: &RequestId) -> String {
 #[derive(Clone)]
 pub struct Relays {
     pub offers: broadcast::Sender<OfferChange>,
-    pub progress: Arc<Mutex<HashMap<String, ProgressSink>>>,
+    pub progress: Arc<Mutex<HashMap<String, Arc<dyn ProgressSink>>>>,
     pub hosts: Arc<Mutex<HashMap<String, Arc<dyn CallHost>>>>,
 }
 

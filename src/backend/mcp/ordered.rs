@@ -50,7 +50,7 @@ impl<T> InOrder<T> {
         let key = progress_key(&self.server, &params.progress_token);
         let sink = self.relays.progress.lock().expect("progress lock").get(&key).cloned();
         if let Some(sink) = sink {
-            let _ = sink.try_send(Progress { progress: params.progress, total: params.total, message: params.message });
+            sink.report(Progress { progress: params.progress, total: params.total, message: params.message });
         }
     }
 
