@@ -75,7 +75,8 @@ fn trace_meta(trace: &[(&'static str, String)]) -> Option<RequestMetaObject> {
 
 /// `tools/call` with what the server sends the caller routed to it until the answer: the progress it reports
 /// under the request's token (the SDK gives every request one) to `sink`, and the requests and log messages the
-/// request's response stream carries to `host`. The routes open as the request is queued, a round trip before the server can send anything for it.
+/// request's response stream carries to `host`, each as the transport reads it (`ordered`), so all of it before
+/// the answer. The routes open as the request is queued, a round trip before the server can send anything for it.
 /// Abandoned (the gateway's deadline), the request is cancelled at the server, as `call_tool_once` does.
 async fn call_relayed(
     peer: &Peer<RoleClient>,
@@ -90,7 +91,6 @@ async fn call_relayed(
     let _host = host.map(|host| Route::open(&relays.hosts, call_key(server, &handle.id), host));
     let mut abandoned = Abandoned { peer, id: Some(handle.id.clone()) };
     let answer = handle.await_response().await;
-    // What the server sent for the call before its answer reached its route as the transport read it (`ordered`).
     abandoned.id = None;
     match answer? {
         ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),

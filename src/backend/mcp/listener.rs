@@ -66,6 +66,16 @@ impl Relays {
     pub fn new(offers: broadcast::Sender<OfferChange>) -> Self {
         Self { offers, progress: Arc::default(), hosts: Arc::default() }
     }
+
+    /// The host of the call with this request id on `server`'s session, while the call runs.
+    pub fn host_of(&self, server: &str, call: &RequestId) -> Option<Arc<dyn CallHost>> {
+        self.hosts.lock().expect("hosts lock").get(&call_key(server, call)).cloned()
+    }
+
+    /// Where the progress under this token on `server`'s session goes, while its call runs.
+    pub fn progress_of(&self, server: &str, token: &ProgressToken) -> Option<Arc<dyn ProgressSink>> {
+        self.progress.lock().expect("progress lock").get(&progress_key(server, token)).cloned()
+    }
 }
 
 /// The client side of a session.
@@ -84,12 +94,6 @@ impl ChangeListener {
         let _ = self.relays.offers.send(change);
     }
 
-    /// The host of the call with this request id, while the call runs and its host can be reached.
-    fn host_of(&self, call: Option<&RequestId>) -> Option<Arc<dyn CallHost>> {
-        let key = call_key(&self.server, call?);
-        self.relays.hosts.lock().expect("hosts lock").get(&key).cloned()
-    }
-
     /// Asks the host of the call whose response stream carried the request. A request on the session's own
     /// stream, or over stdio (which has no streams), names no call, and is refused: the gateway does not guess.
     async fn ask(
@@ -101,7 +105,7 @@ impl ChangeListener {
             Some(InboundStreamOrigin::OutboundRequest(id)) => Some(id),
             _ => None,
         };
-        match self.host_of(call) {
+        match call.and_then(|call| self.relays.host_of(&self.server, call)) {
             Some(host) => host.ask(request).await,
             None => Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,

@@ -4,7 +4,7 @@
 //! the transport received them, each is queued for the caller before the answer is even read.
 #![allow(deprecated)] // Logging, deprecated by SEP-2577 from 2026-07-28 on, is still relayed for 2025-11-25 hosts.
 
-use super::listener::{CARRIED_BY, Relays, call_key, progress_key};
+use super::listener::{CARRIED_BY, Relays};
 use crate::backend::Progress;
 use rmcp::RoleClient;
 use rmcp::model::{
@@ -47,9 +47,7 @@ impl<T> InOrder<T> {
     }
 
     fn progress(&self, params: ProgressNotificationParam) {
-        let key = progress_key(&self.server, &params.progress_token);
-        let sink = self.relays.progress.lock().expect("progress lock").get(&key).cloned();
-        if let Some(sink) = sink {
+        if let Some(sink) = self.relays.progress_of(&self.server, &params.progress_token) {
             sink.report(Progress { progress: params.progress, total: params.total, message: params.message });
         }
     }
@@ -60,8 +58,7 @@ impl<T> InOrder<T> {
         let carried_by = meta.and_then(|meta| meta.get(CARRIED_BY));
         let call = carried_by.and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
         let Some(call) = call else { return Some(log) };
-        let host = self.relays.hosts.lock().expect("hosts lock").get(&call_key(&self.server, &call)).cloned();
-        match host {
+        match self.relays.host_of(&self.server, &call) {
             Some(host) => {
                 host.log(log.params);
                 None
