@@ -21,7 +21,9 @@
 //! Run: `cargo bench --bench e2e` (`E2E_ROUNDS=9 E2E_REQUESTS=50000 cargo bench --bench e2e`; `E2E_OTEL=off` runs the
 //! gateway without telemetry, to tell its share; `E2E_IDEMPOTENCY=off` without the call-id record, `=<n>` with a record
 //! of at most n ids; `E2E_CONSOLE=off` starts the "console" mode's gateway without its console, an A/A run whose
-//! console/gateway ratios are the noise floor; `E2E_ONLY=gateway` runs one mode alone, to profile it).
+//! console/gateway ratios are the noise floor; `E2E_CONSOLE=unrecorded` starts it without its console and without
+//! the call-id record, so console/gateway is the record's cost in one run; `E2E_ONLY=gateway` runs one mode alone,
+//! to profile it).
 
 /// The shipped binary's allocator (see `src/main.rs`), so the gateway here costs what it costs there.
 #[global_allocator]
@@ -43,7 +45,7 @@ mod workload;
 use cpu::Snapshot;
 use load::{Summary, Tally, drive};
 use otlp_sink::{Received, Sink};
-use stack::{Gateway, connect, init_logging, start_runtime};
+use stack::{Gateway, Second, connect, init_logging, start_runtime};
 use std::process::ExitCode;
 use workload::{Caller, Mode, preflight};
 
@@ -79,6 +81,7 @@ fn plan() -> Result<Plan, String> {
     {
         return Err(format!("E2E_ONLY must name a mode (direct, gateway, repair or console), got {only:?}"));
     }
+    Second::from_env()?;
     Ok(Plan {
         rounds: env_count("E2E_ROUNDS", rounds)?,
         c1_requests: env_count("E2E_C1_REQUESTS", c1)?,
@@ -148,8 +151,9 @@ async fn measure(plan: Plan, callers: &[Caller]) -> Measured {
 async fn run(plan: Plan) -> Result<Outcome, String> {
     let sink = Sink::start().await;
     let runtime = start_runtime().await;
-    let gateway = Gateway::start(runtime, &sink.endpoint, false).await;
-    let console = Gateway::start(runtime, &sink.endpoint, !stack::console_off()).await;
+    let second = Second::from_env()?;
+    let gateway = Gateway::start(runtime, &sink.endpoint, None).await;
+    let console = Gateway::start(runtime, &sink.endpoint, Some(second)).await;
     let runtime_channel = connect(runtime).await;
     let (gateway_channel, console_channel) = (gateway.channel.clone(), console.channel.clone());
     let callers: Vec<Caller> = (0..CONCURRENCY)

@@ -14,7 +14,18 @@ fn ticks(n: u64) -> Duration {
 /// CPU time this whole process has used (all threads: client, servers, the gateway, the OTel SDK's exporters and the
 /// sink), from `/proc/self/stat`; `None` where there is none.
 pub fn process_cpu() -> Option<Duration> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    stat_cpu("/proc/self/stat")
+}
+
+/// CPU time process `pid` has used (user and system, all threads); `None` where there is no `/proc` or no such
+/// process. (The processes bench's; the e2e bench, which shares this file, has one process.)
+#[allow(dead_code)]
+pub fn cpu_of(pid: u32) -> Option<Duration> {
+    stat_cpu(&format!("/proc/{pid}/stat"))
+}
+
+fn stat_cpu(path: &str) -> Option<Duration> {
+    let stat = std::fs::read_to_string(path).ok()?;
     // The command name may hold spaces; the fields after it start with the state (field 3), so utime and stime
     // (fields 14 and 15) are the 12th and 13th.
     let mut fields = stat.rsplit_once(')')?.1.split_whitespace().skip(11);

@@ -112,7 +112,7 @@ fn print_ratios(outcome: &Outcome) {
     let (p50, p99) = (on.c1_p50_us / off.c1_p50_us, on.c1_p99_us / off.c1_p99_us);
     let (tput, cpu) = (on.c64_rps / off.c64_rps, on.c64_cpu_us - off.c64_cpu_us);
     // With E2E_CONSOLE=off both gateways are the same: the ratios are the noise floor.
-    let label = if super::stack::console_off() { "console/gateway (A/A: console off)" } else { "console/gateway" };
+    let label = super::stack::Second::from_env().map_or("console/gateway", super::stack::Second::label);
     println!("{label:<16} {p50:>8.2}x {p99:>8.2}x {tput:>9.2} {cpu:>+10.1}µs");
 }
 

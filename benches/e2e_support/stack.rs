@@ -27,21 +27,23 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 /// The gateway's configuration file, but for the sink's endpoint: session budgets set high enough never to refuse,
 /// so every call is checked and counted against them, and OTLP export of spans and metrics. `E2E_OTEL=off` leaves
 /// telemetry out, to tell its share of the gateway's cost.
-fn config_text(otlp_endpoint: &str, console: bool) -> String {
+pub fn config_text(otlp_endpoint: &str, second: Option<Second>) -> String {
     let mut budgets = format!(
         "[budgets]\nmax_calls = {max}\nmax_tool_calls = {max}\nmax_consecutive_failures = 1000\n\n",
         max = u32::MAX
     );
     // `E2E_IDEMPOTENCY=off`: no call-id record, to tell its share of the gateway's cost; `E2E_IDEMPOTENCY=<n>`: a
-    // record of at most n call ids (10,000 by default), to tell what its size costs.
+    // record of at most n call ids (10,000 by default), to tell what its size costs. The unrecorded second gateway
+    // has none either way.
     match std::env::var("E2E_IDEMPOTENCY").as_deref() {
+        _ if second == Some(Second::Unrecorded) => budgets.push_str("[idempotency]\nwindow_ms = 0\n\n"),
         Ok("off") => budgets.push_str("[idempotency]\nwindow_ms = 0\n\n"),
         Ok(entries) if entries.parse::<usize>().is_ok() => {
             budgets.push_str(&format!("[idempotency]\nmax_entries = {entries}\n\n"));
         }
         _ => {}
     }
-    if console {
+    if second == Some(Second::Console) {
         budgets.push_str("[console]\nlisten = \"127.0.0.1:0\"\n\n");
     }
     if telemetry_off() {
@@ -50,10 +52,38 @@ fn config_text(otlp_endpoint: &str, console: bool) -> String {
     format!("{budgets}[telemetry]\notlp_endpoint = \"{otlp_endpoint}\"\nexport_interval_ms = {EXPORT_INTERVAL_MS}\n")
 }
 
-/// `E2E_CONSOLE=off`: the "console" mode's gateway is started without its console, identical to the first: an A/A
-/// run, whose console/gateway ratios are what two identical gateways differ by in one run (the noise floor).
-pub fn console_off() -> bool {
-    std::env::var("E2E_CONSOLE").is_ok_and(|v| v == "off")
+/// What the "console" mode's gateway is beside the first, so that console/gateway tells one thing's cost in one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Second {
+    /// The first with its web console on: the console's cost (the default).
+    Console,
+    /// `E2E_CONSOLE=off`: the first again, an A/A run whose ratios are what two identical gateways differ by (the
+    /// noise floor).
+    Same,
+    /// `E2E_CONSOLE=unrecorded`: the first without its call-id record, so console/gateway is the record's cost
+    /// measured in the same rounds, drift falling on both alike.
+    Unrecorded,
+}
+
+impl Second {
+    /// The `E2E_CONSOLE` setting; `Err` names a value it does not know.
+    pub fn from_env() -> Result<Second, String> {
+        match std::env::var("E2E_CONSOLE").as_deref() {
+            Err(_) | Ok("on") => Ok(Second::Console),
+            Ok("off") => Ok(Second::Same),
+            Ok("unrecorded") => Ok(Second::Unrecorded),
+            Ok(other) => Err(format!("E2E_CONSOLE must be on, off or unrecorded, got {other:?}")),
+        }
+    }
+
+    /// How the ratios of the two gateways are labelled.
+    pub fn label(self) -> &'static str {
+        match self {
+            Second::Console => "console/gateway",
+            Second::Same => "console/gateway (A/A: console off)",
+            Second::Unrecorded => "console/gateway (the second without the call-id record)",
+        }
+    }
 }
 
 /// `E2E_OTEL=off`: the gateway runs without telemetry.
@@ -107,11 +137,11 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// Starts the gateway exporting to `otlp_endpoint` (with its web console on a free port if `console`),
-    /// registers the forecast tool on `runtime`, and returns once it answers.
-    pub async fn start(runtime: SocketAddr, otlp_endpoint: &str, console: bool) -> Gateway {
+    /// Starts the gateway exporting to `otlp_endpoint` (the first, or the `second` beside it), registers the
+    /// forecast tool on `runtime`, and returns once it answers.
+    pub async fn start(runtime: SocketAddr, otlp_endpoint: &str, second: Option<Second>) -> Gateway {
         let data = tempfile::tempdir().expect("a temp dir");
-        let raw: RawConfig = toml::from_str(&config_text(otlp_endpoint, console)).expect("the bench's config parses");
+        let raw: RawConfig = toml::from_str(&config_text(otlp_endpoint, second)).expect("the bench's config parses");
         let overrides = Overrides { data_dir: Some(data.path().to_path_buf()), ..Overrides::default() };
         let config = Config::from_raw(raw, overrides, Path::new(".")).expect("the bench's config is valid");
         let (listener, addr) = bind().await;

@@ -101,7 +101,7 @@ pub enum Mode {
     /// `Execute` through the gateway with arguments it repairs.
     Repair,
     /// `Execute` with valid arguments through a second gateway, the same but with its web console on (it keeps
-    /// every call for the console's calls and overview pages).
+    /// every call for the console's calls and overview pages), or as `E2E_CONSOLE` says (`stack::Second`).
     Console,
 }
 

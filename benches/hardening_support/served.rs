@@ -25,14 +25,19 @@ pub struct Served {
 
 impl Served {
     /// Starts the gateway with `extra` TOML in its config and waits until it answers a health check.
+    /// `TOOLGATE_BIN` runs another build, for a before-and-after comparison.
     pub async fn start(extra: &str) -> Served {
+        let bin = std::env::var_os("TOOLGATE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_toolgate").into());
+        Served::start_build(bin.as_ref(), extra).await
+    }
+
+    /// `start`, with the build at `bin`.
+    pub async fn start_build(bin: &std::path::Path, extra: &str) -> Served {
         let dir = tempfile::tempdir().expect("a temp dir");
         let addr = free_port().await;
         let config = format!("listen = \"{addr}\"\ndata_dir = \"{}\"\n{extra}\n", dir.path().join("data").display());
         let path = dir.path().join("toolgate.toml");
         std::fs::write(&path, config).expect("the config is written");
-        // `TOOLGATE_BIN` runs another build, for a before-and-after comparison.
-        let bin = std::env::var_os("TOOLGATE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_toolgate").into());
         let child = tokio::process::Command::new(bin)
             .args(["serve", "--config", path.to_str().expect("a UTF-8 path")])
             .env("RUST_LOG", "error")

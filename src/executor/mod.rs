@@ -19,7 +19,7 @@ use crate::policy::rules::{GatewayRules, Rule, Verdict};
 use crate::policy::{BudgetLimits, Policy};
 use crate::registry::{CompiledTool, Registry};
 use crate::review::ReviewQueue;
-use crate::telemetry::{CallSpan, Door, Telemetry};
+use crate::telemetry::{CallSpan, Door, Telemetry, in_context};
 use admission::{Admission, Admit};
 use dispatch::Dispatcher;
 use futures::StreamExt;
@@ -154,7 +154,7 @@ impl Executor {
     pub async fn execute(self: &Arc<Self>, req: CallRequest<'_>) -> ToolMessage {
         let started = Instant::now();
         let span = self.telemetry.start_call(req.call, req.ctx, req.door);
-        let Answered { mut message, earlier } = self.run(req, &span).with_context(span.context().clone()).await;
+        let Answered { mut message, earlier } = in_context(span.context(), std::pin::pin!(self.run(req, &span))).await;
         message.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         self.telemetry.finish(span, req.ctx, &message, earlier);
         message
@@ -237,7 +237,7 @@ impl Executor {
         // 6. Once: a call id already recorded answers with its outcome, waiting for it while it runs.
         let claim = match self.once.enabled() && !req.call.id.is_empty() {
             false => None,
-            true => match Box::pin(self.claim_once(req, &prepared)).await {
+            true => match self.claim_once(req, &prepared).await {
                 Once::Run(claim) => claim,
                 Once::Answered(answered) => return *answered,
             },

@@ -15,7 +15,6 @@ use super::{Answered, CallRequest, Executor};
 use crate::idempotency::{CallKey, Claim, Claimed, Fingerprint, Fingerprinter};
 use crate::pipeline::{CallContext, CallError, ErrorKind, Prepared, ToolCall, ToolMessage};
 use crate::registry::CompiledTool;
-use futures::FutureExt as _;
 use opentelemetry::context::FutureExt as _;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -109,11 +108,11 @@ impl Executor {
     ) -> ToolMessage {
         let CallRequest { call, ctx, deadline, mode, door, progress, host, .. } = req;
         let (progress, host) = (progress.cloned(), host.cloned());
-        let name = prepared.tool.spec.name.clone();
+        let tool = Arc::clone(&prepared.tool);
         // Owned, so that the run can outlive its caller.
         let (this, owned_call, owned_ctx, start_by) = (Arc::clone(self), call.clone(), ctx.clone(), start_by(deadline));
-        let tool = name.clone();
-        let run = async move {
+        // Boxed where it is built: the run is a large future (kilobytes), and each move of it is a copy.
+        let run: Box<dyn Future<Output = ToolMessage> + Send> = Box::new(async move {
             let (progress, host) = (progress.as_ref(), host.as_ref());
             let req = CallRequest {
                 call: &owned_call,
@@ -125,24 +124,27 @@ impl Executor {
                 progress,
                 host,
             };
-            let (message, panicked) = match AssertUnwindSafe(this.admitted(req, prepared)).catch_unwind().await {
-                Ok(message) => (message, false),
+            let tool = Arc::clone(&prepared.tool);
+            let mut admitted = std::pin::pin!(this.admitted(req, prepared));
+            let (message, panicked) = match std::future::poll_fn(|cx| unwound(admitted.as_mut(), cx)).await {
+                Some(message) => (message, false),
                 // It may have reached its tool: at most once means not again, so the claim keeps this outcome.
-                Err(_) => {
-                    (this.error(&owned_call, &tool, CallError::Internal("the call panicked".into()), Vec::new()), true)
+                None => {
+                    let error = CallError::Internal("the call panicked".into());
+                    (this.error(&owned_call, &tool.spec.name, error, Vec::new()), true)
                 }
             };
             this.settle(&claim, &message, panicked).await;
             message
-        };
+        });
         // The run keeps the call's trace context wherever it is polled.
-        let run = Detachable(Some(Box::pin(run.with_current_context())));
+        let run = Detachable { run: Some(Box::into_pin(run)), otel: opentelemetry::Context::current() };
         match deadline {
             None => run.await,
             Some(until) => match tokio::time::timeout_at(until, run).await {
                 Ok(message) => message,
                 // Dropping the run moved it to a task of its own.
-                Err(_) => self.still_running(call, &name),
+                Err(_) => self.still_running(call, &tool.spec.name),
             },
         }
     }
@@ -197,26 +199,40 @@ impl Executor {
     }
 }
 
-/// A recorded call's run, polled on its caller's task until it is dropped: unfinished then, it goes on in a task of
-/// its own, so that its claim is settled however the call ends.
-struct Detachable(Option<Pin<Box<dyn Future<Output = ToolMessage> + Send>>>);
+/// Polls `future` where it lies, `Some` of its output, or `None` if polling it panicked (`futures`' `catch_unwind`
+/// would move it, and the run it guards is large).
+fn unwound<F: Future>(future: Pin<&mut F>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+        Ok(Poll::Pending) => Poll::Pending,
+        Ok(Poll::Ready(output)) => Poll::Ready(Some(output)),
+        Err(_) => Poll::Ready(None),
+    }
+}
+
+/// A recorded call's run, polled on its caller's task, in the call's trace context, until it is dropped: unfinished
+/// then, it goes on in a task of its own, so that its claim is settled however the call ends.
+struct Detachable {
+    run: Option<Pin<Box<dyn Future<Output = ToolMessage> + Send>>>,
+    otel: opentelemetry::Context,
+}
 
 impl Future for Detachable {
     type Output = ToolMessage;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolMessage> {
-        let run = self.0.as_mut().expect("a finished run is not polled again");
+        let _attached = self.otel.clone().attach();
+        let run = self.run.as_mut().expect("a finished run is not polled again");
         let message = ready!(run.as_mut().poll(cx));
-        self.0 = None;
+        self.run = None;
         Poll::Ready(message)
     }
 }
 
 impl Drop for Detachable {
     fn drop(&mut self) {
-        let Some(run) = self.0.take() else { return };
+        let Some(run) = self.run.take() else { return };
         match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn(run)),
+            Ok(runtime) => drop(runtime.spawn(run.with_context(self.otel.clone()))),
             // Only at the runtime's end: the claim lapses with its lease, and a retry is told the outcome is unknown.
             Err(_) => tracing::warn!("a recorded call was abandoned as the runtime stopped; its claim will lapse"),
         }
@@ -233,4 +249,23 @@ fn fingerprint(mut hash: Fingerprinter, call: &ToolCall, ctx: &CallContext, tool
         hash.part(value.as_bytes());
     }
     hash.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_run_that_panics_is_told_apart_from_one_that_answers() {
+        let mut answers = std::pin::pin!(async {
+            tokio::task::yield_now().await;
+            7
+        });
+        assert_eq!(std::future::poll_fn(|cx| unwound(answers.as_mut(), cx)).await, Some(7));
+        let mut panics = std::pin::pin!(async {
+            tokio::task::yield_now().await;
+            panic!("a bug in a backend")
+        });
+        assert_eq!(std::future::poll_fn(|cx| unwound(panics.as_mut(), cx)).await, None::<()>);
+    }
 }

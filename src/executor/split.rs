@@ -5,8 +5,7 @@
 use super::{CallRequest, Executor, rules};
 use crate::pipeline::{Checked, Repair, RepairRule, Split, ToolCall, ToolMessage, ToolPart, ToolStatus, json_text};
 use crate::policy::rules::Rule as PolicyRule;
-use crate::telemetry::{CallSpan, kind_name};
-use opentelemetry::context::FutureExt;
+use crate::telemetry::{CallSpan, in_context, kind_name};
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -58,7 +57,7 @@ impl Executor {
         span: &CallSpan<'_>,
     ) -> ToolMessage {
         let cx = self.telemetry.part(&req.call.name, i, n);
-        let message = self.run_checked(req, part, rules, false, span).with_context(cx.clone()).await.message;
+        let message = in_context(&cx, std::pin::pin!(self.run_checked(req, part, rules, false, span))).await.message;
         self.telemetry.end(&cx, message.error.as_ref().map(|e| kind_name(e.kind)));
         message
     }

@@ -7,9 +7,8 @@ use crate::executor::{CallRequest, Executor, ReviewMode};
 use crate::pb::v1::{self as pb, tool_gateway_server::ToolGateway};
 use crate::pipeline::{CallContext, ToolCall};
 use crate::registry::Registry;
-use crate::telemetry::propagation;
+use crate::telemetry::{in_context, propagation};
 use crate::tls::PeerIdentity;
-use opentelemetry::context::FutureExt;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -43,7 +42,8 @@ impl GatewayService {
         let ctx = CallContext::from(req.context.unwrap_or_default());
         claims(peer, &ctx.tenant)?;
         let mode = review_mode(req.review_mode);
-        let message = self.executor.execute(CallRequest::new(&call, &ctx, deadline, mode)).with_context(parent).await;
+        let execute = std::pin::pin!(self.executor.execute(CallRequest::new(&call, &ctx, deadline, mode)));
+        let message = in_context(&parent, execute).await;
         Ok(pb::ExecuteResponse { message: Some(message.into()) })
     }
 }
@@ -71,7 +71,8 @@ impl ToolGateway for GatewayService {
         let ctx = CallContext::from(req.context.unwrap_or_default());
         claims(peer.as_ref(), &ctx.tenant)?;
         let mode = review_mode(req.review_mode);
-        let messages = self.executor.execute_batch(&calls, &ctx, deadline, mode).with_context(parent).await;
+        let execute = std::pin::pin!(self.executor.execute_batch(&calls, &ctx, deadline, mode));
+        let messages = in_context(&parent, execute).await;
         Ok(Response::new(pb::ExecuteBatchResponse {
             messages: messages.into_iter().map(pb::ToolMessage::from).collect(),
         }))

@@ -33,9 +33,11 @@ impl Dispatch {
     pub fn new(execute: FastExecute, routes: Routes, shedding: &Shedding) -> Self {
         let routes = routes.prepare();
         let execute = Arc::new(execute);
+        // Boxed here, where it is made: a call's future is kilobytes, and each layer around it would move it.
         let fast = tower::service_fn(move |request: Request<Incoming>| {
             let execute = Arc::clone(&execute);
-            async move { Ok::<_, Infallible>(execute.serve(request).await.map(Either::Left)) }
+            let answer: BoxedAnswer = Box::pin(async move { Ok(execute.serve(request).await.map(Either::Left)) });
+            answer
         });
         let tonic_routes = routes.clone();
         let batch = tower::service_fn(move |request| routed(tonic_routes.clone(), request));
@@ -73,6 +75,9 @@ impl hyper::service::Service<Request<Incoming>> for Dispatch {
         })
     }
 }
+
+/// An answer on its way, boxed.
+type BoxedAnswer = Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
 
 /// The path of the data plane's other method, served by tonic.
 const BATCH_PATH: &str = "/toolgate.v1.ToolGateway/ExecuteBatch";

@@ -2,6 +2,7 @@
 //! kept for the window. Past the entry bound the oldest finished call is forgotten; past the byte bound the
 //! oldest finished outcomes are replaced by a small stub, so the record that a call ran is never lost to size.
 
+use super::kept::Kept;
 use super::{CallKey, Claim, Claimed, Fingerprint, Waiter};
 use crate::pipeline::{ErrorKind, ToolError, ToolMessage, ToolStatus};
 use std::collections::{HashMap, VecDeque};
@@ -46,7 +47,7 @@ enum State {
 }
 
 struct Outcome {
-    message: Box<ToolMessage>,
+    kept: Kept,
     /// Charged to `Inner::bytes` while the entry is kept.
     bytes: usize,
     stub: bool,
@@ -56,7 +57,7 @@ impl Outcome {
     /// The stub kept in place of `of`.
     fn stub(key: &CallKey, of: &ToolMessage) -> Self {
         let message = stub(of);
-        Self { bytes: entry_bytes(key, &message), message: Box::new(message), stub: true }
+        Self { bytes: entry_bytes(key, &message), kept: Kept::of(&message), stub: true }
     }
 }
 
@@ -72,7 +73,7 @@ impl LocalStore {
             return match &entry.state {
                 _ if entry.fingerprint != *fingerprint => Claimed::Conflict,
                 State::Running(sender) => Claimed::Running(Waiter::local(sender.subscribe())),
-                State::Done(outcome) => Claimed::Done(outcome.message.clone()),
+                State::Done(outcome) => Claimed::Done(Box::new(outcome.kept.message())),
             };
         }
         if inner.entries.len() >= self.max_entries && !inner.evict_oldest() {
@@ -96,7 +97,7 @@ impl LocalStore {
         let outcome = match bytes > self.max_bytes {
             // Alone past the bound: kept as a stub at once rather than pushing every other outcome out.
             true => Outcome::stub(&claim.key, message),
-            false => Outcome { message: Box::new(message.clone()), bytes, stub: false },
+            false => Outcome { kept: Kept::of(message), bytes, stub: false },
         };
         let bytes = outcome.bytes;
         entry.state = State::Done(outcome);
@@ -174,7 +175,7 @@ impl Inner {
             if outcome.stub {
                 continue;
             }
-            let replaced = Outcome::stub(key, &outcome.message);
+            let replaced = Outcome::stub(key, &outcome.kept.message());
             self.bytes = self.bytes - outcome.bytes + replaced.bytes;
             *outcome = replaced;
         }

@@ -5,6 +5,7 @@
 //! [`Idempotency`], so its user does not know which. What is kept, and when a call runs, is the executor's
 //! (`executor/once.rs`); reviewed calls keep their own record (the review queue).
 
+mod kept;
 mod local;
 mod shared;
 
@@ -188,12 +189,15 @@ impl Idempotency {
         !matches!(self.backing, Backing::Off)
     }
 
+    // Redis's futures are boxed: large, they would make every caller's future as large, and be copied with it on
+    // the local record's path too.
+
     /// Claims `key` for the call `fingerprint` names; a running claim not settled within `lease` is lost.
     pub async fn claim(&self, key: &Arc<CallKey>, fingerprint: &Fingerprint, lease: Duration) -> Claimed {
         match &self.backing {
             Backing::Off => Claimed::Full,
             Backing::Local(store) => store.claim(key, fingerprint),
-            Backing::Shared(store) => store.claim(key, fingerprint, lease).await,
+            Backing::Shared(store) => Box::pin(store.claim(key, fingerprint, lease)).await,
         }
     }
 
@@ -201,7 +205,7 @@ impl Idempotency {
         match &self.backing {
             Backing::Off => {}
             Backing::Local(store) => store.finish(claim, message),
-            Backing::Shared(store) => store.finish(claim, message).await,
+            Backing::Shared(store) => Box::pin(store.finish(claim, message)).await,
         }
     }
 
@@ -209,7 +213,7 @@ impl Idempotency {
         match &self.backing {
             Backing::Off => {}
             Backing::Local(store) => store.release(claim),
-            Backing::Shared(store) => store.release(claim).await,
+            Backing::Shared(store) => Box::pin(store.release(claim)).await,
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::config::Principal;
 use crate::executor::{CallRequest, ReviewMode};
 use crate::handles::Core;
 use crate::pipeline::{CallContext, ToolCall, ToolStatus};
-use crate::telemetry::{Door, propagation};
+use crate::telemetry::{Door, in_context, propagation};
 use opentelemetry::context::FutureExt;
 #[allow(deprecated)] // SEP-2577 deprecates logging from 2026-07-28 on; 2025-11-25 hosts still set a level.
 use rmcp::model::SetLevelRequestParams;
@@ -206,7 +206,7 @@ impl ServerHandler for FrontDoor {
             host: Some(&asked),
             ..CallRequest::new(&call, &ctx, None, ReviewMode::Defer)
         };
-        let mut message = self.core.executor.execute(req).with_context(parent.clone()).await;
+        let mut message = in_context(&parent, std::pin::pin!(self.core.executor.execute(req))).await;
         let modern = context.meta.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         if reviewed.as_ref().is_some_and(|r| r.confirmable) && !modern && confirm::can_ask(&context.peer) {
             let asked = confirm::ask(&self.core, &context.peer, req, message, self.confirm_timeout);

@@ -1,6 +1,7 @@
 //! OpenTelemetry for the call path: spans per call and stage, metrics with bounded labels, trace context in and
 //! out, and the exporters (OTLP/gRPC, Prometheus). Nothing here decides a call's outcome.
 
+mod context;
 mod export;
 mod metrics;
 mod otlp;
@@ -9,6 +10,7 @@ pub mod recent;
 mod settings;
 mod span;
 
+pub use context::{InContext, in_context};
 pub use export::ExportError;
 pub use metrics::{UNRESOLVED, kind_name, status_name};
 pub use settings::{RawTelemetry, TelemetrySettings};
