@@ -43,6 +43,7 @@ mod stack;
 #[path = "e2e_support/workload.rs"]
 mod workload;
 
+use load::median;
 use serde_json::json;
 use std::net::SocketAddr;
 use std::process::{ExitCode, Stdio};
@@ -236,12 +237,6 @@ fn mode_name(mode: Mode) -> &'static str {
         Mode::Console => "unrecorded",
         mode => mode.name(),
     }
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn mean(values: &[f64]) -> f64 {

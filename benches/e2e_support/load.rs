@@ -92,7 +92,7 @@ pub fn percentile_us(sorted: &[u64], p: f64) -> f64 {
 }
 
 /// The median, `NaN` for none.
-fn median(values: &[f64]) -> f64 {
+pub fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     match sorted.len() {
