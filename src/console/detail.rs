@@ -63,11 +63,19 @@ pub struct Detail {
     pub rule: Option<(String, String)>,
     /// How long the caller still waits for the decision, in words.
     pub caller: String,
+    /// The call ids of the other pending calls identical to this one, oldest first: deciding it decides none.
+    pub identical: Vec<String>,
 }
 
 impl Detail {
-    /// The record, with its tool (when it still exists) to show the injected values and the description.
-    pub fn new(record: &ReviewRecord, tool: Option<&CompiledTool>, limits: ParseLimits) -> Self {
+    /// The record, with its tool (when it still exists) to show the injected values and the description, and the
+    /// call ids of the other pending calls identical to it.
+    pub fn new(
+        record: &ReviewRecord,
+        tool: Option<&CompiledTool>,
+        limits: ParseLimits,
+        identical: Vec<String>,
+    ) -> Self {
         let injected: Vec<InjectedView> = tool
             .map(|tool| tool.injections.iter().map(|i| injected(record, &i.param, &i.source)).collect())
             .unwrap_or_default();
@@ -89,6 +97,7 @@ impl Detail {
             decided: decided(record),
             rule: record.rule.as_ref().map(|rule| (rule.name.clone(), rule.message.clone())),
             caller: caller(record, unix_ms()),
+            identical,
         }
     }
 }

@@ -6,6 +6,7 @@
 
 mod assets;
 mod detail;
+mod identical;
 mod operators;
 mod origin;
 mod pages;

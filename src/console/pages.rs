@@ -2,6 +2,7 @@
 
 use super::Console;
 use super::detail::{Detail, ReviewPage, decided};
+use super::identical;
 use super::session::{self, Session};
 use super::throttle;
 use super::views::{LoginPage, MessagePage, ReviewsPage, Row, Rows, User, pretty};
@@ -142,8 +143,11 @@ pub async fn rows(State(console): Shared) -> Response {
     page(StatusCode::OK, &Rows { rows: pending_rows(&console).await })
 }
 
+/// The pending calls, oldest first, identical calls as one row: the oldest's, with their count.
 async fn pending_rows(console: &Console) -> Vec<Row> {
-    console.core.reviews.pending(None).await.iter().map(Row::from).collect()
+    let pending = console.core.reviews.pending(None).await;
+    let groups = identical::groups(&pending);
+    groups.iter().map(|group| Row { identical: group.len(), ..Row::from(group[0]) }).collect()
 }
 
 #[derive(Deserialize)]
@@ -178,7 +182,9 @@ async fn review_page(
     };
     let catalog = console.core.registry.catalog();
     let tool = catalog.get(&record.tool_tenant, &record.tool);
-    let review = Detail::new(&record, tool.map(|t| &**t), console.limits);
+    let pending = console.core.reviews.pending(Some(&record.key.tenant)).await;
+    let others = identical::others(&pending, &record);
+    let review = Detail::new(&record, tool.map(|t| &**t), console.limits, others);
     let edit_text = edit_text.unwrap_or_else(|| pretty(&record.arguments));
     let view = ReviewPage { user: Some(User::from(session)), review, edit_text, error, violations };
     page(status, &view)

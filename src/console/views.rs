@@ -68,6 +68,8 @@ pub struct Row {
     pub repairs: usize,
     /// The policy rule that sent the call to review; empty when the tool requires review.
     pub rule: String,
+    /// How many identical pending calls the row stands for, its own included (1 when it is alone).
+    pub identical: usize,
 }
 
 impl From<&ReviewRecord> for Row {
@@ -83,6 +85,7 @@ impl From<&ReviewRecord> for Row {
             arguments: shortened(&r.arguments, 120),
             repairs: r.repairs.len(),
             rule: r.rule.as_ref().map(|rule| rule.name.clone()).unwrap_or_default(),
+            identical: 1,
         }
     }
 }

@@ -1,11 +1,11 @@
 //! The review page as a careful reviewer reads it, over real HTTP against a real gateway: a model's attempt to set
 //! an injected parameter flagged at the top, the diff from what it wrote to what the tool will receive, the tool's
 //! description and how long its caller waits; every problem of an edit at once; a confirmation after a decision;
-//! who decided first, and what, when a second reviewer comes late; and a rejected call's page, which never says
-//! the tool received anything.
+//! who decided first, and what, when a second reviewer comes late; a rejected call's page, which never says the
+//! tool received anything; and one call pending under several call ids, listed once with its count.
 
 use crate::support::console::{Console, review_path, text};
-use crate::support::review::{defer, execute, request};
+use crate::support::review::{PROMPT, defer, execute, request};
 use std::time::Duration;
 use toolgate::pb::v1::{ReviewMode, ToolStatus};
 
@@ -137,4 +137,61 @@ async fn a_rejected_calls_page_never_says_the_tool_received_it() {
     assert!(heading.contains("What the reviewer rejected"), "{heading}");
     assert!(page.contains("The tool never ran.") && !page.contains("What the tool received"), "{page}");
     assert_eq!(c.runs(), 0);
+}
+
+/// The `<tr>` of `rows` whose call id is `id`; `None` when no row has it.
+fn row<'p>(rows: &'p str, id: &str) -> Option<&'p str> {
+    let rest = rows.split(&format!("data-call-id=\"{id}\"")).nth(1)?;
+    rest.split("</tr>").next()
+}
+
+#[tokio::test]
+async fn identical_pending_calls_are_one_row_and_each_names_the_others() {
+    let c = Console::start().await;
+    // An agent sending one call three times, under new call ids, each written its own way.
+    let same = [
+        r#"{"service": "pay", "replicas": 3}"#,
+        r#"{"replicas":3,"service":"pay"}"#,
+        "{ \"service\" : \"pay\",\n \"replicas\" : 3 }",
+    ];
+    for (id, arguments) in ["t1", "t2", "t3"].into_iter().zip(same) {
+        assert_eq!(defer(c.gw.gateway.clone(), id, arguments).await.status(), ToolStatus::PendingReview);
+    }
+    defer(c.gw.gateway.clone(), "t4", r#"{"service": "pay", "replicas": 4}"#).await;
+    let mut bob = request("t5", same[0], ReviewMode::Defer, PROMPT);
+    bob.get_mut().context.as_mut().unwrap().user_id = "bob".into();
+    assert_eq!(execute(c.gw.gateway.clone(), bob).await.status(), ToolStatus::PendingReview);
+
+    let session = c.login("ana").await;
+    let rows = c.get_with(&session.cookie, "/reviews/rows").await;
+    assert_eq!(rows.matches("<tr class=\"pending\"").count(), 3, "t1 for three, t4, bob's t5: {rows}");
+    let first = row(&rows, "t1").expect("the oldest stands for the three");
+    assert!(first.contains("<span class=\"identical\">3 identical calls waiting</span>"), "{first}");
+    assert!(first.contains(&format!("href=\"{}\"", review_path("t1").replace('&', "&amp;"))), "{first}");
+    assert!(row(&rows, "t2").is_none() && row(&rows, "t3").is_none(), "{rows}");
+    for other in ["t4", "t5"] {
+        let single = row(&rows, other).unwrap_or_else(|| panic!("{other} has a row of its own: {rows}"));
+        assert!(single.contains("data-identical=\"1\"") && !single.contains("identical calls"), "{other}: {single}");
+    }
+    assert!(row(&rows, "t5").is_some_and(|r| r.contains("<td>bob</td>")), "bob's own call: {rows}");
+
+    let page = c.get_with(&session.cookie, &review_path("t1")).await;
+    let notice = text(element(&page, "div", "identical"));
+    assert!(notice.contains("2 other identical calls wait for review"), "{notice}");
+    for id in ["t2", "t3"] {
+        assert!(notice.contains(&format!("call_id={id}\">{id}</a>")), "{id} linked: {notice}");
+    }
+    assert!(!notice.contains("t1") && !notice.contains("t4") && !notice.contains("t5"), "{notice}");
+    let page = c.get_with(&session.cookie, &review_path("t4")).await;
+    assert!(!page.contains("id=\"identical\""), "a call like no other: {page}");
+
+    // Deciding stays per call: approving the oldest leaves the two others pending, now one row for two.
+    let (status, _) = c.decide(&session, &session.csrf, &[("call_id", "t1"), ("action", "approve")]).await;
+    assert_eq!(status, 303);
+    let rows = c.get_with(&session.cookie, "/reviews/rows").await;
+    let next = row(&rows, "t2").expect("the oldest still pending stands for them now");
+    assert!(next.contains("<span class=\"identical\">2 identical calls waiting</span>"), "{next}");
+    let page = c.get_with(&session.cookie, &review_path("t3")).await;
+    let notice = text(element(&page, "div", "identical"));
+    assert!(notice.contains("1 other identical call waits for review") && notice.contains(">t2</a>"), "{notice}");
 }
