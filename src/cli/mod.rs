@@ -12,6 +12,7 @@ mod mcp;
 mod repair;
 mod review;
 mod serve;
+mod text_calls;
 mod tools;
 
 use crate::tls::{ClientFiles, ClientTls};
@@ -42,6 +43,8 @@ enum Command {
     Definitions(definitions::DefinitionsArgs),
     /// Offline, no server: run JSON-lines tool calls (fields id, tools, call) from stdin through the pipeline.
     Repair(repair::RepairArgs),
+    /// Offline, no server: find the calls a model wrote in its text (JSON lines with id, tools, text on stdin).
+    CallsFromText(text_calls::TextCallsArgs),
     /// List the calls waiting for human review, and approve, edit or reject them.
     Review(review::ReviewArgs),
     /// Add, list and remove the MCP servers whose tools the gateway imports.
@@ -155,6 +158,7 @@ pub fn main(cli: Cli) -> ExitCode {
             }),
             Command::Definitions(args) => done(definitions::run(args).await),
             Command::Repair(args) => done(repair::run(args)),
+            Command::CallsFromText(args) => done(text_calls::run(args)),
             Command::Review(args) => done(review::run(args).await),
             Command::Mcp(args) => done(mcp::run(args).await),
             Command::Health(args) => done(health::run(args).await),

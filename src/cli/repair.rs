@@ -18,11 +18,11 @@ struct Record {
 }
 
 #[derive(Deserialize)]
-struct RecordTool {
-    name: String,
+pub(super) struct RecordTool {
+    pub name: String,
     #[serde(default)]
-    description: String,
-    input_schema: Value,
+    pub description: String,
+    pub input_schema: Value,
 }
 
 #[derive(Deserialize)]
@@ -114,7 +114,7 @@ fn refused(record: &Record, call: &ToolCall, rejected: Rejected) -> Value {
     json!({"id": record.id, "status": status, "tool": tool, "repairs": rejected.repairs, "errors": errors, "suggestions": suggestions})
 }
 
-fn catalog_of(tools: &[RecordTool]) -> Result<Catalog, String> {
+pub(super) fn catalog_of(tools: &[RecordTool]) -> Result<Catalog, String> {
     let documents = SchemaDocuments::default();
     let compiled = tools.iter().map(|t| {
         let spec = ToolSpec::offline(&t.name, &t.description, t.input_schema.clone());

@@ -10,6 +10,7 @@ mod once;
 mod review;
 mod rules;
 mod split;
+mod text;
 
 use crate::backend::{Backends, CallHost, ProgressSink};
 use crate::idempotency::Idempotency;

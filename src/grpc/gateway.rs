@@ -5,7 +5,7 @@ use super::status::ServiceError;
 use crate::definitions::{self, DefinitionFormat};
 use crate::executor::{CallRequest, Executor, ReviewMode};
 use crate::pb::v1::{self as pb, tool_gateway_server::ToolGateway};
-use crate::pipeline::{CallContext, ToolCall};
+use crate::pipeline::{CallContext, MAX_TEXT_BYTES, ToolCall};
 use crate::registry::Registry;
 use crate::telemetry::{in_context, propagation};
 use crate::tls::PeerIdentity;
@@ -76,6 +76,38 @@ impl ToolGateway for GatewayService {
         Ok(Response::new(pb::ExecuteBatchResponse {
             messages: messages.into_iter().map(pb::ToolMessage::from).collect(),
         }))
+    }
+
+    async fn calls_from_text(
+        &self,
+        request: Request<pb::CallsFromTextRequest>,
+    ) -> Result<Response<pb::CallsFromTextResponse>, Status> {
+        let deadline = deadline_of(request.metadata());
+        let parent = propagation::extract(request.metadata());
+        let peer = request.extensions().get::<PeerIdentity>().cloned();
+        let req = request.into_inner();
+        let ctx = CallContext::from(req.context.unwrap_or_default());
+        claims(peer.as_ref(), &ctx.tenant)?;
+        if req.run && req.call_id_prefix.trim().is_empty() {
+            let reason = "call_id_prefix is required with run: the calls' ids are made from it".to_owned();
+            return Err(ServiceError::BadRequest(reason).into());
+        }
+        if req.text.len() > MAX_TEXT_BYTES {
+            let reason = format!("text is {} bytes; at most {MAX_TEXT_BYTES} are read for calls", req.text.len());
+            return Err(ServiceError::BadRequest(reason).into());
+        }
+        let mut found = self.executor.calls_in_text(&ctx, &req.text, &req.tools);
+        let messages = if req.run && !found.calls.is_empty() {
+            let mode = review_mode(req.review_mode);
+            let prefix = &req.call_id_prefix;
+            let run = std::pin::pin!(self.executor.run_text_calls(&mut found, prefix, &ctx, deadline, mode));
+            in_context(&parent, run).await
+        } else {
+            Vec::new()
+        };
+        let mut answer = pb::CallsFromTextResponse::from(found);
+        answer.messages = messages.into_iter().map(pb::ToolMessage::from).collect();
+        Ok(Response::new(answer))
     }
 
     async fn list_tool_definitions(

@@ -3,13 +3,30 @@
 
 use crate::pb::v1 as pb;
 use crate::pipeline::{
-    CallContext, ErrorKind, Repair, ResultBlock, ToolCall, ToolError, ToolMessage, ToolPart, ToolStatus, Violation,
+    CallContext, ErrorKind, Repair, ResultBlock, TextExtraction, ToolCall, ToolError, ToolMessage, ToolPart,
+    ToolStatus, Violation,
 };
 use crate::review::ReviewRecord;
 
 impl From<pb::ToolCall> for ToolCall {
     fn from(call: pb::ToolCall) -> Self {
         ToolCall { id: call.id, name: call.name, arguments: call.arguments }
+    }
+}
+
+impl From<TextExtraction> for pb::CallsFromTextResponse {
+    fn from(extraction: TextExtraction) -> Self {
+        let found = extraction.found;
+        pb::CallsFromTextResponse {
+            calls: (extraction.calls.into_iter())
+                .map(|(call, _)| pb::ToolCall { id: call.id, name: call.name, arguments: call.arguments })
+                .collect(),
+            envelope: found.envelope.map(|e| e.name().to_owned()).unwrap_or_default(),
+            wrappers: found.wrappers.iter().map(|w| (*w).to_owned()).collect(),
+            rest: found.rest,
+            refusal: found.refusal.unwrap_or_default(),
+            messages: Vec::new(),
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod answer;
 mod blocks;
+mod from_text;
 mod inject;
 mod message;
 mod parse;
@@ -10,11 +11,13 @@ pub mod repair;
 mod resolve;
 mod split;
 mod strict;
+mod text_calls;
 mod validate;
 pub mod violations;
 
 pub use answer::{MAX_ECHOED_ARGUMENTS, Messages, echoed_arguments, error_message, success_message};
 pub use blocks::{ResultBlock, text_and_blocks};
+pub use from_text::{TextExtraction, calls_from_text};
 pub use inject::{OVERRIDE_REMOVED, inject, strip_overrides};
 pub use message::{
     CallContext, ErrorKind, FailureClass, Repair, ToolCall, ToolError, ToolMessage, ToolPart, ToolStatus, Violation,
@@ -24,6 +27,7 @@ pub use repair::{RepairRule, RepairSettings, Repaired, repair_arguments};
 pub use resolve::{Resolved, exact as exact_tool, resolve_tool};
 pub use split::{MAX_PARTS, Split, SplitMode};
 pub use strict::from_str as read_json;
+pub use text_calls::{Envelope, FromText, MAX_TEXT_BYTES, MAX_TEXT_CALLS, TextCall};
 pub use validate::validate_arguments;
 
 use crate::registry::{Catalog, CompiledTool};

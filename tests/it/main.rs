@@ -50,6 +50,7 @@ mod schema_suite;
 mod split;
 mod telemetry;
 mod telemetry_metrics;
+mod text_calls;
 mod tls;
 mod tls_collector;
 mod tls_doors;

@@ -29,10 +29,11 @@ pub enum RepairRule {
     ArrayToScalar,
     EnumMatched,
     ParallelSplit,
+    CallsFromText,
 }
 
 impl RepairRule {
-    pub const ALL: [RepairRule; 24] = [
+    pub const ALL: [RepairRule; 25] = [
         RepairRule::ToolNameNormalized,
         RepairRule::ToolNamePrefix,
         RepairRule::ToolNameResidue,
@@ -57,6 +58,7 @@ impl RepairRule {
         RepairRule::ArrayToScalar,
         RepairRule::EnumMatched,
         RepairRule::ParallelSplit,
+        RepairRule::CallsFromText,
     ];
 
     pub fn name(self) -> &'static str {
@@ -85,6 +87,7 @@ impl RepairRule {
             RepairRule::ArrayToScalar => "array_to_scalar",
             RepairRule::EnumMatched => "enum_matched",
             RepairRule::ParallelSplit => "parallel_split",
+            RepairRule::CallsFromText => "calls_from_text",
         }
     }
 

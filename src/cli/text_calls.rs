@@ -1,0 +1,75 @@
+//! `toolgate calls-from-text`: offline, no server. Finds the calls in JSON-lines answers, checks each as the
+//! gateway would, and prints what it would run.
+
+use super::repair::{RecordTool, catalog_of};
+use crate::pipeline::{self, CallContext, Check, PipelineSettings, RepairSettings, SplitMode};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::io::{BufRead, Write};
+
+#[derive(Debug, clap::Args)]
+pub struct TextCallsArgs {}
+
+#[derive(Deserialize)]
+struct Record {
+    id: Value,
+    tools: Vec<RecordTool>,
+    text: String,
+}
+
+pub fn run(_args: TextCallsArgs) -> Result<(), String> {
+    let stdin = std::io::stdin().lock();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for (n, line) in stdin.lines().enumerate() {
+        let line = line.map_err(|e| format!("reading stdin: {e}"))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let answer = match serde_json::from_str::<Record>(&line) {
+            Ok(record) => read_record(&record),
+            Err(e) => json!({"id": null, "calls": [], "refusal": format!("line {}: {e}", n + 1)}),
+        };
+        writeln!(out, "{answer}").map_err(super::output_error)?;
+    }
+    out.flush().map_err(super::output_error)
+}
+
+/// One answer's calls, in the format `score_text_calls.py` reads, with what the gateway would say of each.
+/// `calls` are the ones the gateway would run: found, repaired where needed, and valid. A call found but refused
+/// (invalid arguments) is in `refused` with its reasons, as the model would be told.
+fn read_record(record: &Record) -> Value {
+    let catalog = match catalog_of(&record.tools) {
+        Ok(c) => c,
+        Err(e) => return json!({"id": record.id, "calls": [], "refusal": e}),
+    };
+    let extraction = pipeline::calls_from_text(&catalog, "", &record.text, RepairSettings::default(), &[]);
+    // Offline, a packed call is split wherever the rule could apply, as `toolgate repair` does.
+    let options = PipelineSettings { split: SplitMode::Always, ..PipelineSettings::default() };
+    let (mut calls, mut refused) = (Vec::new(), Vec::new());
+    for (call, from) in &extraction.calls {
+        let checked = pipeline::check_call(&catalog, call, "", &options).and_then(|check| match check {
+            Check::One(checked) => pipeline::complete(checked, &CallContext::default()).map(|p| vec![p]),
+            Check::Split(split) => {
+                split.parts.into_iter().map(|p| pipeline::complete(p, &CallContext::default())).collect()
+            }
+        });
+        match checked {
+            Ok(parts) => calls.extend(parts.into_iter().map(|p| {
+                let repairs: Vec<_> = std::iter::once(from).chain(&p.repairs).collect();
+                json!({"name": p.tool.spec.name, "arguments": p.arguments, "repairs": repairs})
+            })),
+            Err(rejected) => refused.push(json!({"name": call.name, "arguments": call.arguments,
+                "error": rejected.error.to_string(), "repairs": rejected.repairs})),
+        }
+    }
+    let found = &extraction.found;
+    json!({
+        "id": record.id,
+        "calls": calls,
+        "refused": refused,
+        "envelope": found.envelope.map(|e| e.name()),
+        "wrappers": found.wrappers,
+        "refusal": found.refusal,
+        "rest": found.rest,
+    })
+}

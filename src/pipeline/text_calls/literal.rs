@@ -1,0 +1,344 @@
+//! Python and JSON literals, and calls written with them (`name(key=value, …)`), read exactly, never evaluated.
+//!
+//! A value is a string, number, `True`/`False`/`None` (or JSON's words), a list, a tuple (read as a list, as
+//! `json.dumps` writes it) or a dict with string keys. Anything else, such as a variable, an expression, an
+//! f-string or a positional argument, is refused: reading it would be guessing.
+
+use serde_json::{Map, Number, Value};
+
+/// How deep literals may nest: the parse limit's default, so nothing read here is deeper than a call may be.
+const MAX_DEPTH: usize = 64;
+
+/// A call written as Python: its dotted name and its keyword arguments, in the order written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PyCall {
+    pub name: String,
+    pub arguments: Map<String, Value>,
+    /// Written `name({"key": value, …})`: the arguments as one dict, as some models write them.
+    pub as_dict: bool,
+}
+
+/// A cursor over text, reading literals and calls from `pos` on.
+pub struct Reader<'a> {
+    pub text: &'a str,
+    pub pos: usize,
+    depth: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Self { text, pos: 0, depth: 0 }
+    }
+
+    pub fn rest(&self) -> &'a str {
+        &self.text[self.pos..]
+    }
+
+    pub fn peek(&self) -> Option<char> {
+        self.rest().chars().next()
+    }
+
+    pub fn eat(&mut self, s: &str) -> bool {
+        let found = self.rest().starts_with(s);
+        if found {
+            self.pos += s.len();
+        }
+        found
+    }
+
+    pub fn at_end(&self) -> bool {
+        self.pos >= self.text.len()
+    }
+
+    /// Skips whitespace, newlines included.
+    pub fn space(&mut self) {
+        let rest = self.rest();
+        self.pos += rest.len() - rest.trim_start().len();
+    }
+
+    /// `a` or `a.b.c`: a Python name, possibly dotted.
+    pub fn dotted(&mut self) -> Option<&'a str> {
+        let start = self.pos;
+        loop {
+            let ident = self.rest().find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(self.rest().len());
+            if ident == 0 || self.rest().starts_with(|c: char| c.is_ascii_digit()) {
+                self.pos = start;
+                return None;
+            }
+            self.pos += ident;
+            if !(self.rest().starts_with('.') && self.rest()[1..].starts_with(|c: char| c.is_alphabetic() || c == '_'))
+            {
+                return Some(&self.text[start..self.pos]);
+            }
+            self.pos += 1;
+        }
+    }
+
+    /// `name(key=value, …)`; on failure the cursor is where it was.
+    pub fn call(&mut self) -> Result<PyCall, String> {
+        let start = self.pos;
+        let result = self.call_inner();
+        if result.is_err() {
+            self.pos = start;
+        }
+        result
+    }
+
+    fn call_inner(&mut self) -> Result<PyCall, String> {
+        let name = self.dotted().ok_or("no name")?.to_owned();
+        if !self.eat("(") {
+            return Err(format!("{name} is not called"));
+        }
+        self.space();
+        if self.peek() == Some('{') {
+            let Value::Object(arguments) = self.value()? else { return Err(format!("{name} is given a set")) };
+            self.space();
+            self.eat(",");
+            self.space();
+            if !self.eat(")") {
+                return Err(format!("{name} is given more than its dict of arguments"));
+            }
+            return Ok(PyCall { name, arguments, as_dict: true });
+        }
+        let mut arguments = Map::new();
+        loop {
+            self.space();
+            if self.eat(")") {
+                return Ok(PyCall { name, arguments, as_dict: false });
+            }
+            let key = self.dotted().filter(|k| !k.contains('.'));
+            self.space();
+            let Some(key) = key.filter(|_| self.eat("=") && !self.rest().starts_with('=')) else {
+                return Err(format!("{name} is given an argument without its name"));
+            };
+            self.space();
+            let value = self.value()?;
+            if arguments.insert(key.to_owned(), value).is_some() {
+                return Err(format!("{name} is given {key} twice"));
+            }
+            self.space();
+            if !self.eat(",") && !self.rest().starts_with(')') {
+                return Err(format!("{name}'s arguments are not literals"));
+            }
+        }
+    }
+
+    /// One literal value.
+    pub fn value(&mut self) -> Result<Value, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!("values nest deeper than {MAX_DEPTH} levels"));
+        }
+        self.depth += 1;
+        let value = match self.peek().ok_or("the text ends before a value")? {
+            '"' | '\'' => self.string().map(Value::String),
+            'r' | 'R' if self.rest()[1..].starts_with(['"', '\'']) => {
+                self.pos += 1;
+                self.raw_string().map(Value::String)
+            }
+            '[' => self.items('[', ']').map(Value::Array),
+            '(' => self.items('(', ')').map(Value::Array),
+            '{' => self.dict(),
+            c if c.is_ascii_digit() || matches!(c, '-' | '+' | '.') => self.number(),
+            _ => self.word(),
+        };
+        self.depth -= 1;
+        value
+    }
+
+    fn word(&mut self) -> Result<Value, String> {
+        let start = self.pos;
+        let word = self.dotted().unwrap_or_default();
+        let value = match word {
+            "True" | "true" => Value::Bool(true),
+            "False" | "false" => Value::Bool(false),
+            "None" | "null" => Value::Null,
+            _ => {
+                self.pos = start;
+                return Err(format!("{:?} is not a literal", self.rest().chars().take(24).collect::<String>()));
+            }
+        };
+        Ok(value)
+    }
+
+    fn items(&mut self, open: char, close: char) -> Result<Vec<Value>, String> {
+        self.pos += open.len_utf8();
+        let mut items = Vec::new();
+        loop {
+            self.space();
+            if self.eat(&close.to_string()) {
+                return Ok(items);
+            }
+            items.push(self.value()?);
+            self.space();
+            if !self.eat(",") && !self.rest().starts_with(close) {
+                return Err(format!("a {open}…{close} holds something that is not a literal"));
+            }
+        }
+    }
+
+    fn dict(&mut self) -> Result<Value, String> {
+        self.pos += 1;
+        let mut map = Map::new();
+        loop {
+            self.space();
+            if self.eat("}") {
+                return Ok(Value::Object(map));
+            }
+            let Value::String(key) = self.value()? else {
+                return Err("a dict's key is not a string".into());
+            };
+            self.space();
+            if !self.eat(":") {
+                return Err("a {…} is not a dict".into());
+            }
+            self.space();
+            let value = self.value()?;
+            if map.insert(key.clone(), value).is_some() {
+                return Err(format!("a dict has the key {key:?} twice"));
+            }
+            self.space();
+            if !self.eat(",") && !self.rest().starts_with('}') {
+                return Err("a dict holds something that is not a literal".into());
+            }
+        }
+    }
+
+    fn number(&mut self) -> Result<Value, String> {
+        let rest = self.rest();
+        let len = rest
+            .char_indices()
+            .find(|&(i, c)| {
+                !(c.is_ascii_digit() || c == '.' || c == '_' || matches!(c, 'e' | 'E'))
+                    && !(matches!(c, '-' | '+') && (i == 0 || rest[..i].ends_with(['e', 'E'])))
+            })
+            .map_or(rest.len(), |(i, _)| i);
+        let written = rest[..len].trim_start_matches('+').replace('_', "");
+        self.pos += len;
+        let number = if let Ok(n) = written.parse::<i64>() {
+            Number::from(n)
+        } else if let Ok(n) = written.parse::<u64>() {
+            Number::from(n)
+        } else {
+            written
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite())
+                .and_then(Number::from_f64)
+                .ok_or_else(|| format!("{:?} is not a number", &rest[..len]))?
+        };
+        Ok(Value::Number(number))
+    }
+
+    /// A quoted string, `'…'`, `"…"` or triple-quoted, with Python's escapes.
+    fn string(&mut self) -> Result<String, String> {
+        let (quote, body_start) = self.open_quote();
+        let mut out = String::new();
+        let mut chars = self.text[body_start..].char_indices();
+        while let Some((i, c)) = chars.next() {
+            if self.text[body_start + i..].starts_with(quote) {
+                self.pos = body_start + i + quote.len();
+                return Ok(out);
+            }
+            match c {
+                '\\' => {
+                    let (_, e) = chars.next().ok_or("a string ends in a backslash")?;
+                    escape(e, &mut chars, &mut out)?;
+                }
+                '\n' if quote.len() == 1 => return Err("a string runs past its line".into()),
+                _ => out.push(c),
+            }
+        }
+        Err("a string is not closed".into())
+    }
+
+    /// `r'…'`: backslashes are kept as written.
+    fn raw_string(&mut self) -> Result<String, String> {
+        let (quote, body_start) = self.open_quote();
+        let end = self.text[body_start..].find(quote).ok_or("a string is not closed")?;
+        self.pos = body_start + end + quote.len();
+        Ok(self.text[body_start..body_start + end].to_owned())
+    }
+
+    fn open_quote(&self) -> (&'static str, usize) {
+        let rest = self.rest();
+        let quote = ["\"\"\"", "'''", "\"", "'"].into_iter().find(|q| rest.starts_with(q)).expect("peeked a quote");
+        (quote, self.pos + quote.len())
+    }
+}
+
+/// One escape of a Python string, after its backslash.
+fn escape(e: char, chars: &mut std::str::CharIndices, out: &mut String) -> Result<(), String> {
+    let simple = match e {
+        'n' => Some('\n'),
+        't' => Some('\t'),
+        'r' => Some('\r'),
+        '0' => Some('\0'),
+        '\\' | '\'' | '"' => Some(e),
+        '\n' => return Ok(()),
+        _ => None,
+    };
+    if let Some(c) = simple {
+        out.push(c);
+        return Ok(());
+    }
+    let digits = match e {
+        'x' => 2,
+        'u' => 4,
+        'U' => 8,
+        _ => {
+            out.extend(['\\', e]);
+            return Ok(());
+        }
+    };
+    let hex: String = chars.by_ref().take(digits).map(|(_, c)| c).collect();
+    let code = u32::from_str_radix(&hex, 16).map_err(|_| format!("\\{e}{hex} is not an escape"))?;
+    out.push(char::from_u32(code).ok_or_else(|| format!("\\{e}{hex} is not a character"))?);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(text: &str) -> Result<(String, Value), String> {
+        let mut r = Reader::new(text);
+        let c = r.call()?;
+        assert!(r.at_end(), "left {:?}", r.rest());
+        Ok((c.name, Value::Object(c.arguments)))
+    }
+
+    #[test]
+    fn python_literals_read_as_json_would_write_them() {
+        let (name, args) = call(
+            r#"geo.distance(a=(48.85, 2.29), b=[1, -2.5e3], s='it\'s', t="x\ny", ok=True, no=None, d={'k': [1]}, big=1_000)"#,
+        )
+        .unwrap();
+        assert_eq!(name, "geo.distance");
+        assert_eq!(
+            args,
+            json!({"a": [48.85, 2.29], "b": [1, -2500.0], "s": "it's", "t": "x\ny", "ok": true, "no": null,
+                   "d": {"k": [1]}, "big": 1000})
+        );
+        assert_eq!(call("f(p=r'a\\b', q='''two\nlines''')").unwrap().1, json!({"p": "a\\b", "q": "two\nlines"}));
+        assert_eq!(call("f()").unwrap().1, json!({}));
+        assert_eq!(call("f({'a': 1, \"b\": [True]})").unwrap().1, json!({"a": 1, "b": [true]}));
+    }
+
+    #[test]
+    fn what_is_not_a_literal_is_refused() {
+        for text in [
+            "f({'a': 1}, 2)",
+            "f({'a': 1}, b=2)",
+            "f(1, 2)",
+            "f(x=y)",
+            "f(x=g(a=1))",
+            "f(x=1 + 2)",
+            "f(x=1, x=2)",
+            "f(x=f'{a}')",
+            "f(x='open",
+        ] {
+            assert!(call(text).is_err(), "{text}");
+        }
+    }
+}
