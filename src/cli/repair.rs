@@ -3,6 +3,7 @@
 use crate::pipeline::{self, CallContext, CallError, Check, PipelineSettings, Rejected, SplitMode, ToolCall};
 use crate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
 use std::sync::Arc;
@@ -33,6 +34,15 @@ struct RecordCall {
 }
 
 pub fn run(_args: RepairArgs) -> Result<(), String> {
+    json_lines(repair_record, |e| json!({"id": null, "status": "invalid", "errors": [e]}))
+}
+
+/// Answers each JSON line of stdin with one line on stdout: `answer` for a record, `unreadable` (given why) for a
+/// line that is not one. Blank lines are skipped.
+pub(super) fn json_lines<R: DeserializeOwned>(
+    answer: impl Fn(&R) -> Value,
+    unreadable: impl Fn(String) -> Value,
+) -> Result<(), String> {
     let stdin = std::io::stdin().lock();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for (n, line) in stdin.lines().enumerate() {
@@ -40,9 +50,9 @@ pub fn run(_args: RepairArgs) -> Result<(), String> {
         if line.trim().is_empty() {
             continue;
         }
-        let answer = match serde_json::from_str::<Record>(&line) {
-            Ok(record) => repair_record(&record),
-            Err(e) => json!({"id": null, "status": "invalid", "errors": [format!("line {}: {e}", n + 1)]}),
+        let answer = match serde_json::from_str::<R>(&line) {
+            Ok(record) => answer(&record),
+            Err(e) => unreadable(format!("line {}: {e}", n + 1)),
         };
         writeln!(out, "{answer}").map_err(super::output_error)?;
     }

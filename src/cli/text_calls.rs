@@ -1,11 +1,10 @@
 //! `toolgate calls-from-text`: offline, no server. Finds the calls in JSON-lines answers, checks each as the
 //! gateway would, and prints what it would run.
 
-use super::repair::{RecordTool, catalog_of};
+use super::repair::{RecordTool, catalog_of, json_lines};
 use crate::pipeline::{self, CallContext, Check, PipelineSettings, RepairSettings, SplitMode};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::io::{BufRead, Write};
 
 #[derive(Debug, clap::Args)]
 pub struct TextCallsArgs {}
@@ -18,20 +17,7 @@ struct Record {
 }
 
 pub fn run(_args: TextCallsArgs) -> Result<(), String> {
-    let stdin = std::io::stdin().lock();
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for (n, line) in stdin.lines().enumerate() {
-        let line = line.map_err(|e| format!("reading stdin: {e}"))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let answer = match serde_json::from_str::<Record>(&line) {
-            Ok(record) => read_record(&record),
-            Err(e) => json!({"id": null, "calls": [], "refusal": format!("line {}: {e}", n + 1)}),
-        };
-        writeln!(out, "{answer}").map_err(super::output_error)?;
-    }
-    out.flush().map_err(super::output_error)
+    json_lines(read_record, |e| json!({"id": null, "calls": [], "refusal": e}))
 }
 
 /// One answer's calls, in the format `score_text_calls.py` reads, with what the gateway would say of each.

@@ -9,11 +9,14 @@ const ARGUMENTS: [&str; 3] = ["arguments", "parameters", "params"];
 /// What an object names, and why it is not exactly a call when it is not: `(name, why)`.
 pub type Broken = (String, String);
 
-/// The call an object is, when it is exactly one: a string `name` and an object of `arguments` or `parameters`
-/// (or that object as JSON text), and nothing else but a `type` of `"function"` or an `id`. `Err` says why an
-/// object with a `name` is not a call (it may be data, unless the name is a tool's); `Ok(None)` has no name.
-/// `keyed` says which names may also head a call as its one key (`{"name": {…arguments}}`, as Gemini and others
-/// write them): the tools offered, in plain text; none inside a template's tags.
+/// The call an object is, when it is exactly one: a string `name` (or `function`) with an object of
+/// `arguments`, `parameters` or `params` (or that object as JSON text), and nothing else but a `type` of
+/// `"function"` or an `id`; or `{"type": "function", "function": {…}}`. `Err` says why an object with a name is
+/// not a call (it may be data, unless the name is a tool's); `Ok(None)` names nothing.
+///
+/// `keyed` says which names may also be read in the looser shapes of plain text: `{"tool": {…arguments}}`, as
+/// Gemini and others write them, and `{"name": "tool", "a": 1}`, the call flattened. In plain text it knows the
+/// tools offered; inside a template's tags it knows none, so only the template's own shape is read there.
 pub fn call_of(value: &Value, keyed: &dyn Fn(&str) -> bool) -> Result<Option<TextCall>, Broken> {
     let Value::Object(map) = value else { return Ok(None) };
     if let (1, Some((name, arguments))) = (map.len(), map.iter().next())
