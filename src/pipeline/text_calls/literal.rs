@@ -23,14 +23,28 @@ pub struct Reader<'a> {
     pub text: &'a str,
     pub pos: usize,
     depth: usize,
+    /// The furthest place read since `start_at`: what reading cost, for a caller's budget.
+    furthest: std::cell::Cell<usize>,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(text: &'a str) -> Self {
-        Self { text, pos: 0, depth: 0 }
+        Self { text, pos: 0, depth: 0, furthest: std::cell::Cell::new(0) }
+    }
+
+    /// Moves to `pos` to read from there, counting what is read from it afresh.
+    pub fn start_at(&mut self, pos: usize) {
+        self.pos = pos;
+        self.furthest.set(pos);
+    }
+
+    /// How many bytes reading has gone past `start`, failed attempts included.
+    pub fn scanned_from(&self, start: usize) -> usize {
+        self.furthest.get().max(self.pos).saturating_sub(start)
     }
 
     pub fn rest(&self) -> &'a str {
+        self.furthest.set(self.furthest.get().max(self.pos));
         &self.text[self.pos..]
     }
 
@@ -248,13 +262,17 @@ impl<'a> Reader<'a> {
                 _ => out.push(c),
             }
         }
+        self.furthest.set(self.text.len());
         Err("a string is not closed".into())
     }
 
     /// `r'…'`: backslashes are kept as written.
     fn raw_string(&mut self) -> Result<String, String> {
         let (quote, body_start) = self.open_quote();
-        let end = self.text[body_start..].find(quote).ok_or("a string is not closed")?;
+        let Some(end) = self.text[body_start..].find(quote) else {
+            self.furthest.set(self.text.len());
+            return Err("a string is not closed".into());
+        };
         self.pos = body_start + end + quote.len();
         Ok(self.text[body_start..body_start + end].to_owned())
     }

@@ -9,11 +9,36 @@ use super::{Found, TextCall};
 use serde_json::Value;
 use std::ops::Range;
 
+/// How many bytes reading a text for calls may go over, per byte of it (and a floor for short texts): a line
+/// that starts a list may be read to the text's end, and every line may start one, so without a bound a text of
+/// such lines costs the square of its length.
+const READS_PER_BYTE: usize = 8;
+const MIN_READ_BUDGET: usize = 16 * 1024;
+
+/// What reading a text for calls may still cost.
+struct Budget {
+    left: usize,
+}
+
+impl Budget {
+    fn for_text(text: &str) -> Self {
+        Self { left: text.len().saturating_mul(READS_PER_BYTE).max(MIN_READ_BUDGET) }
+    }
+
+    fn spend(&mut self, bytes: usize) -> Result<(), String> {
+        self.left = self.left.checked_sub(bytes).ok_or_else(|| {
+            format!("reading the text for calls would go over {READS_PER_BYTE} readings of it; it is not read")
+        })?;
+        Ok(())
+    }
+}
+
 /// The calls in a text that holds no tag: `Ok(None)` when there are none.
 pub fn find(text: &str, offered: &dyn Fn(&str) -> bool) -> Result<Option<Found>, String> {
     let mut found = Found::default();
+    let mut budget = Budget::for_text(text);
     for (region, fenced) in regions(text) {
-        let (blocks, code) = blocks_in(text, region.clone(), offered)?;
+        let (blocks, code) = blocks_in(text, region.clone(), offered, &mut budget)?;
         if fenced && code && !blocks.is_empty() {
             let name = &blocks[0].calls[0].name;
             return Err(format!("the call of {name} is inside other code, which is not run"));
@@ -39,13 +64,13 @@ pub fn find(text: &str, offered: &dyn Fn(&str) -> bool) -> Result<Option<Found>,
     if found.calls.is_empty() {
         return Ok(None);
     }
-    unread_calls(text, &found, offered)?;
+    unread_calls(text, &found, offered, &mut budget)?;
     Ok(Some(found))
 }
 
 /// Refuses a text that writes, outside the blocks read, a call of a tool offered that is not one of those read:
 /// in code, in a sentence or in a form not read, it may be one more call, so what was read may not be all.
-fn unread_calls(text: &str, found: &Found, offered: &dyn Fn(&str) -> bool) -> Result<(), String> {
+fn unread_calls(text: &str, found: &Found, offered: &dyn Fn(&str) -> bool, budget: &mut Budget) -> Result<(), String> {
     let mut reader = Reader::new(text);
     for (at, _) in text.match_indices('(') {
         if found.spans.iter().any(|s| s.contains(&at)) {
@@ -56,8 +81,9 @@ fn unread_calls(text: &str, found: &Found, offered: &dyn Fn(&str) -> bool) -> Re
         if name.is_empty() || !offered(name) || text[..start].trim_end().ends_with("def") {
             continue; // a definition is not a call
         }
-        reader.pos = start;
+        reader.start_at(start);
         let same = reader.call().ok().map(|c| TextCall { name: c.name, arguments: Value::Object(c.arguments) });
+        budget.spend(reader.scanned_from(start))?;
         if !same.is_some_and(|call| found.calls.contains(&call)) {
             return Err(format!("the text writes a call of {name} that could not be read with the others"));
         }
@@ -108,7 +134,12 @@ fn fence_span(text: &str, body: &Range<usize>) -> Range<usize> {
 
 /// The blocks of calls in a region, and whether it also holds lines that are neither calls nor prose-free
 /// comments (in a fence, that makes it code).
-fn blocks_in(text: &str, region: Range<usize>, offered: &dyn Fn(&str) -> bool) -> Result<(Vec<Block>, bool), String> {
+fn blocks_in(
+    text: &str,
+    region: Range<usize>,
+    offered: &dyn Fn(&str) -> bool,
+    budget: &mut Budget,
+) -> Result<(Vec<Block>, bool), String> {
     let mut blocks = Vec::new();
     let mut code = false;
     let mut reader = Reader::new(&text[..region.end]);
@@ -119,8 +150,10 @@ fn blocks_in(text: &str, region: Range<usize>, offered: &dyn Fn(&str) -> bool) -
         let mut next = line_end + 1;
         let mut hit = false;
         for start in starts(line).into_iter().filter(|_| !line.trim().is_empty()) {
-            reader.pos = line_start + start;
-            match sequence(&mut reader, offered) {
+            reader.start_at(line_start + start);
+            let attempt = sequence(&mut reader, offered);
+            budget.spend(reader.scanned_from(line_start + start))?;
+            match attempt {
                 Attempt::Calls(block) if alone_after(&text[block.span.end..region.end]) => {
                     next = text[block.span.end..region.end].find('\n').map_or(region.end, |i| block.span.end + i) + 1;
                     blocks.push(block);

@@ -14,6 +14,8 @@ const QWEN_FUNCTION: &str = "<function=";
 const MISTRAL: &str = "[TOOL_CALLS]";
 const PYTHON_TAG: &str = "<|python_tag|>";
 const HARMONY_TO: &str = "to=functions.";
+/// The most bytes between a harmony recipient and its `<|message|>`.
+const MAX_HARMONY_HEADER: usize = 512;
 
 /// The calls in a text's tags; `None` when it holds no tag, so the plain reading applies.
 pub fn find(text: &str) -> Option<Result<Option<Found>, String>> {
@@ -193,7 +195,9 @@ fn harmony(text: &str) -> Result<Vec<Part>, String> {
         let name_start = to + HARMONY_TO.len();
         let name_len = text[name_start..].find(|c: char| c.is_whitespace() || c == '<').unwrap_or(0);
         let name = &text[name_start..name_start + name_len];
-        let header_end = text[name_start..].find("<|message|>").ok_or(format!("the call of {name} has no message"))?;
+        // The header is one line of a few words: a message further on is another's.
+        let header = &text[name_start..text.len().min(name_start + MAX_HARMONY_HEADER)];
+        let header_end = header.find("<|message|>").ok_or(format!("the call of {name} has no message"))?;
         let body_start = name_start + header_end + "<|message|>".len();
         let (body_end, end) = ["<|call|>", "<|end|>"]
             .iter()

@@ -171,3 +171,10 @@ fn text_past_the_bound_is_not_read() {
     let text = format!("[get_weather(city='Oslo')]{}", " ".repeat(MAX_TEXT_BYTES));
     assert!(refusal(&text).contains("longer than"));
 }
+
+#[test]
+fn a_text_that_would_be_read_over_and_over_is_refused_not_read() {
+    // Every line opens a list the text never closes: each would be read to the end, from every line.
+    let text = "[1,\n".repeat(MAX_TEXT_BYTES / 4 - 1);
+    assert!(refusal(&text).contains("readings of it"));
+}
