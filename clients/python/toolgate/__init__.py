@@ -3,10 +3,12 @@
 Layout:
 - `toolgate.client`: `Client` (sync) and `AsyncClient` (grpc.aio), and `GatewayError`.
 - `toolgate.types`: the answers as frozen dataclasses (`ToolMessage` with its `ToolPart`s and `ResultBlock`s,
-  `ToolError`, `Violation`, `Repair`, `PendingReview`) and the `CallContext`.
+  `ToolError`, `Violation`, `Repair`, `PendingReview`, `CallsFromText` with its `ToolCall`s) and the
+  `CallContext`.
 - `toolgate.langgraph`: `GatewayToolNode`, a LangGraph `ToolNode` for a `StateGraph` or `create_react_agent`,
-  `toolgate_middleware` for LangChain v1's `create_agent`, `gateway_tools` and `bind_gateway_tools` (needs the
-  `langgraph` extra; the middleware, the `langchain` extra).
+  `toolgate_middleware` for LangChain v1's `create_agent`, `gateway_tools` and `bind_gateway_tools`, and
+  `calls_from_text_middleware` and `calls_from_text_hook`, which turn calls a model wrote in its text into tool
+  calls (needs the `langgraph` extra; the middlewares, the `langchain` extra).
 - `toolgate._convert`: the one place protobuf messages become those types and back.
 - `toolgate._pb`: the gRPC stubs generated from proto/ by scripts/gen_stubs.py.
 """
@@ -14,10 +16,12 @@ Layout:
 from .client import AsyncClient, Client, GatewayError
 from .types import (
     CallContext,
+    CallsFromText,
     ErrorKind,
     PendingReview,
     Repair,
     ResultBlock,
+    ToolCall,
     ToolError,
     ToolMessage,
     ToolPart,
@@ -28,12 +32,14 @@ from .types import (
 __all__ = [
     "AsyncClient",
     "CallContext",
+    "CallsFromText",
     "Client",
     "ErrorKind",
     "GatewayError",
     "PendingReview",
     "Repair",
     "ResultBlock",
+    "ToolCall",
     "ToolError",
     "ToolMessage",
     "ToolPart",

@@ -10,10 +10,12 @@ from typing import Any, TypeVar
 from ._pb import gateway_pb2, registry_pb2, review_pb2, types_pb2
 from .types import (
     CallContext,
+    CallsFromText,
     ErrorKind,
     PendingReview,
     Repair,
     ResultBlock,
+    ToolCall,
     ToolError,
     ToolMessage,
     ToolPart,
@@ -131,6 +133,17 @@ def block_from_pb(b: types_pb2.ResultBlock) -> ResultBlock | None:
     return None
 
 
+def calls_from_text_from_pb(r: gateway_pb2.CallsFromTextResponse) -> CallsFromText:
+    return CallsFromText(
+        calls=tuple(ToolCall(name=c.name, arguments=c.arguments, id=c.id) for c in r.calls),
+        envelope=r.envelope,
+        wrappers=tuple(r.wrappers),
+        rest=r.rest,
+        refusal=r.refusal,
+        messages=tuple(message_from_pb(m) for m in r.messages),
+    )
+
+
 def pending_from_pb(p: review_pb2.PendingReview) -> PendingReview:
     return PendingReview(
         call_id=p.call_id,
@@ -203,6 +216,29 @@ def batch_request(calls: Iterable[Mapping[str, Any]], *, context: Any, review_mo
         calls=[call_to_pb(c) for c in calls],
         context=context_to_pb(context),
         review_mode=review_mode_to_pb(review_mode),
+    )
+
+
+def calls_from_text_request(
+    text: str,
+    *,
+    context: Any,
+    tools: Iterable[str] | None,
+    run: bool,
+    call_id_prefix: str | None,
+    review_mode: str | None,
+) -> gateway_pb2.CallsFromTextRequest:
+    if not isinstance(text, str):
+        raise TypeError(f"text is the model's answer as a str, not {type(text).__name__}")
+    if isinstance(tools, str):
+        raise TypeError("tools is a list of tool names, not one str")
+    return gateway_pb2.CallsFromTextRequest(
+        text=text,
+        context=context_to_pb(context),
+        tools=[str(t) for t in tools or ()],
+        run=run,
+        review_mode=review_mode_to_pb(review_mode),
+        call_id_prefix=call_id_prefix or "",
     )
 
 

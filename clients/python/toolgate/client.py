@@ -14,7 +14,7 @@ import grpc.aio
 
 from . import _convert as convert
 from ._pb import gateway_pb2_grpc, registry_pb2, registry_pb2_grpc, review_pb2, review_pb2_grpc
-from .types import CallContext, PendingReview, ToolMessage
+from .types import CallContext, CallsFromText, PendingReview, ToolMessage
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 _DEFAULT_OPTIONS = {"grpc.max_receive_message_length": -1, "grpc.max_send_message_length": -1}
@@ -159,6 +159,30 @@ class Client(_Base):
         response = self._call("ExecuteBatch", self._gateway.ExecuteBatch, request, self._data_metadata, timeout)
         return [convert.message_from_pb(m) for m in response.messages]
 
+    def calls_from_text(
+        self,
+        text: str,
+        *,
+        context: Context = None,
+        tools: Iterable[str] | None = None,
+        run: bool = False,
+        call_id_prefix: str | None = None,
+        review_mode: str | None = None,
+        timeout: float | None = None,
+    ) -> CallsFromText:
+        """The tool calls a model wrote in its answer's text instead of making them (Hermes `<tool_call>`,
+        pythonic `[f(a=1)]`, Llama, Mistral, harmony, Qwen3-Coder XML, ...), and the rest of the text. None from
+        prose: a call only mentioned, shown as an example or under a condition, or of a tool not offered gives
+        none, with `refusal` saying why when the text looked like it held calls. `tools` narrows the offered tools
+        to these registered names (default: every tool the context's tenant sees). With `run=True` the gateway
+        also runs the calls as `execute_batch` does, call `i` under the id `<call_id_prefix>-<i>`
+        (`call_id_prefix` is then required), and answers their outcomes in `messages`."""
+        request = convert.calls_from_text_request(
+            text, context=context, tools=tools, run=run, call_id_prefix=call_id_prefix, review_mode=review_mode
+        )
+        response = self._call("CallsFromText", self._gateway.CallsFromText, request, self._data_metadata, timeout)
+        return convert.calls_from_text_from_pb(response)
+
     def definitions(
         self, format: str = "openai", *, context: Context = None, timeout: float | None = None
     ) -> list[dict[str, Any]]:
@@ -272,6 +296,23 @@ class AsyncClient(_Base):
         request = convert.batch_request(calls, context=context, review_mode=review_mode)
         response = await self._call("ExecuteBatch", self._gateway.ExecuteBatch, request, self._data_metadata, timeout)
         return [convert.message_from_pb(m) for m in response.messages]
+
+    async def calls_from_text(
+        self,
+        text: str,
+        *,
+        context: Context = None,
+        tools: Iterable[str] | None = None,
+        run: bool = False,
+        call_id_prefix: str | None = None,
+        review_mode: str | None = None,
+        timeout: float | None = None,
+    ) -> CallsFromText:
+        request = convert.calls_from_text_request(
+            text, context=context, tools=tools, run=run, call_id_prefix=call_id_prefix, review_mode=review_mode
+        )
+        response = await self._call("CallsFromText", self._gateway.CallsFromText, request, self._data_metadata, timeout)
+        return convert.calls_from_text_from_pb(response)
 
     async def definitions(
         self, format: str = "openai", *, context: Context = None, timeout: float | None = None

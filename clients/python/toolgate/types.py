@@ -177,6 +177,43 @@ class ToolMessage:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One call found in a model's text (`Client.calls_from_text`): the name as the model wrote it (the gateway
+    resolves it when the call runs) and the arguments as read, JSON text."""
+
+    name: str
+    arguments: str
+    #: The id the call ran with (`run=True`: `<call_id_prefix>-<index>`); empty when it did not run.
+    id: str = ""
+
+    @property
+    def args(self) -> Any:
+        """`arguments` parsed; None when there are none."""
+        return _parse_json(self.arguments)
+
+
+@dataclass(frozen=True)
+class CallsFromText:
+    """What the gateway read in a model's answer: the calls it wrote as text instead of making them, and the rest.
+
+    Nothing is found in prose (a call only mentioned, shown as an example or under a condition, a tool not
+    offered): `calls` is then empty, and `refusal` says why when the text looked like it held calls."""
+
+    calls: tuple[ToolCall, ...] = ()
+    #: The format the calls were written in (hermes, qwen3_coder_xml, llama3_json, llama3_python_tag, mistral,
+    #: harmony, pythonic, json); empty when none was found.
+    envelope: str = ""
+    #: What was around them: code_fence, string_list, print, arguments_dict, text_parts.
+    wrappers: tuple[str, ...] = ()
+    #: The text with the calls taken out: what the model said besides them.
+    rest: str = ""
+    #: Why a text that looked like it held calls gave none; empty otherwise.
+    refusal: str = ""
+    #: With `run=True`: each call's outcome, in call order (its repairs start with `calls_from_text`).
+    messages: tuple[ToolMessage, ...] = ()
+
+
+@dataclass(frozen=True)
 class CallContext:
     """Who is calling. Tenancy, injection and policy read it; the model never writes it."""
 

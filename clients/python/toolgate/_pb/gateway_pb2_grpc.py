@@ -45,6 +45,11 @@ class ToolGatewayStub:
                 request_serializer=toolgate_dot_v1_dot_gateway__pb2.ExecuteBatchRequest.SerializeToString,
                 response_deserializer=toolgate_dot_v1_dot_gateway__pb2.ExecuteBatchResponse.FromString,
                 _registered_method=True)
+        self.CallsFromText = channel.unary_unary(
+                '/toolgate.v1.ToolGateway/CallsFromText',
+                request_serializer=toolgate_dot_v1_dot_gateway__pb2.CallsFromTextRequest.SerializeToString,
+                response_deserializer=toolgate_dot_v1_dot_gateway__pb2.CallsFromTextResponse.FromString,
+                _registered_method=True)
         self.ListToolDefinitions = channel.unary_unary(
                 '/toolgate.v1.ToolGateway/ListToolDefinitions',
                 request_serializer=toolgate_dot_v1_dot_gateway__pb2.ListToolDefinitionsRequest.SerializeToString,
@@ -70,6 +75,15 @@ class ToolGatewayServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CallsFromText(self, request, context):
+        """Finds the tool calls a model wrote in its text instead of making them (Hermes <tool_call>, pythonic lists, Llama,
+        Mistral, gpt-oss harmony, Qwen3-Coder XML, ...), and with `run` runs them as ExecuteBatch does. A call only
+        mentioned, shown as an example, conditional, or to a tool not offered is never found; `refusal` says why none was.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListToolDefinitions(self, request, context):
         """The definitions a model should be bound to, tenant-scoped.
         """
@@ -89,6 +103,11 @@ def add_ToolGatewayServicer_to_server(servicer, server):
                     servicer.ExecuteBatch,
                     request_deserializer=toolgate_dot_v1_dot_gateway__pb2.ExecuteBatchRequest.FromString,
                     response_serializer=toolgate_dot_v1_dot_gateway__pb2.ExecuteBatchResponse.SerializeToString,
+            ),
+            'CallsFromText': grpc.unary_unary_rpc_method_handler(
+                    servicer.CallsFromText,
+                    request_deserializer=toolgate_dot_v1_dot_gateway__pb2.CallsFromTextRequest.FromString,
+                    response_serializer=toolgate_dot_v1_dot_gateway__pb2.CallsFromTextResponse.SerializeToString,
             ),
             'ListToolDefinitions': grpc.unary_unary_rpc_method_handler(
                     servicer.ListToolDefinitions,
@@ -151,6 +170,33 @@ class ToolGateway:
             '/toolgate.v1.ToolGateway/ExecuteBatch',
             toolgate_dot_v1_dot_gateway__pb2.ExecuteBatchRequest.SerializeToString,
             toolgate_dot_v1_dot_gateway__pb2.ExecuteBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CallsFromText(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/toolgate.v1.ToolGateway/CallsFromText',
+            toolgate_dot_v1_dot_gateway__pb2.CallsFromTextRequest.SerializeToString,
+            toolgate_dot_v1_dot_gateway__pb2.CallsFromTextResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -24,13 +24,22 @@ What the node does with one AIMessage:
 The middleware does 1 to 3 for each call on its own (`create_agent` runs each call as a task), without the
 AIMessage rewrite.
 
+A model that writes its calls in its text instead of making them (Hermes `<tool_call>`, pythonic `[f(a=1)]`,
+Llama, Mistral, harmony, ...) ends the graph with prose. `calls_from_text_middleware` (for `create_agent`) and
+`calls_from_text_hook` (`create_react_agent`'s `post_model_hook`, or a `StateGraph` node) send such an AIMessage's
+text to the gateway's `CallsFromText` and answer it again carrying the calls found as tool calls, its content the
+text that is not a call, so the graph routes to the tools.
+
 Layout (this module is the public surface; the others are private):
 - `_node`: `GatewayToolNode`, reading the graph's input and answering its messages.
-- `_middleware`: `ToolgateMiddleware`, imported on first use of `toolgate_middleware`.
+- `_middleware`: `ToolgateMiddleware` and `CallsFromTextMiddleware`, imported on first use of
+  `toolgate_middleware` or `calls_from_text_middleware`.
 - `_review`: the steps of one run, the review interrupt and its resume values, and the in-process memo of
   what each step answered.
 - `_transcript`: `to_langchain` and `rewrite_ai_message`, the LangChain messages a run answers.
 - `_binding`: `bind_gateway_tools`, `gateway_tools` (and their async forms) and `context_from_config`.
+- `_text_calls`: `calls_from_text_hook`, and the AIMessage answered again with the calls its text held, which
+  `_middleware`'s `CallsFromTextMiddleware` shares.
 """
 
 from __future__ import annotations
@@ -41,12 +50,13 @@ from ._binding import abind_gateway_tools, agateway_tools, bind_gateway_tools, c
 from ._node import GatewayToolNode
 from ._review import INTERRUPT_TYPE as INTERRUPT_TYPE
 from ._review import RESUME_ACTIONS as RESUME_ACTIONS
+from ._text_calls import calls_from_text_hook
 from ._transcript import ErrorHook as ErrorHook
 from ._transcript import rewrite_ai_message as rewrite_ai_message
 from ._transcript import to_langchain as to_langchain
 
 if TYPE_CHECKING:
-    from ._middleware import ToolgateMiddleware
+    from ._middleware import CallsFromTextMiddleware, ToolgateMiddleware
 
 
 def toolgate_middleware(client: Any, **kwargs: Any) -> ToolgateMiddleware:
@@ -55,15 +65,30 @@ def toolgate_middleware(client: Any, **kwargs: Any) -> ToolgateMiddleware:
     gateway's tools with the agent (fetched now with a `Client`; pass `tools=await agateway_tools(client)` with an
     `AsyncClient`, or `tools=[]` when the agent's own tools already carry them). Keyword arguments: `tools`,
     `context`, `review`, `on_error`, `timeout`, as `GatewayToolNode` takes them."""
+    return _middleware_module("toolgate_middleware").ToolgateMiddleware(client, **kwargs)
+
+
+def calls_from_text_middleware(client: Any, **kwargs: Any) -> CallsFromTextMiddleware:
+    """LangChain v1 middleware for `create_agent(model, middleware=[toolgate_middleware(client),
+    calls_from_text_middleware(client)])`: an AIMessage without tool calls whose text holds calls (Hermes
+    `<tool_call>`, pythonic, Llama, Mistral, harmony, ...) is answered again carrying them as tool calls, its content
+    the text that is not a call, so the agent runs them instead of ending. The gateway reads the text; prose,
+    mentions, examples and tools not offered give no call, and the AIMessage stays as it is. Keyword arguments:
+    `tools` (the registered names of the tools the model was offered; default every tool the tenant sees),
+    `context`, `timeout`."""
+    return _middleware_module("calls_from_text_middleware").CallsFromTextMiddleware(client, **kwargs)
+
+
+def _middleware_module(what: str) -> Any:
     try:
-        from ._middleware import ToolgateMiddleware
+        from . import _middleware
     except ModuleNotFoundError as err:
         if err.name != "langchain" and not (err.name or "").startswith("langchain."):
             raise
         raise ModuleNotFoundError(
-            f"toolgate_middleware needs LangChain v1 ({err}): pip install 'toolgate[langchain]'", name=err.name
+            f"{what} needs LangChain v1 ({err}): pip install 'toolgate[langchain]'", name=err.name
         ) from err
-    return ToolgateMiddleware(client, **kwargs)
+    return _middleware
 
 
 __all__ = [
@@ -71,6 +96,8 @@ __all__ = [
     "abind_gateway_tools",
     "agateway_tools",
     "bind_gateway_tools",
+    "calls_from_text_hook",
+    "calls_from_text_middleware",
     "context_from_config",
     "gateway_tools",
     "toolgate_middleware",

@@ -1,6 +1,7 @@
-"""`ToolgateMiddleware`: LangChain v1 agent middleware (`create_agent(..., middleware=[...])`) whose
+"""LangChain v1 agent middleware (`create_agent(..., middleware=[...])`): `ToolgateMiddleware`, whose
 `wrap_tool_call` sends each call to the gateway as the model wrote it, before the host's own tool and its schema
-see it. Imports `langchain`, which only this module needs (`pip install toolgate[langchain]`)."""
+see it; and `CallsFromTextMiddleware`, whose `after_model` turns the calls a model wrote in its text into tool
+calls. Imports `langchain`, which only this module needs (`pip install toolgate[langchain]`)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import ToolMessage as LCToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
 
 from ..client import AsyncClient, Client
 from ._binding import fixed_context, gateway_tools, run_context
 from ._review import Memo, execute_async, execute_sync
+from ._text_calls import TextCallReader, last_message
 from ._transcript import ErrorHook, answer
 
 
@@ -73,6 +77,55 @@ class ToolgateMiddleware(AgentMiddleware):
         ctx, key = run_context(self.context, config), _key(config, call)
         [message] = await execute_async(self.client, [call], self.review, ctx, self.timeout, self._memo, key)
         return answer(message, call, self.on_error)
+
+
+class CallsFromTextMiddleware(AgentMiddleware):
+    """Reads the calls a model wrote in its answer's text instead of making them (Hermes `<tool_call>`, pythonic
+    `[f(a=1)]`, Llama, Mistral, harmony, Qwen3-Coder XML, ...) through the gateway's `CallsFromText`, so that
+    `create_agent` routes to the tools instead of ending. Its `after_model` (and `aafter_model`) answers an
+    AIMessage without tool calls again (same id) carrying the calls found as tool calls, each with the name as
+    written and the id `toolgate_text_<message id>_<index>`, and the text that is not a call as its content; the
+    text as written stays in `response_metadata["toolgate"]["calls_from_text"]`. A text with no calls (prose, a
+    mention, an example, a tool not offered) leaves the AIMessage as it is; a refusal is logged at debug on
+    `toolgate.langgraph`. The calls then run as any other: with `toolgate_middleware`, through the gateway, which
+    resolves the names and repairs and validates the arguments.
+
+    - `tools`: the registered names of the tools the model was offered; None: every tool the run's tenant sees.
+      (Unlike `toolgate_middleware`'s `tools`, these are names, and this middleware registers no tool.)
+    - `context`: a CallContext, dict, or `callable(config)` giving the defaults the run's config completes."""
+
+    def __init__(
+        self,
+        client: Client | AsyncClient,
+        *,
+        tools: Sequence[str] | None = None,
+        context: Any = None,
+        timeout: float | None = None,
+    ) -> None:
+        super().__init__()
+        self.tools = []
+        self.reader = TextCallReader(client, tools=tools, context=context, timeout=timeout)
+
+    @property
+    def name(self) -> str:
+        return "toolgate_calls_from_text"
+
+    def after_model(self, state: Any, runtime: Runtime) -> dict[str, Any] | None:
+        answered = self.reader.read(last_message(state), _run_config())
+        return {"messages": [answered]} if answered is not None else None
+
+    async def aafter_model(self, state: Any, runtime: Runtime) -> dict[str, Any] | None:
+        answered = await self.reader.aread(last_message(state), _run_config())
+        return {"messages": [answered]} if answered is not None else None
+
+
+def _run_config() -> RunnableConfig:
+    """The run's config, which a model hook is not given (`Runtime` has none); empty where LangGraph cannot tell
+    (async code on Python 3.10), and the CallContext then comes from `context` alone."""
+    try:
+        return get_config()
+    except RuntimeError:
+        return {}
 
 
 def _call_of(request: ToolCallRequest) -> tuple[dict[str, Any], RunnableConfig]:
