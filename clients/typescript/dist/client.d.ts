@@ -7,7 +7,7 @@
  * @module
  */
 import type { SecureClientSessionOptions } from "node:http2";
-import type { CallContext, DefinitionFormat, PendingReview, RegisteredTool, ReviewAction, ReviewEvent, ReviewMode, ToolCallInput, ToolDefinition, ToolMessage, ToolSpec } from "./types.js";
+import type { CallContext, DefinitionFormat, PendingReview, RegisteredTool, ReviewAction, ReviewEvent, ReviewMode, TextCalls, ToolCallInput, ToolDefinition, ToolMessage, ToolSpec } from "./types.js";
 export declare const DEFAULT_TARGET = "127.0.0.1:50051";
 /** The gateway refused a request as a whole, or could not be reached. `code` is the gRPC status code's name. */
 export declare class GatewayError extends Error {
@@ -45,6 +45,18 @@ export interface ExecuteOptions extends CallOptions {
 }
 export interface BatchOptions extends CallOptions {
     context?: CallContext;
+    reviewMode?: ReviewMode;
+}
+export interface CallsFromTextOptions extends CallOptions {
+    context?: CallContext;
+    /** The registered names of the tools the model was offered: calls of other tools are not read. By default every
+     * tool the context's tenant sees. */
+    tools?: readonly string[];
+    /** Also run the calls found, as `executeBatch` does: `messages` holds their outcomes. Needs `callIdPrefix`. */
+    run?: boolean;
+    /** With `run`: call `i` runs with the id `<callIdPrefix>-<i>`, so the same text sent again runs nothing twice.
+     * Use the assistant message's id. */
+    callIdPrefix?: string;
     reviewMode?: ReviewMode;
 }
 export interface ScopeOptions extends CallOptions {
@@ -89,6 +101,11 @@ export declare class Client {
     /** Runs the calls of one AI message concurrently; answers in call order. Each call is `{name, id, args}` (as
      * in LangChain's tool calls) or `{name, id, arguments}` (an object or JSON text). */
     executeBatch(calls: readonly ToolCallInput[], options?: BatchOptions): Promise<ToolMessage[]>;
+    /** The tool calls a model wrote in its text instead of making them (Hermes `<tool_call>`, pythonic `[f(a=1)]`,
+     * Llama, Mistral, gpt-oss harmony, Qwen3-Coder XML, ...), as the gateway reads them: a call only mentioned, shown
+     * as an example, under a condition or of a tool not offered gives none, and `refusal` says why. `rest` is the
+     * text without the calls. With `run` (and `callIdPrefix`), the gateway also runs them. */
+    callsFromText(text: string, options?: CallsFromTextOptions): Promise<TextCalls>;
     /** The model-facing definitions of the tools the context's tenant may call, in `format` (openai, anthropic,
      * mcp, json-schema): injected parameters are left out. */
     listToolDefinitions(format?: DefinitionFormat, options?: CallOptions & {

@@ -9,7 +9,7 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { connect } from "node:net";
-import { batchRequest, contextToPb, decideRequest, definitionsFromPb, eventFromPb, executeRequest, formatToPb, messageFromPb, pendingFromPb, specFromPb, specToPb, } from "./convert.js";
+import { batchRequest, contextToPb, decideRequest, definitionsFromPb, eventFromPb, executeRequest, formatToPb, messageFromPb, pendingFromPb, specFromPb, specToPb, textCallsFromPb, textCallsRequest, } from "./convert.js";
 import { ToolGateway } from "./gen/toolgate/v1/gateway_pb.js";
 import { ToolRegistry } from "./gen/toolgate/v1/registry_pb.js";
 import { ToolReview } from "./gen/toolgate/v1/review_pb.js";
@@ -113,6 +113,15 @@ export class Client {
         const request = batchRequest(calls, options.context, options.reviewMode);
         const response = await this.call("ExecuteBatch", () => this.gateway.executeBatch(request, this.options(this.dataHeaders, options)));
         return response.messages.map(messageFromPb);
+    }
+    /** The tool calls a model wrote in its text instead of making them (Hermes `<tool_call>`, pythonic `[f(a=1)]`,
+     * Llama, Mistral, gpt-oss harmony, Qwen3-Coder XML, ...), as the gateway reads them: a call only mentioned, shown
+     * as an example, under a condition or of a tool not offered gives none, and `refusal` says why. `rest` is the
+     * text without the calls. With `run` (and `callIdPrefix`), the gateway also runs them. */
+    async callsFromText(text, options = {}) {
+        const request = textCallsRequest(text, options);
+        const response = await this.call("CallsFromText", () => this.gateway.callsFromText(request, this.options(this.dataHeaders, options)));
+        return textCallsFromPb(response);
     }
     /** The model-facing definitions of the tools the context's tenant may call, in `format` (openai, anthropic,
      * mcp, json-schema): injected parameters are left out. */

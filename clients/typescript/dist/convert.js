@@ -114,6 +114,16 @@ export function eventFromPb(e) {
 export function definitionsFromPb(response) {
     return response.definitions.map((d) => ({ name: d.name, tool: d.tool, definition: JSON.parse(d.definition) }));
 }
+export function textCallsFromPb(r) {
+    return {
+        calls: r.calls.map((c) => ({ name: c.name, arguments: c.arguments, args: parseJson(c.arguments), id: c.id })),
+        envelope: r.envelope,
+        wrappers: [...r.wrappers],
+        rest: r.rest,
+        refusal: r.refusal,
+        messages: r.messages.map(messageFromPb),
+    };
+}
 const CONTEXT_KEYS = new Set(["tenant", "userId", "sessionId", "values"]);
 export function contextToPb(context) {
     const ctx = context ?? {};
@@ -154,6 +164,18 @@ export function executeRequest(call, context, mode) {
 }
 export function batchRequest(calls, context, mode) {
     return { calls: calls.map(callToPb), context: contextToPb(context), reviewMode: reviewModeToPb(mode) };
+}
+export function textCallsRequest(text, options) {
+    if (typeof text !== "string")
+        throw new TypeError(`callsFromText reads a string, not ${JSON.stringify(text)}`);
+    return {
+        text,
+        context: contextToPb(options.context),
+        tools: [...(options.tools ?? [])],
+        run: options.run ?? false,
+        reviewMode: reviewModeToPb(options.reviewMode),
+        callIdPrefix: options.callIdPrefix ?? "",
+    };
 }
 const FORMATS = {
     openai: PbFormat.OPENAI,

@@ -23,6 +23,8 @@ import {
   pendingFromPb,
   specFromPb,
   specToPb,
+  textCallsFromPb,
+  textCallsRequest,
 } from "./convert.js";
 import { ToolGateway } from "./gen/toolgate/v1/gateway_pb.js";
 import { ToolRegistry } from "./gen/toolgate/v1/registry_pb.js";
@@ -35,6 +37,7 @@ import type {
   ReviewAction,
   ReviewEvent,
   ReviewMode,
+  TextCalls,
   ToolCallInput,
   ToolDefinition,
   ToolMessage,
@@ -98,6 +101,19 @@ export interface ExecuteOptions extends CallOptions {
 
 export interface BatchOptions extends CallOptions {
   context?: CallContext;
+  reviewMode?: ReviewMode;
+}
+
+export interface CallsFromTextOptions extends CallOptions {
+  context?: CallContext;
+  /** The registered names of the tools the model was offered: calls of other tools are not read. By default every
+   * tool the context's tenant sees. */
+  tools?: readonly string[];
+  /** Also run the calls found, as `executeBatch` does: `messages` holds their outcomes. Needs `callIdPrefix`. */
+  run?: boolean;
+  /** With `run`: call `i` runs with the id `<callIdPrefix>-<i>`, so the same text sent again runs nothing twice.
+   * Use the assistant message's id. */
+  callIdPrefix?: string;
   reviewMode?: ReviewMode;
 }
 
@@ -202,6 +218,18 @@ export class Client {
       this.gateway.executeBatch(request, this.options(this.dataHeaders, options)),
     );
     return response.messages.map(messageFromPb);
+  }
+
+  /** The tool calls a model wrote in its text instead of making them (Hermes `<tool_call>`, pythonic `[f(a=1)]`,
+   * Llama, Mistral, gpt-oss harmony, Qwen3-Coder XML, ...), as the gateway reads them: a call only mentioned, shown
+   * as an example, under a condition or of a tool not offered gives none, and `refusal` says why. `rest` is the
+   * text without the calls. With `run` (and `callIdPrefix`), the gateway also runs them. */
+  async callsFromText(text: string, options: CallsFromTextOptions = {}): Promise<TextCalls> {
+    const request = textCallsRequest(text, options);
+    const response = await this.call("CallsFromText", () =>
+      this.gateway.callsFromText(request, this.options(this.dataHeaders, options)),
+    );
+    return textCallsFromPb(response);
   }
 
   /** The model-facing definitions of the tools the context's tenant may call, in `format` (openai, anthropic,

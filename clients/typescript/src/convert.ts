@@ -6,6 +6,8 @@
 
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
+  type CallsFromTextRequestSchema,
+  type CallsFromTextResponse,
   DefinitionFormat as PbFormat,
   type ExecuteBatchRequestSchema,
   type ExecuteRequestSchema,
@@ -54,6 +56,7 @@ import {
   type ReviewAction,
   type ReviewEvent,
   type ReviewMode,
+  type TextCalls,
   type ToolCallInput,
   type ToolDefinition,
   type ToolError,
@@ -176,6 +179,17 @@ export function definitionsFromPb(response: ListToolDefinitionsResponse): ToolDe
   return response.definitions.map((d) => ({ name: d.name, tool: d.tool, definition: JSON.parse(d.definition) }));
 }
 
+export function textCallsFromPb(r: CallsFromTextResponse): TextCalls {
+  return {
+    calls: r.calls.map((c) => ({ name: c.name, arguments: c.arguments, args: parseJson(c.arguments), id: c.id })),
+    envelope: r.envelope,
+    wrappers: [...r.wrappers],
+    rest: r.rest,
+    refusal: r.refusal,
+    messages: r.messages.map(messageFromPb),
+  };
+}
+
 // ---- requests -----------------------------------------------------------------------------------------------
 
 type Init<S> = S extends import("@bufbuild/protobuf").DescMessage ? MessageInitShape<S> : never;
@@ -227,6 +241,27 @@ export function batchRequest(
   mode: ReviewMode | undefined,
 ): Init<typeof ExecuteBatchRequestSchema> {
   return { calls: calls.map(callToPb), context: contextToPb(context), reviewMode: reviewModeToPb(mode) };
+}
+
+export function textCallsRequest(
+  text: string,
+  options: {
+    context?: CallContext;
+    tools?: readonly string[];
+    run?: boolean;
+    reviewMode?: ReviewMode;
+    callIdPrefix?: string;
+  },
+): Init<typeof CallsFromTextRequestSchema> {
+  if (typeof text !== "string") throw new TypeError(`callsFromText reads a string, not ${JSON.stringify(text)}`);
+  return {
+    text,
+    context: contextToPb(options.context),
+    tools: [...(options.tools ?? [])],
+    run: options.run ?? false,
+    reviewMode: reviewModeToPb(options.reviewMode),
+    callIdPrefix: options.callIdPrefix ?? "",
+  };
 }
 
 const FORMATS: Record<string, PbFormat> = {

@@ -10,6 +10,7 @@ export {
   GatewayError,
   type BatchOptions,
   type CallOptions,
+  type CallsFromTextOptions,
   type ClientOptions,
   type DecideOptions,
   type ExecuteOptions,

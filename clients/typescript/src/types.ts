@@ -143,6 +143,36 @@ export interface ToolCallInput {
   arguments?: unknown;
 }
 
+/** One call a model wrote in its text, as the gateway read it (`Client.callsFromText`). */
+export interface TextCall {
+  /** The name as the model wrote it (`functions.get_weather`, say): the gateway resolves it when the call runs. */
+  readonly name: string;
+  /** The arguments as read, JSON text. They still go through repair and validation when the call runs. */
+  readonly arguments: string;
+  /** `arguments` parsed. */
+  readonly args: unknown;
+  /** With `run`: the id the call ran with, `<callIdPrefix>-<i>`; empty otherwise. */
+  readonly id: string;
+}
+
+/** The calls a model wrote in its text instead of making them, and what it said besides them. */
+export interface TextCalls {
+  /** In the order written; empty when none was found. */
+  readonly calls: readonly TextCall[];
+  /** The format they were written in: `hermes`, `qwen3_coder_xml`, `llama3_json`, `llama3_python_tag`, `mistral`,
+   * `harmony`, `pythonic` or `json`; empty when none was found. */
+  readonly envelope: string;
+  /** What was around them: `code_fence`, `string_list`, `print`, `arguments_dict`, `text_parts`. */
+  readonly wrappers: readonly string[];
+  /** The text with the calls taken out: what the model said besides them. */
+  readonly rest: string;
+  /** Why a text that looked like it held calls gave none (a call only mentioned, an example, a tool not offered,
+   * an ambiguous text); empty otherwise. */
+  readonly refusal: string;
+  /** With `run`: each call's outcome, in call order, its repairs led by `calls_from_text`. Empty otherwise. */
+  readonly messages: readonly ToolMessage[];
+}
+
 /** A call waiting for a person (or, from `decide`, the call just decided). */
 export interface PendingReview {
   readonly callId: string;

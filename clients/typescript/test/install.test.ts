@@ -59,12 +59,13 @@ export class ChatOpenAI extends FakeListChatModel {
 `;
 
 const TYPES = `
-import { Client, type ToolMessage, type ToolError } from "toolgate";
-import { GatewayToolNode, toolgateMiddleware, bindGatewayTools } from "toolgate/langgraph";
+import { Client, type TextCalls, type ToolMessage, type ToolError } from "toolgate";
+import { GatewayToolNode, toolgateMiddleware, bindGatewayTools, textCallsHook, textCallsMiddleware } from "toolgate/langgraph";
 const client: Client = new Client("127.0.0.1:1");
 const answer: Promise<ToolMessage> = client.execute("x", { a: 1 }, { id: "1", context: { userId: "u" } });
+const found: Promise<TextCalls> = client.callsFromText("<tool_call>{}</tool_call>", { tools: ["x"] });
 const kind = (e: ToolError): string => e.kind;
-void [answer, kind, GatewayToolNode, toolgateMiddleware, bindGatewayTools];
+void [answer, found, kind, GatewayToolNode, toolgateMiddleware, bindGatewayTools, textCallsHook, textCallsMiddleware];
 `;
 
 before(async () => {

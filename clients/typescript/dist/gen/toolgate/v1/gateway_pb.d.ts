@@ -80,6 +80,97 @@ export type ExecuteBatchResponse = Message<"toolgate.v1.ExecuteBatchResponse"> &
  */
 export declare const ExecuteBatchResponseSchema: GenMessage<ExecuteBatchResponse>;
 /**
+ * @generated from message toolgate.v1.CallsFromTextRequest
+ */
+export type CallsFromTextRequest = Message<"toolgate.v1.CallsFromTextRequest"> & {
+    /**
+     * The assistant's text, exactly as the model wrote it.
+     *
+     * @generated from field: string text = 1;
+     */
+    text: string;
+    /**
+     * @generated from field: toolgate.v1.CallContext context = 2;
+     */
+    context?: CallContext | undefined;
+    /**
+     * The registered names of the tools the model was offered; empty: every tool the caller sees.
+     *
+     * @generated from field: repeated string tools = 3;
+     */
+    tools: string[];
+    /**
+     * Run the calls found, as ExecuteBatch does; `messages` then holds their outcomes.
+     *
+     * @generated from field: bool run = 4;
+     */
+    run: boolean;
+    /**
+     * @generated from field: toolgate.v1.ReviewMode review_mode = 5;
+     */
+    reviewMode: ReviewMode;
+    /**
+     * With `run`, required: call i runs with the id "<call_id_prefix>-<i>", so the same request sent again runs nothing
+     * twice (the call-id record answers it). Use the assistant message's id.
+     *
+     * @generated from field: string call_id_prefix = 6;
+     */
+    callIdPrefix: string;
+};
+/**
+ * Describes the message toolgate.v1.CallsFromTextRequest.
+ * Use `create(CallsFromTextRequestSchema)` to create a new message.
+ */
+export declare const CallsFromTextRequestSchema: GenMessage<CallsFromTextRequest>;
+/**
+ * @generated from message toolgate.v1.CallsFromTextResponse
+ */
+export type CallsFromTextResponse = Message<"toolgate.v1.CallsFromTextResponse"> & {
+    /**
+     * The calls found, in order: the name as the model wrote it, the arguments as read (JSON text), and with `run` the
+     * id each ran with. Each still goes through repair and validation when it runs.
+     *
+     * @generated from field: repeated toolgate.v1.ToolCall calls = 1;
+     */
+    calls: ToolCall[];
+    /**
+     * The format the calls were written in: hermes, qwen3_coder_xml, llama3_json, llama3_python_tag, mistral, harmony,
+     * pythonic or json; empty when none was found.
+     *
+     * @generated from field: string envelope = 2;
+     */
+    envelope: string;
+    /**
+     * What was around them: code_fence, string_list, print, arguments_dict, text_parts.
+     *
+     * @generated from field: repeated string wrappers = 3;
+     */
+    wrappers: string[];
+    /**
+     * The text with the calls taken out: what the model said besides them.
+     *
+     * @generated from field: string rest = 4;
+     */
+    rest: string;
+    /**
+     * Why a text that looked like it held calls gave none; empty otherwise.
+     *
+     * @generated from field: string refusal = 5;
+     */
+    refusal: string;
+    /**
+     * With `run`: one per call, in order, each with the repair `calls_from_text` first among its repairs.
+     *
+     * @generated from field: repeated toolgate.v1.ToolMessage messages = 6;
+     */
+    messages: ToolMessage[];
+};
+/**
+ * Describes the message toolgate.v1.CallsFromTextResponse.
+ * Use `create(CallsFromTextResponseSchema)` to create a new message.
+ */
+export declare const CallsFromTextResponseSchema: GenMessage<CallsFromTextResponse>;
+/**
  * @generated from message toolgate.v1.ListToolDefinitionsRequest
  */
 export type ListToolDefinitionsRequest = Message<"toolgate.v1.ListToolDefinitionsRequest"> & {
@@ -220,6 +311,18 @@ export declare const ToolGateway: GenService<{
         methodKind: "unary";
         input: typeof ExecuteBatchRequestSchema;
         output: typeof ExecuteBatchResponseSchema;
+    };
+    /**
+     * Finds the tool calls a model wrote in its text instead of making them (Hermes <tool_call>, pythonic lists, Llama,
+     * Mistral, gpt-oss harmony, Qwen3-Coder XML, ...), and with `run` runs them as ExecuteBatch does. A call only
+     * mentioned, shown as an example, conditional, or to a tool not offered is never found; `refusal` says why none was.
+     *
+     * @generated from rpc toolgate.v1.ToolGateway.CallsFromText
+     */
+    callsFromText: {
+        methodKind: "unary";
+        input: typeof CallsFromTextRequestSchema;
+        output: typeof CallsFromTextResponseSchema;
     };
     /**
      * The definitions a model should be bound to, tenant-scoped.

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolgate/v1/gateway.proto.
  */
 export const file_toolgate_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Chl0b29sZ2F0ZS92MS9nYXRld2F5LnByb3RvEgt0b29sZ2F0ZS52MSKOAQoORXhlY3V0ZVJlcXVlc3QSIwoEY2FsbBgBIAEoCzIVLnRvb2xnYXRlLnYxLlRvb2xDYWxsEikKB2NvbnRleHQYAiABKAsyGC50b29sZ2F0ZS52MS5DYWxsQ29udGV4dBIsCgtyZXZpZXdfbW9kZRgDIAEoDjIXLnRvb2xnYXRlLnYxLlJldmlld01vZGUiPAoPRXhlY3V0ZVJlc3BvbnNlEikKB21lc3NhZ2UYASABKAsyGC50b29sZ2F0ZS52MS5Ub29sTWVzc2FnZSKUAQoTRXhlY3V0ZUJhdGNoUmVxdWVzdBIkCgVjYWxscxgBIAMoCzIVLnRvb2xnYXRlLnYxLlRvb2xDYWxsEikKB2NvbnRleHQYAiABKAsyGC50b29sZ2F0ZS52MS5DYWxsQ29udGV4dBIsCgtyZXZpZXdfbW9kZRgDIAEoDjIXLnRvb2xnYXRlLnYxLlJldmlld01vZGUiQgoURXhlY3V0ZUJhdGNoUmVzcG9uc2USKgoIbWVzc2FnZXMYASADKAsyGC50b29sZ2F0ZS52MS5Ub29sTWVzc2FnZSJ2ChpMaXN0VG9vbERlZmluaXRpb25zUmVxdWVzdBIpCgdjb250ZXh0GAEgASgLMhgudG9vbGdhdGUudjEuQ2FsbENvbnRleHQSLQoGZm9ybWF0GAIgASgOMh0udG9vbGdhdGUudjEuRGVmaW5pdGlvbkZvcm1hdCJACg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEgwKBHRvb2wYAiABKAkSEgoKZGVmaW5pdGlvbhgDIAEoCSJPChtMaXN0VG9vbERlZmluaXRpb25zUmVzcG9uc2USMAoLZGVmaW5pdGlvbnMYASADKAsyGy50b29sZ2F0ZS52MS5Ub29sRGVmaW5pdGlvbipWCgpSZXZpZXdNb2RlEhsKF1JFVklFV19NT0RFX1VOU1BFQ0lGSUVEEAASFAoQUkVWSUVXX01PREVfV0FJVBABEhUKEVJFVklFV19NT0RFX0RFRkVSEAIqsgEKEERlZmluaXRpb25Gb3JtYXQSIQodREVGSU5JVElPTl9GT1JNQVRfVU5TUEVDSUZJRUQQABIcChhERUZJTklUSU9OX0ZPUk1BVF9PUEVOQUkQARIfChtERUZJTklUSU9OX0ZPUk1BVF9BTlRIUk9QSUMQAhIZChVERUZJTklUSU9OX0ZPUk1BVF9NQ1AQAxIhCh1ERUZJTklUSU9OX0ZPUk1BVF9KU09OX1NDSEVNQRAEMpICCgtUb29sR2F0ZXdheRJECgdFeGVjdXRlEhsudG9vbGdhdGUudjEuRXhlY3V0ZVJlcXVlc3QaHC50b29sZ2F0ZS52MS5FeGVjdXRlUmVzcG9uc2USUwoMRXhlY3V0ZUJhdGNoEiAudG9vbGdhdGUudjEuRXhlY3V0ZUJhdGNoUmVxdWVzdBohLnRvb2xnYXRlLnYxLkV4ZWN1dGVCYXRjaFJlc3BvbnNlEmgKE0xpc3RUb29sRGVmaW5pdGlvbnMSJy50b29sZ2F0ZS52MS5MaXN0VG9vbERlZmluaXRpb25zUmVxdWVzdBooLnRvb2xnYXRlLnYxLkxpc3RUb29sRGVmaW5pdGlvbnNSZXNwb25zZWIGcHJvdG8z", [file_toolgate_v1_types]);
+  fileDesc("Chl0b29sZ2F0ZS92MS9nYXRld2F5LnByb3RvEgt0b29sZ2F0ZS52MSKOAQoORXhlY3V0ZVJlcXVlc3QSIwoEY2FsbBgBIAEoCzIVLnRvb2xnYXRlLnYxLlRvb2xDYWxsEikKB2NvbnRleHQYAiABKAsyGC50b29sZ2F0ZS52MS5DYWxsQ29udGV4dBIsCgtyZXZpZXdfbW9kZRgDIAEoDjIXLnRvb2xnYXRlLnYxLlJldmlld01vZGUiPAoPRXhlY3V0ZVJlc3BvbnNlEikKB21lc3NhZ2UYASABKAsyGC50b29sZ2F0ZS52MS5Ub29sTWVzc2FnZSKUAQoTRXhlY3V0ZUJhdGNoUmVxdWVzdBIkCgVjYWxscxgBIAMoCzIVLnRvb2xnYXRlLnYxLlRvb2xDYWxsEikKB2NvbnRleHQYAiABKAsyGC50b29sZ2F0ZS52MS5DYWxsQ29udGV4dBIsCgtyZXZpZXdfbW9kZRgDIAEoDjIXLnRvb2xnYXRlLnYxLlJldmlld01vZGUiQgoURXhlY3V0ZUJhdGNoUmVzcG9uc2USKgoIbWVzc2FnZXMYASADKAsyGC50b29sZ2F0ZS52MS5Ub29sTWVzc2FnZSKxAQoUQ2FsbHNGcm9tVGV4dFJlcXVlc3QSDAoEdGV4dBgBIAEoCRIpCgdjb250ZXh0GAIgASgLMhgudG9vbGdhdGUudjEuQ2FsbENvbnRleHQSDQoFdG9vbHMYAyADKAkSCwoDcnVuGAQgASgIEiwKC3Jldmlld19tb2RlGAUgASgOMhcudG9vbGdhdGUudjEuUmV2aWV3TW9kZRIWCg5jYWxsX2lkX3ByZWZpeBgGIAEoCSKsAQoVQ2FsbHNGcm9tVGV4dFJlc3BvbnNlEiQKBWNhbGxzGAEgAygLMhUudG9vbGdhdGUudjEuVG9vbENhbGwSEAoIZW52ZWxvcGUYAiABKAkSEAoId3JhcHBlcnMYAyADKAkSDAoEcmVzdBgEIAEoCRIPCgdyZWZ1c2FsGAUgASgJEioKCG1lc3NhZ2VzGAYgAygLMhgudG9vbGdhdGUudjEuVG9vbE1lc3NhZ2UidgoaTGlzdFRvb2xEZWZpbml0aW9uc1JlcXVlc3QSKQoHY29udGV4dBgBIAEoCzIYLnRvb2xnYXRlLnYxLkNhbGxDb250ZXh0Ei0KBmZvcm1hdBgCIAEoDjIdLnRvb2xnYXRlLnYxLkRlZmluaXRpb25Gb3JtYXQiQAoOVG9vbERlZmluaXRpb24SDAoEbmFtZRgBIAEoCRIMCgR0b29sGAIgASgJEhIKCmRlZmluaXRpb24YAyABKAkiTwobTGlzdFRvb2xEZWZpbml0aW9uc1Jlc3BvbnNlEjAKC2RlZmluaXRpb25zGAEgAygLMhsudG9vbGdhdGUudjEuVG9vbERlZmluaXRpb24qVgoKUmV2aWV3TW9kZRIbChdSRVZJRVdfTU9ERV9VTlNQRUNJRklFRBAAEhQKEFJFVklFV19NT0RFX1dBSVQQARIVChFSRVZJRVdfTU9ERV9ERUZFUhACKrIBChBEZWZpbml0aW9uRm9ybWF0EiEKHURFRklOSVRJT05fRk9STUFUX1VOU1BFQ0lGSUVEEAASHAoYREVGSU5JVElPTl9GT1JNQVRfT1BFTkFJEAESHwobREVGSU5JVElPTl9GT1JNQVRfQU5USFJPUElDEAISGQoVREVGSU5JVElPTl9GT1JNQVRfTUNQEAMSIQodREVGSU5JVElPTl9GT1JNQVRfSlNPTl9TQ0hFTUEQBDLqAgoLVG9vbEdhdGV3YXkSRAoHRXhlY3V0ZRIbLnRvb2xnYXRlLnYxLkV4ZWN1dGVSZXF1ZXN0GhwudG9vbGdhdGUudjEuRXhlY3V0ZVJlc3BvbnNlElMKDEV4ZWN1dGVCYXRjaBIgLnRvb2xnYXRlLnYxLkV4ZWN1dGVCYXRjaFJlcXVlc3QaIS50b29sZ2F0ZS52MS5FeGVjdXRlQmF0Y2hSZXNwb25zZRJWCg1DYWxsc0Zyb21UZXh0EiEudG9vbGdhdGUudjEuQ2FsbHNGcm9tVGV4dFJlcXVlc3QaIi50b29sZ2F0ZS52MS5DYWxsc0Zyb21UZXh0UmVzcG9uc2USaAoTTGlzdFRvb2xEZWZpbml0aW9ucxInLnRvb2xnYXRlLnYxLkxpc3RUb29sRGVmaW5pdGlvbnNSZXF1ZXN0GigudG9vbGdhdGUudjEuTGlzdFRvb2xEZWZpbml0aW9uc1Jlc3BvbnNlYgZwcm90bzM", [file_toolgate_v1_types]);
 
 /**
  * @generated from message toolgate.v1.ExecuteRequest
@@ -105,6 +105,113 @@ export const ExecuteBatchResponseSchema: GenMessage<ExecuteBatchResponse> = /*@_
   messageDesc(file_toolgate_v1_gateway, 3);
 
 /**
+ * @generated from message toolgate.v1.CallsFromTextRequest
+ */
+export type CallsFromTextRequest = Message<"toolgate.v1.CallsFromTextRequest"> & {
+  /**
+   * The assistant's text, exactly as the model wrote it.
+   *
+   * @generated from field: string text = 1;
+   */
+  text: string;
+
+  /**
+   * @generated from field: toolgate.v1.CallContext context = 2;
+   */
+  context?: CallContext | undefined;
+
+  /**
+   * The registered names of the tools the model was offered; empty: every tool the caller sees.
+   *
+   * @generated from field: repeated string tools = 3;
+   */
+  tools: string[];
+
+  /**
+   * Run the calls found, as ExecuteBatch does; `messages` then holds their outcomes.
+   *
+   * @generated from field: bool run = 4;
+   */
+  run: boolean;
+
+  /**
+   * @generated from field: toolgate.v1.ReviewMode review_mode = 5;
+   */
+  reviewMode: ReviewMode;
+
+  /**
+   * With `run`, required: call i runs with the id "<call_id_prefix>-<i>", so the same request sent again runs nothing
+   * twice (the call-id record answers it). Use the assistant message's id.
+   *
+   * @generated from field: string call_id_prefix = 6;
+   */
+  callIdPrefix: string;
+};
+
+/**
+ * Describes the message toolgate.v1.CallsFromTextRequest.
+ * Use `create(CallsFromTextRequestSchema)` to create a new message.
+ */
+export const CallsFromTextRequestSchema: GenMessage<CallsFromTextRequest> = /*@__PURE__*/
+  messageDesc(file_toolgate_v1_gateway, 4);
+
+/**
+ * @generated from message toolgate.v1.CallsFromTextResponse
+ */
+export type CallsFromTextResponse = Message<"toolgate.v1.CallsFromTextResponse"> & {
+  /**
+   * The calls found, in order: the name as the model wrote it, the arguments as read (JSON text), and with `run` the
+   * id each ran with. Each still goes through repair and validation when it runs.
+   *
+   * @generated from field: repeated toolgate.v1.ToolCall calls = 1;
+   */
+  calls: ToolCall[];
+
+  /**
+   * The format the calls were written in: hermes, qwen3_coder_xml, llama3_json, llama3_python_tag, mistral, harmony,
+   * pythonic or json; empty when none was found.
+   *
+   * @generated from field: string envelope = 2;
+   */
+  envelope: string;
+
+  /**
+   * What was around them: code_fence, string_list, print, arguments_dict, text_parts.
+   *
+   * @generated from field: repeated string wrappers = 3;
+   */
+  wrappers: string[];
+
+  /**
+   * The text with the calls taken out: what the model said besides them.
+   *
+   * @generated from field: string rest = 4;
+   */
+  rest: string;
+
+  /**
+   * Why a text that looked like it held calls gave none; empty otherwise.
+   *
+   * @generated from field: string refusal = 5;
+   */
+  refusal: string;
+
+  /**
+   * With `run`: one per call, in order, each with the repair `calls_from_text` first among its repairs.
+   *
+   * @generated from field: repeated toolgate.v1.ToolMessage messages = 6;
+   */
+  messages: ToolMessage[];
+};
+
+/**
+ * Describes the message toolgate.v1.CallsFromTextResponse.
+ * Use `create(CallsFromTextResponseSchema)` to create a new message.
+ */
+export const CallsFromTextResponseSchema: GenMessage<CallsFromTextResponse> = /*@__PURE__*/
+  messageDesc(file_toolgate_v1_gateway, 5);
+
+/**
  * @generated from message toolgate.v1.ListToolDefinitionsRequest
  */
 export type ListToolDefinitionsRequest = Message<"toolgate.v1.ListToolDefinitionsRequest"> & {
@@ -124,7 +231,7 @@ export type ListToolDefinitionsRequest = Message<"toolgate.v1.ListToolDefinition
  * Use `create(ListToolDefinitionsRequestSchema)` to create a new message.
  */
 export const ListToolDefinitionsRequestSchema: GenMessage<ListToolDefinitionsRequest> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_gateway, 4);
+  messageDesc(file_toolgate_v1_gateway, 6);
 
 /**
  * @generated from message toolgate.v1.ToolDefinition
@@ -157,7 +264,7 @@ export type ToolDefinition = Message<"toolgate.v1.ToolDefinition"> & {
  * Use `create(ToolDefinitionSchema)` to create a new message.
  */
 export const ToolDefinitionSchema: GenMessage<ToolDefinition> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_gateway, 5);
+  messageDesc(file_toolgate_v1_gateway, 7);
 
 /**
  * @generated from message toolgate.v1.ListToolDefinitionsResponse
@@ -174,7 +281,7 @@ export type ListToolDefinitionsResponse = Message<"toolgate.v1.ListToolDefinitio
  * Use `create(ListToolDefinitionsResponseSchema)` to create a new message.
  */
 export const ListToolDefinitionsResponseSchema: GenMessage<ListToolDefinitionsResponse> = /*@__PURE__*/
-  messageDesc(file_toolgate_v1_gateway, 6);
+  messageDesc(file_toolgate_v1_gateway, 8);
 
 /**
  * What Execute does with a call to a tool that needs human review.
@@ -269,6 +376,18 @@ export const ToolGateway: GenService<{
     methodKind: "unary";
     input: typeof ExecuteBatchRequestSchema;
     output: typeof ExecuteBatchResponseSchema;
+  },
+  /**
+   * Finds the tool calls a model wrote in its text instead of making them (Hermes <tool_call>, pythonic lists, Llama,
+   * Mistral, gpt-oss harmony, Qwen3-Coder XML, ...), and with `run` runs them as ExecuteBatch does. A call only
+   * mentioned, shown as an example, conditional, or to a tool not offered is never found; `refusal` says why none was.
+   *
+   * @generated from rpc toolgate.v1.ToolGateway.CallsFromText
+   */
+  callsFromText: {
+    methodKind: "unary";
+    input: typeof CallsFromTextRequestSchema;
+    output: typeof CallsFromTextResponseSchema;
   },
   /**
    * The definitions a model should be bound to, tenant-scoped.
