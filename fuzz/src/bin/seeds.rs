@@ -26,7 +26,8 @@ fn write_seeds_and_exit() {
     let pipeline = pipeline_seeds(&cases, &repair_inputs);
     let spec = spec_seeds(&cases);
     let execute = execute_seeds(&cases);
-    for (target, seeds) in [("pipeline", pipeline), ("spec", spec), ("execute_decode", execute)] {
+    let texts = text_seeds();
+    for (target, seeds) in [("pipeline", pipeline), ("spec", spec), ("execute_decode", execute), ("text_calls", texts)] {
         let dir = Path::new(&out).join(target);
         fs::create_dir_all(&dir).expect("the corpus dir is writable");
         for (i, seed) in seeds.iter().enumerate() {
@@ -35,6 +36,13 @@ fn write_seeds_and_exit() {
         println!("{target}: {} seeds from {} schemas", seeds.len(), cases.len());
     }
     std::process::exit(0)
+}
+
+/// The answers models wrote as text (tests/data/bfcl/text-dev.jsonl), every fourth: each envelope and wrapper.
+fn text_seeds() -> Vec<Vec<u8>> {
+    let text = fs::read_to_string(data_dir().join("bfcl/text-dev.jsonl")).unwrap_or_default();
+    let lines = text.lines().step_by(4).filter_map(|l| serde_json::from_str::<Value>(l).ok());
+    lines.filter_map(|l| l["text"].as_str().map(|t| t.as_bytes().to_vec())).collect()
 }
 
 fn json_repair_inputs() -> Vec<String> {

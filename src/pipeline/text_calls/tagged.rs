@@ -42,6 +42,9 @@ pub fn find(text: &str) -> Option<Result<Option<Found>, String>> {
     }
     parts.sort_by_key(|p| p.span.start);
     for part in parts {
+        if found.spans.last().is_some_and(|last| last.end > part.span.start) {
+            return Some(Err("the tags of two templates are inside each other".into()));
+        }
         found.envelope.get_or_insert(part.envelope);
         found.spans.push(part.span);
         found.calls.extend(part.calls);

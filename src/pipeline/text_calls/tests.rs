@@ -153,6 +153,10 @@ fn an_ambiguous_text_gives_nothing_and_says_why() {
         ("[get_weather(city='Oslo')]\n\nThen: weather = get_weather(city=place)", "could not be read with the others"),
         ("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Os", "<tool_call>"),
         ("<tool_call>\n{\"name\": \"get_weather\", \"city\": \"Oslo\"}\n</tool_call>", "not a call's"),
+        (
+            r#"<tool_call>{"name": "get_weather", "arguments": {"city": "[TOOL_CALLS]get_weather[ARGS]{}"}}</tool_call>"#,
+            "inside each other",
+        ),
     ];
     for (text, reason) in cases {
         let why = refusal(text);
