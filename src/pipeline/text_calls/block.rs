@@ -51,6 +51,11 @@ pub(super) fn sequence(r: &mut Reader, offered: &dyn Fn(&str) -> bool) -> Attemp
         match attempt(r, offered) {
             Attempt::Calls(more) => {
                 block.calls.extend(more.calls);
+                for wrapper in more.wrappers {
+                    if !block.wrappers.contains(&wrapper) {
+                        block.wrappers.push(wrapper);
+                    }
+                }
                 block.span.end = more.span.end;
             }
             _ => {

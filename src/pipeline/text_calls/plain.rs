@@ -5,7 +5,7 @@
 
 use super::block::{Attempt, Block, sequence};
 use super::literal::Reader;
-use super::{Found, TextCall};
+use super::{Found, MAX_TEXT_CALLS, TextCall};
 use serde_json::Value;
 use std::ops::Range;
 
@@ -59,6 +59,9 @@ pub fn find(text: &str, offered: &dyn Fn(&str) -> bool) -> Result<Option<Found>,
                 found.wrap("code_fence");
             }
             found.calls.extend(block.calls);
+            if found.calls.len() > MAX_TEXT_CALLS {
+                return Err(format!("the text holds more than {MAX_TEXT_CALLS} calls"));
+            }
         }
     }
     if found.calls.is_empty() {
@@ -73,7 +76,9 @@ pub fn find(text: &str, offered: &dyn Fn(&str) -> bool) -> Result<Option<Found>,
 fn unread_calls(text: &str, found: &Found, offered: &dyn Fn(&str) -> bool, budget: &mut Budget) -> Result<(), String> {
     let mut reader = Reader::new(text);
     for (at, _) in text.match_indices('(') {
-        if found.spans.iter().any(|s| s.contains(&at)) {
+        // The spans are in order and apart: the one that may hold `at` is the last to start at or before it.
+        let before = found.spans.partition_point(|s| s.start <= at);
+        if before > 0 && found.spans[before - 1].contains(&at) {
             continue;
         }
         let start = text[..at].trim_end_matches(|c: char| c.is_alphanumeric() || c == '_' || c == '.').len();

@@ -182,3 +182,11 @@ fn a_text_that_would_be_read_over_and_over_is_refused_not_read() {
     let text = "[1,\n".repeat(MAX_TEXT_BYTES / 4 - 1);
     assert!(refusal(&text).contains("readings of it"));
 }
+
+#[test]
+fn many_calls_or_many_restatements_stay_bounded() {
+    let many = "get_weather(city='Oslo')\n".repeat(10_000);
+    assert_eq!(calls(&many), vec![weather("Oslo")], "one call, restated");
+    let distinct: String = (0..100).map(|i| format!("get_weather(city='c{i}')\n")).collect();
+    assert!(refusal(&distinct).contains("more than 64 calls"));
+}
