@@ -37,11 +37,11 @@ pub fn calls_from_text(
             .is_ok_and(|found| tools.is_empty() || tools.iter().any(|t| *t == found.tool.spec.name))
     };
     let found = text_calls::calls_in_text(text, &offered);
-    let mut how = found.envelope.map_or("", |e| e.name()).to_owned();
-    for wrapper in &found.wrappers {
-        how.push_str(if how.contains(" in ") { ", " } else { " in " });
-        how.push_str(wrapper);
-    }
+    let envelope = found.envelope.map_or("", |e| e.name());
+    let how = match found.wrappers.as_slice() {
+        [] => envelope.to_owned(),
+        wrappers => format!("{envelope} in {}", wrappers.join(", ")),
+    };
     let calls = found
         .calls
         .iter()
