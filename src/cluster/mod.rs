@@ -21,12 +21,14 @@
 
 mod connect;
 mod settings;
+mod topology;
 
+pub use connect::Conn;
 pub use settings::{ClusterSettings, RawCluster};
+pub use topology::Topology;
 
 use crate::tls::ClientTls;
 use connect::Connection;
-use redis::aio::ConnectionManager;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -78,9 +80,15 @@ impl Redis {
         &self.inner.settings
     }
 
-    /// `{prefix}:{kind}` followed, if there are parts, by `:` and the parts joined by NUL.
+    /// `{prefix}:{kind}` followed, if there are parts, by `:` and the parts joined by NUL. On a Redis Cluster the
+    /// prefix is a hash tag that holds, with it, what puts the keys one script touches in one slot (see
+    /// [`slot_group`]): `{toolgate:registry}:tools`.
     pub fn key(&self, kind: &str, parts: &[&str]) -> String {
-        let mut key = format!("{}:{kind}", self.inner.settings.key_prefix);
+        let prefix = &self.inner.settings.key_prefix;
+        let mut key = match slot_group(kind, parts).filter(|_| self.inner.settings.topology.is_sharded()) {
+            Some(group) => format!("{{{prefix}:{group}}}:{kind}"),
+            None => format!("{prefix}:{kind}"),
+        };
         for (i, part) in parts.iter().enumerate() {
             key.push(if i == 0 { ':' } else { '\0' });
             key.push_str(part);
@@ -90,7 +98,7 @@ impl Redis {
 
     /// Runs one operation (a command, a pipeline or a script: one round trip) under the op timeout, and
     /// records whether Redis answered.
-    pub async fn run<T, F>(&self, op: impl FnOnce(ConnectionManager) -> F) -> Result<T, ClusterError>
+    pub async fn run<T, F>(&self, op: impl FnOnce(Conn) -> F) -> Result<T, ClusterError>
     where
         F: Future<Output = redis::RedisResult<T>>,
     {
@@ -98,15 +106,12 @@ impl Redis {
     }
 
     /// `run` with a timeout of its own, for the rare large reads (a full registry sync).
-    pub async fn run_within<T, F>(
-        &self,
-        timeout: Duration,
-        op: impl FnOnce(ConnectionManager) -> F,
-    ) -> Result<T, ClusterError>
+    pub async fn run_within<T, F>(&self, timeout: Duration, op: impl FnOnce(Conn) -> F) -> Result<T, ClusterError>
     where
         F: Future<Output = redis::RedisResult<T>>,
     {
-        let outcome = match tokio::time::timeout(timeout, op(self.inner.connection.conn())).await {
+        let connection = &self.inner.connection;
+        let outcome = match tokio::time::timeout(timeout, async { op(connection.conn().await?).await }).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(err)) if err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError) => {
                 // Redis answered, with an error of the command itself: Redis is up.
@@ -116,14 +121,16 @@ impl Redis {
             Ok(Err(err)) => Err(self.unavailable(described(&err))),
             Err(_) => Err(self.unavailable(format!("no answer within {timeout:?}"))),
         };
+        if outcome.is_err() {
+            connection.failed();
+        }
         self.mark_up(outcome.is_ok());
         outcome
     }
 
     /// A connection of its own for subscriptions, which a multiplexed connection cannot carry.
     pub async fn pubsub(&self) -> Result<redis::aio::PubSub, ClusterError> {
-        let client = self.inner.connection.client();
-        let connect = client.get_async_pubsub();
+        let connect = self.inner.connection.pubsub();
         let outcome =
             match tokio::time::timeout(self.inner.settings.op_timeout.max(Duration::from_secs(1)), connect).await {
                 Ok(Ok(pubsub)) => Ok(pubsub),
@@ -181,6 +188,18 @@ impl Redis {
 
     pub fn corrupt(&self, what: impl Into<String>, reason: impl ToString) -> ClusterError {
         ClusterError::Corrupt { url: self.inner.settings.shown_url(), what: what.into(), reason: reason.to_string() }
+    }
+}
+
+/// What a key's slot is chosen by on a Redis Cluster, for the kinds whose keys a script touches together: the
+/// registry's keys, the review queue's, and a tenant's budgets and rate limits (one admission script). Other keys
+/// spread over the slots by their whole name.
+fn slot_group(kind: &str, parts: &[&str]) -> Option<String> {
+    match kind {
+        "tools" | "tool_versions" | "registry_gen" | "registry_epoch" => Some("registry".into()),
+        "review" | "reviews_pending" => Some("reviews".into()),
+        "budget" | "rate" => Some(format!("tenant:{}", parts.first().copied().unwrap_or_default())),
+        _ => None,
     }
 }
 

@@ -1,5 +1,6 @@
 //! `[cluster]` in the config: the Redis URL that turns cluster mode on, its key prefix and its timings.
 
+use super::topology::{self, Topology};
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -14,8 +15,9 @@ pub const DEFAULT_OP_TIMEOUT: Duration = Duration::from_millis(250);
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawCluster {
-    /// `redis://[:password@]host:port/db`, or `rediss://` for TLS (with `[tls.client]`). Unset: a single gateway
-    /// on its embedded store.
+    /// `redis://[:password@]host:port/db`, `redis+cluster://host:port,…` (a Redis Cluster's seed nodes) or
+    /// `redis+sentinel://host:port,…/<master name>[/<db>]`; `rediss…` for TLS (with `[tls.client]`). Unset: a
+    /// single gateway on its embedded store.
     pub redis_url: Option<String>,
     /// Every key and channel starts with it, so several fleets can share one Redis. Default `toolgate`.
     pub key_prefix: Option<String>,
@@ -31,6 +33,8 @@ pub struct RawCluster {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterSettings {
     pub redis_url: String,
+    /// What the URL names: one primary, a Redis Cluster or a Sentinel set.
+    pub topology: Topology,
     pub key_prefix: String,
     pub sync_interval: Duration,
     pub op_timeout: Duration,
@@ -46,13 +50,14 @@ impl ClusterSettings {
             }
             return Ok(None);
         };
-        let url = url::Url::parse(&redis_url).map_err(|e| format!("cluster.redis_url {redis_url:?}: {e}"))?;
-        if !matches!(url.scheme(), "redis" | "rediss") {
-            return Err(format!("cluster.redis_url {redis_url:?}: the scheme must be redis://, or rediss:// for TLS"));
-        }
+        let topology = Topology::parse(&redis_url)
+            .map_err(|e| format!("cluster.redis_url {:?}: {e}", topology::hide_password(&redis_url)))?;
         let key_prefix = raw.key_prefix.unwrap_or_else(|| DEFAULT_KEY_PREFIX.into());
-        if key_prefix.is_empty() || key_prefix.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(format!("cluster.key_prefix {key_prefix:?} must be non-empty, with no space or control"));
+        if key_prefix.is_empty() || key_prefix.chars().any(|c| c.is_whitespace() || c.is_control() || "{}".contains(c))
+        {
+            return Err(format!(
+                "cluster.key_prefix {key_prefix:?} must be non-empty, with no space, control or brace"
+            ));
         }
         let positive = |name: &str, ms: Option<u64>, default: Duration| match ms.map(Duration::from_millis) {
             None => Ok(default),
@@ -61,6 +66,7 @@ impl ClusterSettings {
         };
         Ok(Some(Self {
             redis_url,
+            topology,
             key_prefix,
             sync_interval: positive("sync_interval_ms", raw.sync_interval_ms, DEFAULT_SYNC_INTERVAL)?,
             op_timeout: positive("op_timeout_ms", raw.op_timeout_ms, DEFAULT_OP_TIMEOUT)?,
@@ -70,13 +76,7 @@ impl ClusterSettings {
 
     /// The URL with its password, if any, hidden: for logs and errors.
     pub fn shown_url(&self) -> String {
-        match url::Url::parse(&self.redis_url) {
-            Ok(mut url) if url.password().is_some() => {
-                let _ = url.set_password(Some("***"));
-                url.to_string()
-            }
-            _ => self.redis_url.clone(),
-        }
+        topology::hide_password(&self.redis_url)
     }
 }
 
@@ -105,6 +105,8 @@ mod tests {
     fn bad_settings_are_refused_with_their_name() {
         let cases = [
             ("redis_url = \"http://x\"", "scheme"),
+            ("redis_url = \"redis+cluster://:pw@a\"", "no port"),
+            ("redis_url = \"redis://x\"\nkey_prefix = \"{a}\"", "brace"),
             ("redis_url = \"nope\"", "cluster.redis_url"),
             ("redis_url = \"redis://x\"\nkey_prefix = \"\"", "key_prefix"),
             ("redis_url = \"redis://x\"\nop_timeout_ms = 0", "op_timeout_ms must be"),

@@ -66,6 +66,7 @@ async fn budget(
 fn settings_at(url: &str) -> ClusterSettings {
     ClusterSettings {
         redis_url: url.into(),
+        topology: toolgate::cluster::Topology::parse(url).unwrap(),
         key_prefix: "tgtest-admit".into(),
         sync_interval: Duration::from_millis(200),
         op_timeout: Duration::from_millis(300),

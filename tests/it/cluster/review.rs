@@ -276,6 +276,7 @@ async fn closing_ends_a_wait_at_once_and_the_follower_stops_on_close_or_drop() {
 async fn without_redis_submit_fails_quickly_as_unavailable() {
     let settings = ClusterSettings {
         redis_url: "redis://127.0.0.1:1".into(),
+        topology: toolgate::cluster::Topology::parse("redis://127.0.0.1:1").unwrap(),
         key_prefix: "unreachable".into(),
         sync_interval: Duration::from_millis(200),
         op_timeout: Duration::from_millis(500),

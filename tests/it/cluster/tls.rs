@@ -61,6 +61,7 @@ fn client_files(ca: &Ca, identity: Option<&Pair>) -> ClientFiles {
 fn handle(url: &str, files: ClientFiles) -> (Redis, Arc<ClientTls>) {
     let settings = ClusterSettings {
         redis_url: url.to_owned(),
+        topology: toolgate::cluster::Topology::parse(url).unwrap(),
         key_prefix: "tls".into(),
         sync_interval: Duration::from_secs(1),
         op_timeout: Duration::from_secs(2),
@@ -72,9 +73,8 @@ fn handle(url: &str, files: ClientFiles) -> (Redis, Arc<ClientTls>) {
 
 /// PING: the error when refused.
 async fn ping(redis: &Redis) -> Result<(), String> {
-    let ping = |mut conn: redis::aio::ConnectionManager| async move {
-        redis::cmd("PING").query_async::<String>(&mut conn).await
-    };
+    let ping =
+        |mut conn: toolgate::cluster::Conn| async move { redis::cmd("PING").query_async::<String>(&mut conn).await };
     redis.run(ping).await.map(drop).map_err(|e| e.to_string())
 }
 

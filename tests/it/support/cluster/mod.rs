@@ -34,6 +34,7 @@ impl Prefix {
     pub fn settings(&self) -> ClusterSettings {
         ClusterSettings {
             redis_url: self.url.clone(),
+            topology: toolgate::cluster::Topology::parse(&self.url).unwrap(),
             key_prefix: self.prefix.clone(),
             sync_interval: Duration::from_millis(200),
             // Far above a Redis round trip on a loaded machine: a stall must not turn into a refusal or fail-open.
