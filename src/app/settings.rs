@@ -2,6 +2,7 @@
 //! `mcp_front`, `console`), so that no door reads the whole `Config`. The policy, review queue and call-id
 //! store take their own `*Settings` from `Config` as they are.
 
+use crate::cluster::Redis;
 use crate::config::Config;
 use crate::executor::ExecSettings;
 use crate::pipeline::{PipelineSettings, SplitMode};
@@ -43,7 +44,7 @@ pub(super) fn mcp_front(config: &Config, state_key: [u8; 32]) -> mcp_front::Fron
     }
 }
 
-pub(super) fn console(config: &Config) -> console::ConsoleDoorSettings {
+pub(super) fn console(config: &Config, redis: Option<Redis>) -> console::ConsoleDoorSettings {
     console::ConsoleDoorSettings {
         console: config.console.clone(),
         tokens: config.tokens.clone(),
@@ -56,5 +57,6 @@ pub(super) fn console(config: &Config) -> console::ConsoleDoorSettings {
             max_session_calls: config.policy.budgets.max_calls,
         },
         rules: Arc::clone(&config.rules),
+        redis,
     }
 }

@@ -83,7 +83,10 @@ pub(super) async fn serve(
     };
     let console_done = side
         .console
-        .map(|listener| console::spawn(listener, settings::console(config), Arc::clone(&core), inbound.clone()))
+        .map(|listener| {
+            let settings = settings::console(config, parts.redis.clone());
+            console::spawn(listener, settings, Arc::clone(&core), inbound.clone())
+        })
         .transpose()
         .map_err(door_failed)?;
     let (closing, workers) = (Arc::clone(&core.reviews), Arc::clone(&core.workers));

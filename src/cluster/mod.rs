@@ -18,6 +18,7 @@
 //! | `{p}:budget:…` | hash | one session's counts |
 //! | `{p}:review:…`, `{p}:reviews_pending`, `{p}:reviews` | hash, zset, channel | the review queue |
 //! | `{p}:call:…`, `{p}:calls` | hash, channel | calls by id, so that none runs twice |
+//! | `{p}:console_session:…`, `{p}:console_sessions:…` | string, zset | the console's sessions, each role's |
 
 mod connect;
 mod settings;

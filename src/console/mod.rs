@@ -15,6 +15,7 @@ mod throttle;
 mod tools;
 mod views;
 
+use crate::cluster::Redis;
 use crate::config::{ConsoleSettings, Tokens};
 use crate::handles::Core;
 use crate::pipeline::ParseLimits;
@@ -39,7 +40,7 @@ use tower_http::timeout::TimeoutLayer;
 pub use tools::Defaults;
 
 /// What the console reads of the configuration: `[console]`, and the few gateway-wide settings its pages use.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ConsoleDoorSettings {
     pub console: ConsoleSettings,
     /// The review and admin tokens a reviewer or operator logs in with.
@@ -52,6 +53,8 @@ pub struct ConsoleDoorSettings {
     pub defaults: Defaults,
     /// `[[policy]]`, for the tools page.
     pub rules: Arc<GatewayRules>,
+    /// Cluster mode's Redis, where the sessions are kept so that every gateway of the fleet knows them.
+    pub redis: Option<Redis>,
 }
 
 /// What every handler shares.
@@ -96,9 +99,19 @@ pub fn spawn(
     let addr = listener.local_addr()?;
     let tls = inbound.is_some();
     let listener = SideListener::new(listener, inbound);
-    let ConsoleDoorSettings { console: section, tokens, parse_limits: limits, max_request_bytes, defaults, rules } =
-        settings;
-    let sessions = Sessions::new(&tokens);
+    let ConsoleDoorSettings {
+        console: section,
+        tokens,
+        parse_limits: limits,
+        max_request_bytes,
+        defaults,
+        rules,
+        redis,
+    } = settings;
+    let sessions = match redis {
+        Some(redis) => Sessions::shared(redis, &tokens),
+        None => Sessions::local(&tokens),
+    };
     let throttle = throttle::Throttle::default();
     let console = Arc::new(Console { sessions, throttle, core, limits, defaults, rules, tls });
     if !console.sessions.closed() {
@@ -161,10 +174,15 @@ pub fn router(console: Arc<Console>, hosts: origin::Hosts, max_body: usize) -> a
     pages.merge(open).with_state(console).layer(axum::extract::DefaultBodyLimit::max(max_body)).layer(stack)
 }
 
-/// A session from the cookie, put where handlers find it; else the login page (or, for a POST, 401).
+/// A session from the cookie, put where handlers find it; else the login page (or, for a POST, 401); and while
+/// the sessions' Redis does not answer, 503 (nobody is let in, and nobody logged out).
 async fn require_session(State(console): State<Arc<Console>>, mut request: Request, next: Next) -> Response {
     let cookies = request.headers().get(header::COOKIE).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    match console.sessions.find(cookies) {
+    let found = match console.sessions.find(cookies).await {
+        Ok(found) => found,
+        Err(err) => return pages::sessions_unavailable(&err),
+    };
+    match found {
         Some(session) => {
             request.extensions_mut().insert(session);
             next.run(request).await

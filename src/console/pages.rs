@@ -6,6 +6,7 @@ use super::identical;
 use super::session::{self, Session};
 use super::throttle;
 use super::views::{LoginPage, MessagePage, ReviewsPage, Row, Rows, User, pretty};
+use crate::cluster::ClusterError;
 use crate::review::{self, ReviewError, ReviewKey, ReviewVerdict, VerdictError, reviewer_name};
 use crate::wire::side_listener::Peer;
 use askama::Template;
@@ -33,6 +34,17 @@ pub(super) fn page(status: StatusCode, template: &impl Template) -> Response {
 pub(super) fn message(status: StatusCode, session: &Session, title: &str, text: String) -> Response {
     let view = MessagePage { user: Some(User::from(session)), title: title.to_owned(), message: text };
     page(status, &view)
+}
+
+/// The page a request gets while the sessions' Redis does not answer (503): no one is let in, and no one is
+/// logged out.
+pub(super) fn sessions_unavailable(err: &ClusterError) -> Response {
+    tracing::warn!(error = %err, "console sessions unavailable");
+    let text = "The console keeps its sessions in Redis, which does not answer: no one can log in or out, and no \
+                page opens, until it does. Try again in a moment."
+        .to_owned();
+    let view = MessagePage { user: None, title: "Sessions unavailable".into(), message: text };
+    ([(RETRY_AFTER, "5")], page(StatusCode::SERVICE_UNAVAILABLE, &view)).into_response()
 }
 
 pub async fn login_form(State(console): Shared) -> Response {
@@ -83,7 +95,15 @@ pub async fn login(
         let page = login_page(&console, StatusCode::TOO_MANY_REQUESTS, Some(&text));
         return ([(RETRY_AFTER, seconds.to_string())], page).into_response();
     }
-    match console.sessions.login(&form.token, &name, client) {
+    let login = match console.sessions.login(&form.token, &name, client).await {
+        Ok(login) => login,
+        Err(err) => {
+            // The attempt is not counted against the client: its token may well be right.
+            console.throttle.give_back(client);
+            return sessions_unavailable(&err);
+        }
+    };
+    match login {
         Some(login) => {
             console.throttle.give_back(client);
             tracing::info!(reviewer = %name, admin = login.session.admin, "console login");
@@ -112,7 +132,10 @@ pub async fn logout(
     if !csrf_ok(&session, &form.csrf) {
         return csrf_refused(&session);
     }
-    console.sessions.logout(headers.get(COOKIE).and_then(|v| v.to_str().ok()).unwrap_or_default());
+    let cookies = headers.get(COOKIE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if let Err(err) = console.sessions.logout(cookies, &session).await {
+        return sessions_unavailable(&err);
+    }
     ([(SET_COOKIE, session::clear_cookie())], Redirect::to("/login")).into_response()
 }
 

@@ -1,5 +1,5 @@
-//! The console in cluster mode: a call waiting on one gateway is listed, and decided, in the console of another
-//! (two real `toolgate serve` processes on one Redis).
+//! The console in cluster mode: a call waiting on one gateway is listed, and decided, in the console of another,
+//! and (`console_sessions.rs`) a login on one gateway's console holds on every other's (real `toolgate serve` processes on one Redis).
 
 use crate::support;
 use crate::support::backends::{Runtime, start_runtime};

@@ -5,6 +5,7 @@
 
 mod admit;
 mod console;
+mod console_sessions;
 mod idempotency;
 mod mcp_state;
 mod review;
