@@ -1,8 +1,11 @@
-//! The latency cost of a cluster-wide rate limit: the same call through one gateway in cluster mode, once to a
-//! tool limited on the gateway alone (`scope = "GATEWAY"`, no Redis round trip) and once to a tool limited across
-//! the cluster (GCRA on Redis), at concurrency 1, in alternating rounds in one process run. Both limits are high
-//! enough never to refuse, so every call takes the pass path. Also counts the Redis scripts each call ran, from
-//! `INFO commandstats` (the registry follower's timer GETs are not per call, and are left out).
+//! The latency cost of a cluster-wide rate limit and of the cluster's call-id record: the same call through a
+//! gateway in cluster mode, to a tool limited on the gateway alone (`scope = "GATEWAY"`, no Redis round trip), to a
+//! tool limited across the cluster (GCRA on Redis), and to that tool through a second gateway whose call-id record
+//! is on (every call with an id of its own), at concurrency 1, in alternating rounds in one process run. The limits
+//! are high enough never to refuse, so every call takes the pass path. Also counts the Redis scripts each call ran,
+//! from `INFO commandstats` (the registry follower's timer GETs are not per call, and are left out): the record's
+//! outcome is written after the answer, so the last row's p50 less the second's is what the record adds on the
+//! caller's path.
 //!
 //! Needs Redis (`TOOLGATE_BENCH_REDIS_URL`, default redis://127.0.0.1:6379); keys go under a prefix of the run's
 //! own, deleted at the end. Run: `cargo bench --bench cluster_limiter` (`LIMITER_ROUNDS`, `LIMITER_CALLS`).
@@ -54,14 +57,48 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 async fn round(gateway: &mut ToolGatewayClient<Channel>, tool: &str, calls: usize, into: &mut Vec<Duration>) {
-    for i in 0..calls {
-        let call = pb::ToolCall { id: format!("{tool}-{i}"), name: tool.into(), arguments: r#"{"q":"x"}"#.into() };
+    static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    for _ in 0..calls {
+        // Every call its own id: the record answers a repeated one without running the tool.
+        let id = format!("{tool}-{}", NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let call = pb::ToolCall { id, name: tool.into(), arguments: r#"{"q":"x"}"#.into() };
         let request = pb::ExecuteRequest { call: Some(call), ..Default::default() };
         let start = Instant::now();
         let message = gateway.execute(request).await.expect("Execute").into_inner().message.expect("a message");
         into.push(start.elapsed());
         assert!(message.error.is_none(), "{tool}: {}", message.content);
     }
+}
+
+/// A gateway in cluster mode on `url` under `prefix`, with the call-id record on or off; its channel, and what
+/// stops it.
+async fn gateway(url: &str, prefix: &str, record: bool) -> (Channel, impl FnOnce() + use<>, tempfile::TempDir) {
+    let data = tempfile::tempdir().unwrap();
+    let window = if record { "" } else { "[idempotency]\nwindow_ms = 0\n" };
+    let text = format!("[cluster]\nredis_url = \"{url}\"\nkey_prefix = \"{prefix}\"\n{window}");
+    let raw: RawConfig = toml::from_str(&text).unwrap();
+    let overrides = Overrides { data_dir: Some(data.path().to_path_buf()), ..Overrides::default() };
+    let config = Config::from_raw(raw, overrides, Path::new(".")).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(toolgate::run(listener, config, async {
+        let _ = stopped.await;
+    }));
+    let endpoint = Endpoint::from_shared(format!("http://{addr}")).unwrap();
+    let channel = loop {
+        if let Ok(channel) = endpoint.connect().await {
+            break channel;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    (
+        channel,
+        move || {
+            let _ = stop.send(());
+        },
+        data,
+    )
 }
 
 #[tokio::main]
@@ -74,58 +111,50 @@ async fn main() {
         .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(2)))
         .unwrap_or_else(|e| panic!("this bench needs Redis at {url} (TOOLGATE_BENCH_REDIS_URL): {e}"));
     let prefix = format!("tgbench-{}", std::process::id());
-    let data = tempfile::tempdir().unwrap();
-    // The call-id record is off: this measures the limiter's round trips alone (the record adds two per call).
-    let text = format!("[cluster]\nredis_url = \"{url}\"\nkey_prefix = \"{prefix}\"\n[idempotency]\nwindow_ms = 0\n");
-    let raw: RawConfig = toml::from_str(&text).unwrap();
-    let overrides = Overrides { data_dir: Some(data.path().to_path_buf()), ..Overrides::default() };
-    let config = Config::from_raw(raw, overrides, Path::new(".")).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(toolgate::run(listener, config, async {
-        let _ = stopped.await;
-    }));
-    let endpoint = Endpoint::from_shared(format!("http://{addr}")).unwrap();
-    let channel = loop {
-        if let Ok(channel) = endpoint.connect().await {
-            break channel;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let (channel, stop, _data) = gateway(&url, &prefix, false).await;
+    let (recorded, stop_recorded, _recorded_data) = gateway(&url, &prefix, true).await;
     let echo = echo_server().await;
     let mut registry = ToolRegistryClient::new(channel.clone());
     for (name, scope) in [("local", pb::RateScope::Gateway), ("global", pb::RateScope::Cluster)] {
         let request = pb::RegisterToolRequest { spec: Some(spec(name, &echo, scope.into())) };
         registry.register_tool(request).await.expect("register");
     }
-    let mut gateway = ToolGatewayClient::new(channel);
-    let (mut local, mut global) = (Vec::new(), Vec::new());
-    round(&mut gateway, "local", calls / 5, &mut Vec::new()).await;
-    round(&mut gateway, "global", calls / 5, &mut Vec::new()).await;
-    let mut scripts = [0u64; 2];
+    let mut gateways =
+        [ToolGatewayClient::new(channel.clone()), ToolGatewayClient::new(channel), ToolGatewayClient::new(recorded)];
+    let tools = ["local", "global", "global"];
+    // The record's registry follower sees the tools before the first round.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut latencies = [Vec::new(), Vec::new(), Vec::new()];
+    for (i, gateway) in gateways.iter_mut().enumerate() {
+        round(gateway, tools[i], calls / 5, &mut Vec::new()).await;
+    }
+    let mut scripts = [0u64; 3];
     for r in 0..rounds {
-        let order: [(&str, usize); 2] =
-            if r % 2 == 0 { [("local", 0), ("global", 1)] } else { [("global", 1), ("local", 0)] };
-        for (tool, i) in order {
+        for step in 0..3 {
+            let i = (step + r) % 3;
             let before = redis_scripts(&mut conn);
-            round(&mut gateway, tool, calls, if i == 0 { &mut local } else { &mut global }).await;
+            round(&mut gateways[i], tools[i], calls, &mut latencies[i]).await;
+            // The record's outcome is written after the answer: counted once it landed.
+            tokio::time::sleep(Duration::from_millis(50)).await;
             scripts[i] += redis_scripts(&mut conn) - before;
         }
     }
-    local.sort();
-    global.sort();
+    latencies.iter_mut().for_each(|lat| lat.sort());
+    let [local, global, with_id] = &latencies;
     let total = (rounds * calls) as f64;
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    println!("{:<28} {:>10} {:>10} {:>16}", "limit (concurrency 1)", "p50 µs", "p99 µs", "Redis trips/call");
-    for (name, lat, i) in [("gateway (local GCRA)", &local, 0), ("cluster (GCRA on Redis)", &global, 1)] {
+    println!("{:<34} {:>10} {:>10} {:>16}", "limit (concurrency 1)", "p50 µs", "p99 µs", "Redis trips/call");
+    let rows =
+        [("gateway (local GCRA)", local), ("cluster (GCRA on Redis)", global), ("cluster, and a call id", with_id)];
+    for (i, (name, lat)) in rows.into_iter().enumerate() {
         let (p50, p99) = (us(percentile(lat, 0.5)), us(percentile(lat, 0.99)));
-        println!("{name:<28} {p50:>10.0} {p99:>10.0} {:>16.3}", scripts[i] as f64 / total);
+        println!("{name:<34} {p50:>10.0} {p99:>10.0} {:>16.3}", scripts[i] as f64 / total);
     }
+    let (local, global) = (&local[..], &global[..]);
     let (l50, l99, g50, g99) =
-        (percentile(&local, 0.5), percentile(&local, 0.99), percentile(&global, 0.5), percentile(&global, 0.99));
+        (percentile(local, 0.5), percentile(local, 0.99), percentile(global, 0.5), percentile(global, 0.99));
     println!(
-        "{{\"rounds\":{rounds},\"calls_per_round\":{calls},\"local_p50_us\":{:.0},\"local_p99_us\":{:.0},\"redis_p50_us\":{:.0},\"redis_p99_us\":{:.0},\"added_p50_us\":{:.0},\"added_p99_us\":{:.0},\"redis_trips_per_call_local\":{:.3},\"redis_trips_per_call_cluster\":{:.3}}}",
+        "{{\"rounds\":{rounds},\"calls_per_round\":{calls},\"local_p50_us\":{:.0},\"local_p99_us\":{:.0},\"redis_p50_us\":{:.0},\"redis_p99_us\":{:.0},\"added_p50_us\":{:.0},\"added_p99_us\":{:.0},\"redis_trips_per_call_local\":{:.3},\"redis_trips_per_call_cluster\":{:.3},\"with_id_p50_us\":{:.0},\"record_added_p50_us\":{:.0},\"redis_trips_per_call_with_id\":{:.3}}}",
         us(l50),
         us(l99),
         us(g50),
@@ -133,10 +162,13 @@ async fn main() {
         us(g50) - us(l50),
         us(g99) - us(l99),
         scripts[0] as f64 / total,
-        scripts[1] as f64 / total
+        scripts[1] as f64 / total,
+        us(percentile(with_id, 0.5)),
+        us(percentile(with_id, 0.5)) - us(g50),
+        scripts[2] as f64 / total
     );
-    let _ = stop.send(());
-    let _ = server.await;
+    stop();
+    stop_recorded();
     let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{prefix}:*")).query(&mut conn).unwrap_or_default();
     if !keys.is_empty() {
         let _: Result<(), _> = redis::cmd("DEL").arg(keys).query(&mut conn);

@@ -107,7 +107,8 @@ pub(super) async fn serve(
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "toolgate serving");
     warn_if_open(&addr, config);
     crate::wire::listen::serve(listener, dispatch, shutdown, inbound).await;
-    // A reviewed call being run when the shutdown began finishes, and stores its outcome, within its timeout.
+    // A reviewed call being run when the shutdown began finishes, and stores its outcome, within its timeout; so do
+    // the outcomes the call-id record is still writing to Redis.
     let grace = config.default_timeout + Duration::from_secs(1);
     if tokio::time::timeout(grace, all_gone.recv()).await.is_err() {
         tracing::warn!(?grace, "reviewed calls still running at shutdown; their outcomes may be lost");
@@ -126,7 +127,9 @@ fn core(config: &Config, parts: &Parts, alive: tokio::sync::mpsc::Sender<()>) ->
         Arc::clone(&parts.transport.client),
     );
     let once = match &parts.redis {
-        Some(redis) => Idempotency::shared(redis.clone(), config.idempotency, parts.fingerprint_key),
+        Some(redis) => {
+            Idempotency::shared(redis.clone(), config.idempotency, parts.fingerprint_key, Some(alive.clone()))
+        }
         None => Idempotency::local(config.idempotency, parts.fingerprint_key),
     };
     let executor = Executor::new(

@@ -173,10 +173,16 @@ impl Idempotency {
 
     /// The record in the cluster's Redis; starts the task that hears other gateways finish calls. `key` must be
     /// every gateway's of the cluster.
-    pub fn shared(redis: Redis, settings: IdempotencySettings, key: FingerprintKey) -> Self {
+    /// `alive` is held by each outcome still being written after its caller's answer.
+    pub fn shared(
+        redis: Redis,
+        settings: IdempotencySettings,
+        key: FingerprintKey,
+        alive: Option<tokio::sync::mpsc::Sender<()>>,
+    ) -> Self {
         match settings.window {
             Duration::ZERO => Self::off(),
-            window => Self { backing: Backing::Shared(SharedStore::start(redis, window)), key },
+            window => Self { backing: Backing::Shared(SharedStore::start(redis, window, alive)), key },
         }
     }
 
@@ -205,7 +211,7 @@ impl Idempotency {
         match &self.backing {
             Backing::Off => {}
             Backing::Local(store) => store.finish(claim, message),
-            Backing::Shared(store) => Box::pin(store.finish(claim, message)).await,
+            Backing::Shared(store) => store.finish(claim, message),
         }
     }
 
@@ -213,7 +219,7 @@ impl Idempotency {
         match &self.backing {
             Backing::Off => {}
             Backing::Local(store) => store.release(claim),
-            Backing::Shared(store) => Box::pin(store.release(claim)).await,
+            Backing::Shared(store) => store.release(claim),
         }
     }
 }

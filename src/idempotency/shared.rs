@@ -6,7 +6,10 @@
 //! runs, then `done` (the answer as JSON). It expires `lease + window` after the claim, and `window` after the
 //! finish. Finishing or releasing publishes `tenant\0call_id` on `{p}:calls`, which wakes that call's waiters on
 //! every gateway; a waiter also claims again every second, in case a message was lost. Each step is one script,
-//! so one round trip.
+//! so one round trip, and only the claim is on the caller's path: the outcome (or the release) is written after
+//! the answer, by a task of its own that tries again while Redis fails over. A retry that comes first finds the
+//! call still running and waits for that write; one that never lands leaves the claim to lapse into `lost`, so the
+//! call is never run twice.
 
 use super::{CallKey, Claim, Claimed, Fingerprint, Waiter};
 use crate::cluster::Redis;
@@ -25,6 +28,9 @@ use tokio::sync::watch;
 const HEAL_EVERY: Duration = Duration::from_secs(1);
 /// How long the follower waits before subscribing again after losing its subscription.
 const RETRY_EVERY: Duration = Duration::from_millis(500);
+/// How often, and how long apart at first (doubling), an outcome's write is tried before it is given up.
+const WRITE_TRIES: u32 = 6;
+const WRITE_BACKOFF: Duration = Duration::from_millis(100);
 
 /// `ARGV[1]` fingerprint, `[2]` owner, `[3]` lease ms, `[4]` window ms. Replies `claimed`, `running`, `done` and
 /// the answer, `conflict`, or `lost`.
@@ -84,11 +90,13 @@ pub struct SharedStore {
     /// This gateway's part of every claim token, and a counter for the rest.
     instance: u64,
     claims: AtomicU64,
+    /// Held while the store is, and so by each outcome still being written: a gateway stopping waits for them.
+    _gateway_alive: Option<tokio::sync::mpsc::Sender<()>>,
 }
 
 impl SharedStore {
     /// The store, with the task following `{p}:calls` started (it holds only a `Weak`).
-    pub fn start(redis: Redis, window: Duration) -> Arc<Self> {
+    pub fn start(redis: Redis, window: Duration, gateway_alive: Option<tokio::sync::mpsc::Sender<()>>) -> Arc<Self> {
         let (alive, gone) = watch::channel(());
         let instance = std::collections::hash_map::RandomState::new().hash_one(std::process::id());
         let store = Arc::new(Self {
@@ -98,6 +106,7 @@ impl SharedStore {
             _alive: alive,
             instance,
             claims: AtomicU64::new(0),
+            _gateway_alive: gateway_alive,
         });
         spawn_follower(&store, gone);
         store
@@ -135,7 +144,8 @@ impl SharedStore {
         }
     }
 
-    pub async fn finish(&self, claim: &Claim, message: &ToolMessage) {
+    /// Keeps the call's outcome for its id, and wakes its waiters everywhere: written after the caller's answer.
+    pub fn finish(self: &Arc<Self>, claim: &Claim, message: &ToolMessage) {
         let json = serde_json::to_string(message).expect("a ToolMessage always serializes");
         let mut invocation = FINISH.key(self.redis.key("call", &[&claim.key.tenant, &claim.key.call_id]));
         invocation
@@ -144,20 +154,33 @@ impl SharedStore {
             .arg(millis(self.window))
             .arg(self.channel())
             .arg(member(&claim.key));
-        let done = self.redis.run(|mut conn| async move { invocation.invoke_async::<i64>(&mut conn).await }).await;
-        if let Err(err) = done {
-            // Retries of the call wait until its lease runs out, then answer that it was lost.
-            tracing::warn!(call_id = %claim.key.call_id, error = %err, "a call's outcome was not recorded in Redis");
-        }
+        // Retries of the call wait until its lease runs out, then answer that it was lost.
+        self.write(invocation, claim, "a call's outcome was not recorded in Redis");
     }
 
-    pub async fn release(&self, claim: &Claim) {
+    /// Forgets the claim of a call that did not run: written after the caller's answer.
+    pub fn release(self: &Arc<Self>, claim: &Claim) {
         let mut invocation = RELEASE.key(self.redis.key("call", &[&claim.key.tenant, &claim.key.call_id]));
         invocation.arg(self.owner(claim.token)).arg(self.channel()).arg(member(&claim.key));
-        let released = self.redis.run(|mut conn| async move { invocation.invoke_async::<i64>(&mut conn).await }).await;
-        if let Err(err) = released {
-            tracing::warn!(call_id = %claim.key.call_id, error = %err, "a call that did not run is still claimed in Redis");
-        }
+        self.write(invocation, claim, "a call that did not run is still claimed in Redis");
+    }
+
+    /// Runs a settling script in a task of its own, tried again (100 ms, doubling) while Redis does not answer.
+    fn write(self: &Arc<Self>, invocation: redis::ScriptInvocation<'static>, claim: &Claim, failed: &'static str) {
+        let (store, call_id) = (Arc::clone(self), claim.key.call_id.clone());
+        tokio::spawn(async move {
+            let (invocation, mut backoff) = (&invocation, WRITE_BACKOFF);
+            for attempt in 1..=WRITE_TRIES {
+                let outcome =
+                    store.redis.run(|mut conn| async move { invocation.invoke_async::<i64>(&mut conn).await }).await;
+                match outcome {
+                    Ok(_) => return,
+                    Err(err) if attempt == WRITE_TRIES => tracing::warn!(%call_id, error = %err, "{failed}"),
+                    Err(_) => tokio::time::sleep(backoff).await,
+                }
+                backoff *= 2;
+            }
+        });
     }
 
     /// A claim's owner in Redis: this gateway's part and the claim's number, unique across the cluster.

@@ -106,10 +106,10 @@ async fn a_claim_whose_gateway_stopped_is_lost_after_its_lease_and_never_runs_ag
     // Every gateway of a cluster fingerprints with the key it shares (app::open::fingerprint_key).
     let key_of_the_cluster = FingerprintKey::new([3; 16]);
     // A gateway claims the call, then stops without settling it.
-    let dead = Idempotency::shared(prefix.redis(), settings, key_of_the_cluster);
+    let dead = Idempotency::shared(prefix.redis(), settings, key_of_the_cluster, None);
     assert!(matches!(dead.claim(&key, &[7; 16], lease).await, Claimed::Run(_)));
     drop(dead);
-    let other = Idempotency::shared(prefix.redis(), settings, key_of_the_cluster);
+    let other = Idempotency::shared(prefix.redis(), settings, key_of_the_cluster, None);
     assert!(matches!(other.claim(&key, &[7; 16], lease).await, Claimed::Running(_)), "within the lease it runs");
     let until = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
