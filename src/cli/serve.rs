@@ -35,7 +35,9 @@ pub struct ServeArgs {
     /// The client certificate's key (PEM).
     #[arg(long, env = "OTEL_EXPORTER_OTLP_CLIENT_KEY")]
     otlp_client_key: Option<PathBuf>,
-    /// Redis shared by a fleet of gateways, such as redis://10.0.0.5:6379 [default: none, a single gateway].
+    /// Redis shared by a fleet of gateways: redis://10.0.0.5:6379, redis+cluster://host:port,host:port,… (a Redis
+    /// Cluster's seed nodes) or redis+sentinel://host:port,…/<master name>; rediss… for TLS [default: none, a single
+    /// gateway].
     #[arg(long, env = "TOOLGATE_REDIS_URL", hide_env_values = true)]
     redis_url: Option<String>,
     /// Serve MCP (Streamable HTTP) at http://ADDR/mcp: host:port, or a port alone on 127.0.0.1 [default: none].
