@@ -129,6 +129,25 @@ impl Redis {
         outcome
     }
 
+    /// After a write acknowledged to someone (a registration, a review queued or decided): on a Redis Cluster or
+    /// behind Sentinel, whose primaries have replicas to fail over to, waits up to `op_timeout` until a replica has
+    /// it, so that a failover right after the acknowledgement does not lose it (Redis replicates asynchronously). A
+    /// replica that does not answer in time is logged, not refused: the write is on the primary. One primary is
+    /// left as it was: its failover, if any, is behind its address.
+    pub async fn replicated(&self, key: &str) -> Result<(), ClusterError> {
+        if matches!(self.inner.settings.topology, Topology::Single) {
+            return Ok(());
+        }
+        let timeout = self.inner.settings.op_timeout;
+        let key = key.to_owned();
+        let replicas =
+            self.run_within(timeout * 2, |mut conn| async move { conn.replicated(&key, timeout).await }).await?;
+        if replicas == 0 {
+            tracing::warn!(redis = %self.inner.settings.shown_url(), "a write is not on a replica yet: a failover now could lose it");
+        }
+        Ok(())
+    }
+
     /// A connection of its own for subscriptions, which a multiplexed connection cannot carry.
     pub async fn pubsub(&self) -> Result<redis::aio::PubSub, ClusterError> {
         let connect = self.inner.connection.pubsub();

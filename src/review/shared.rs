@@ -63,7 +63,10 @@ impl Queue for SharedQueue {
         let reply: Vec<String> =
             self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await?;
         match word(&reply) {
-            "new" => Ok(Submitted::New),
+            "new" => {
+                self.redis.replicated(&key).await?;
+                Ok(Submitted::New)
+            }
             "existing" => Ok(Submitted::Existing(self.parse(&reply[1..])?.state)),
             "conflict" => Err(ReviewError::Conflict),
             "full" => Err(ReviewError::Full { max }),
@@ -128,7 +131,10 @@ impl Queue for SharedQueue {
         let reply: Vec<String> =
             self.redis.run(|mut conn| async move { invocation.invoke_async(&mut conn).await }).await?;
         match word(&reply) {
-            "decided" => self.parse(&reply[1..]),
+            "decided" => {
+                self.redis.replicated(&record_key).await?;
+                self.parse(&reply[1..])
+            }
             "not_found" => Err(ReviewError::NotFound),
             "already" => Err(ReviewError::AlreadyDecided),
             other => Err(self.unexpected("decide", other)),

@@ -20,6 +20,24 @@ pub enum Conn {
     Cluster(ClusterConnection),
 }
 
+impl Conn {
+    /// Waits up to `timeout` until a replica has every write this connection sent to `key`'s primary: `WAIT`, on
+    /// a Redis Cluster sent to the node that holds the key. How many replicas have them.
+    pub async fn replicated(&mut self, key: &str, timeout: Duration) -> RedisResult<i64> {
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(1).arg(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX).max(1));
+        match self {
+            Self::Primary(conn) => wait.query_async(conn).await,
+            Self::Cluster(conn) => {
+                use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
+                let route = Route::with_slot(Slot::for_key(key), SlotAddr::Master);
+                let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
+                Ok(redis::from_redis_value(conn.route_command(wait, routing).await?)?)
+            }
+        }
+    }
+}
+
 impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         match self {

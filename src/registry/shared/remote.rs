@@ -96,7 +96,7 @@ impl SharedRegistry {
         let [tools, versions, generation] = self.keys();
         let json = serde_json::to_string(spec).expect("a ToolSpec always serializes");
         let mut call = self.put.prepare_invoke();
-        call.key(tools)
+        call.key(&tools)
             .key(versions)
             .key(generation)
             .arg(field(&spec.tenant, &spec.name))
@@ -104,6 +104,7 @@ impl SharedRegistry {
             .arg(self.channel());
         let (version, _generation): (u64, u64) =
             self.redis.run(|mut conn| async move { call.invoke_async(&mut conn).await }).await?;
+        self.redis.replicated(&tools).await?;
         Ok(version)
     }
 
@@ -111,8 +112,9 @@ impl SharedRegistry {
     pub async fn delete(&self, tenant: &str, name: &str) -> Result<bool, ClusterError> {
         let [tools, versions, generation] = self.keys();
         let mut call = self.delete.prepare_invoke();
-        call.key(tools).key(versions).key(generation).arg(field(tenant, name)).arg(self.channel());
+        call.key(&tools).key(versions).key(generation).arg(field(tenant, name)).arg(self.channel());
         let generation: u64 = self.redis.run(|mut conn| async move { call.invoke_async(&mut conn).await }).await?;
+        self.redis.replicated(&tools).await?;
         Ok(generation > 0)
     }
 
