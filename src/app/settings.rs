@@ -36,11 +36,12 @@ pub(super) fn grpc(config: &Config) -> grpc::GrpcSettings {
     }
 }
 
-pub(super) fn mcp_front(config: &Config, state_key: [u8; 32]) -> mcp_front::FrontDoorSettings {
+pub(super) fn mcp_front(config: &Config, state_key: [u8; 32], redis: Option<Redis>) -> mcp_front::FrontDoorSettings {
     mcp_front::FrontDoorSettings {
         front: config.mcp_front.clone(),
         max_request_bytes: config.max_request_bytes,
         state_key,
+        redis,
     }
 }
 

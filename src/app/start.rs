@@ -76,7 +76,8 @@ pub(super) async fn serve(
     let door_failed = |e: std::io::Error| ServeError::Listener(e.to_string());
     let front_done = match side.mcp_front {
         Some(bound) => {
-            let front = settings::mcp_front(config, super::open::state_key(config, parts.redis.as_ref()).await?);
+            let state_key = super::open::state_key(config, parts.redis.as_ref()).await?;
+            let front = settings::mcp_front(config, state_key, parts.redis.clone());
             Some(mcp_front::spawn(bound, &front, Arc::clone(&core), inbound.clone()).map_err(door_failed)?)
         }
         None => None,

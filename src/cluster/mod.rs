@@ -1,7 +1,7 @@
 //! Cluster mode's connection: many gateways share one Redis for the registry, global rate limits, budgets, reviews
 //! and the call-id record. This module holds only what they share, the connection, its keys and settings, and
 //! `ClusterError`; each shared part lives beside the local one it stands in for (`registry::shared`,
-//! `policy::shared`, `review` (shared queue), `idempotency` (shared record)).
+//! `policy::shared`, `review` (shared queue), `idempotency` (shared record), `mcp_front`'s sessions).
 //!
 //! [`Redis`] is the one connection every shared part uses: a reconnecting multiplexed connection, each command
 //! under the configured timeout, and one flag saying whether Redis answered last time. Keys all start with the
@@ -19,6 +19,7 @@
 //! | `{p}:review:…`, `{p}:reviews_pending`, `{p}:reviews` | hash, zset, channel | the review queue |
 //! | `{p}:call:…`, `{p}:calls` | hash, channel | calls by id, so that none runs twice |
 //! | `{p}:console_session:…`, `{p}:console_sessions:…` | string, zset | the console's sessions, each role's |
+//! | `{p}:mcp_session:…` | string | an MCP session's owner and `initialize`, so any gateway resumes it |
 
 mod connect;
 mod settings;

@@ -27,6 +27,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Tools in one page of `tools/list`.
 const PAGE: usize = 200;
@@ -54,12 +55,16 @@ pub struct FrontDoor {
     log_level: Arc<LogLevel>,
     /// What a waiting reviewed call's `requestState` is sealed with.
     state_key: Arc<StateKey>,
+    /// Set by the session's first `initialized`: a session resumed on another gateway is told it twice (replayed,
+    /// then the host's own if it lands there), and follows the changes once.
+    initialized: Arc<AtomicBool>,
 }
 
 impl FrontDoor {
     pub fn new(core: Arc<Core>, confirm_timeout: std::time::Duration, state_key: Arc<StateKey>) -> Self {
         let changes = core.registry.changes();
-        Self { core, confirm_timeout, changes, offers: Arc::default(), log_level: Arc::default(), state_key }
+        let (offers, log_level, initialized) = (Arc::default(), Arc::default(), Arc::default());
+        Self { core, confirm_timeout, changes, offers, log_level, state_key, initialized }
     }
 
     /// A copy for a new session: the registry's changes are followed from now.
@@ -68,6 +73,7 @@ impl FrontDoor {
             changes: self.core.registry.changes(),
             offers: Arc::default(),
             log_level: Arc::default(),
+            initialized: Arc::default(),
             ..self.clone()
         }
     }
@@ -145,6 +151,9 @@ impl ServerHandler for FrontDoor {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.initialized.swap(true, Ordering::SeqCst) {
+            return;
+        }
         let changes = self.core.mcp.offer_changes();
         let (core, offers) = (Arc::clone(&self.core), Arc::clone(&self.offers));
         tokio::spawn(offers::tell_offers(core, offers, changes, context.peer.clone()));

@@ -18,6 +18,7 @@ mod state;
 /// How often a session's change follower checks whether its session is gone, when nothing changes.
 const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
 
+use crate::cluster::Redis;
 use crate::config::McpFrontSettings;
 use crate::handles::Core;
 use crate::wire::listen::Inbound;
@@ -34,13 +35,15 @@ use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 
 /// What the front door reads of the configuration: `[mcp_front]`, and the request size limit.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FrontDoorSettings {
     pub front: McpFrontSettings,
     /// A request body is at most this size (`limits.max_request_bytes`, as on gRPC).
     pub max_request_bytes: usize,
     /// The key a waiting reviewed call's `requestState` is sealed with (`state`).
     pub state_key: [u8; 32],
+    /// Cluster mode's Redis: each session is recorded there, so that any gateway of the fleet can resume it.
+    pub redis: Option<Redis>,
 }
 
 /// The front door, bound, with the JWT issuer's keys read: ready to serve.
@@ -82,7 +85,8 @@ pub fn spawn(
     let http = http_config(settings);
     let sessions_end = http.cancellation_token.clone();
     let state_key = Arc::new(StateKey::new(settings.state_key, settings.front.request_state_ttl));
-    let app = router(&settings.front, FrontDoor::new(core, settings.front.confirm_timeout, state_key), http, jwt);
+    let door = FrontDoor::new(core, settings.front.confirm_timeout, state_key);
+    let app = router(&settings.front, settings.redis.clone(), door, http, jwt);
     tokio::spawn(async move {
         let stopped = async move {
             let _ = stopped.await;
@@ -118,11 +122,18 @@ fn http_config(settings: &FrontDoorSettings) -> StreamableHttpServerConfig {
 /// The front door's stack. Layers run outermost first, in the order written:
 fn router(
     front: &McpFrontSettings,
+    redis: Option<Redis>,
     door: FrontDoor,
-    http: StreamableHttpServerConfig,
+    mut http: StreamableHttpServerConfig,
     jwt: Option<Arc<JwtVerifier>>,
 ) -> axum::Router {
-    let sessions = Arc::new(McpSessions::new(front.max_sessions, front.max_sessions_per_principal, front.session_idle));
+    let (max, per_principal, idle) = (front.max_sessions, front.max_sessions_per_principal, front.session_idle);
+    let sessions = Arc::new(match redis {
+        Some(redis) => McpSessions::shared(redis, max, per_principal, idle),
+        None => McpSessions::local(max, per_principal, idle),
+    });
+    // In cluster mode the SDK restores, from the fleet's records, a session another gateway opened.
+    http.session_store = sessions.store();
     let mcp = StreamableHttpService::new(move || Ok(door.for_session()), Arc::clone(&sessions), http);
     let mcp = ServiceBuilder::new().map_response(IntoResponse::into_response).service(mcp);
     let principals = Principals::new(front.tokens.clone(), jwt.clone());

@@ -7,6 +7,7 @@ mod admit;
 mod console;
 mod console_sessions;
 mod idempotency;
+mod mcp_sessions;
 mod mcp_state;
 mod review;
 mod tls;

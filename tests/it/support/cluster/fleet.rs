@@ -31,6 +31,11 @@ pub async fn start(count: usize, redis_url: &str, prefix: &str, extra: &str) -> 
 
 impl Node {
     pub async fn start(redis_url: &str, prefix: &str, extra: &str) -> Self {
+        Self::start_with_env(redis_url, prefix, extra, &[]).await
+    }
+
+    /// `start`, with `env` set in the process's environment (the variables `[[mcp_front.tokens]]` name).
+    pub async fn start_with_env(redis_url: &str, prefix: &str, extra: &str, env: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let addr = crate::support::free_addr();
         // The call-id record is off: these tests send different calls under one id, and count Redis round trips.
@@ -45,6 +50,7 @@ impl Node {
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
             .env_remove("TOOLGATE_REDIS_URL")
             .env("RUST_LOG", std::env::var("TOOLGATE_TEST_LOG").unwrap_or_else(|_| "warn".into()))
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .kill_on_drop(true)
             .spawn()

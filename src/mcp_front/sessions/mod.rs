@@ -1,30 +1,29 @@
 //! MCP sessions, bounded and owned: at most so many open at once, in all and for one principal (past either a new
 //! `initialize` is answered 503 with `Retry-After`), and each tied to the principal that opened it, so that a
 //! request from anyone else on its id is answered as if it did not exist (404). A session closed or reaped leaves
-//! nothing behind: its entry goes with it.
+//! nothing behind: its entry goes with it. In cluster mode (`shared`) each is also recorded in Redis
+//! (`shared.rs`), so that any gateway of the fleet can resume it (`guard.rs`); the bounds stay each gateway's,
+//! and a resumed session counts on the gateway that holds it.
 
+mod guard;
+mod shared;
+
+pub use guard::guard;
+
+use crate::cluster::{ClusterError, Redis};
 use crate::config::Principal;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use futures::Stream;
-use http::{Method, StatusCode};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, InitializeRequestParams, ServerJsonRpcMessage};
 use rmcp::transport::WorkerTransport;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError, LocalSessionWorker, SessionConfig,
 };
-use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId};
+use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSseMessage, SessionId, SessionStore};
+use shared::{FleetSessions, Resuming, Unrecorded};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// The header a session's id travels in.
-const SESSION_HEADER: &str = "mcp-session-id";
-
-/// How long a caller refused a session is told to wait: sessions end when closed or idle, not at once.
-const RETRY_AFTER_S: &str = "5";
 
 /// Who owns each open session, and how many each principal holds (reservations for an `initialize` in progress
 /// included). A principal holding none has no entry.
@@ -47,24 +46,50 @@ impl Table {
     }
 }
 
-/// The SDK's in-memory sessions, with their owners and bounds.
+/// The SDK's in-memory sessions, with their owners and bounds, and in cluster mode their records.
 pub struct McpSessions {
     inner: LocalSessionManager,
     table: Mutex<Table>,
     max: usize,
     per_principal: usize,
+    shared: Option<Arc<FleetSessions>>,
+}
+
+/// What the fleet says of a session this gateway does not hold.
+enum Elsewhere {
+    /// Open, and the caller's: what its host sent with `initialize`.
+    Resumable(Box<InitializeRequestParams>),
+    /// No such session, or another caller's.
+    Unknown,
+    /// Redis cannot say now.
+    Unreachable(ClusterError),
 }
 
 impl McpSessions {
-    /// Sessions that end after `idle` without a request.
-    pub fn new(max: usize, per_principal: usize, idle: Duration) -> Self {
+    /// One gateway's sessions, which end after `idle` without a request.
+    pub fn local(max: usize, per_principal: usize, idle: Duration) -> Self {
+        Self::with(max, per_principal, idle, None)
+    }
+
+    /// A fleet's: `local`'s, each recorded in `redis` too, so that any gateway resumes it.
+    pub fn shared(redis: Redis, max: usize, per_principal: usize, idle: Duration) -> Self {
+        Self::with(max, per_principal, idle, Some(Arc::new(FleetSessions::new(redis, idle))))
+    }
+
+    fn with(max: usize, per_principal: usize, idle: Duration, shared: Option<Arc<FleetSessions>>) -> Self {
         let mut config = SessionConfig::default();
         config.keep_alive = Some(idle);
         // No SSE priming event before each answer (as `http_config` says for the other streams).
         config.sse_retry = None;
         let mut inner = LocalSessionManager::default();
         inner.session_config = config;
-        Self { inner, table: Mutex::default(), max, per_principal }
+        Self { inner, table: Mutex::default(), max, per_principal, shared }
+    }
+
+    /// Where the SDK keeps a session beside its memory, and restores one from: the fleet's records, in cluster
+    /// mode.
+    pub fn store(&self) -> Option<Arc<dyn SessionStore>> {
+        self.shared.clone().map(|shared| shared as Arc<dyn SessionStore>)
     }
 
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {
@@ -86,13 +111,49 @@ impl McpSessions {
         Ok(Reservation { sessions: Arc::clone(self), principal: Some(principal.clone()) })
     }
 
-    /// Whether `id` is an open session of `principal`'s.
-    fn owned_by(&self, id: &str, principal: &Principal) -> bool {
-        self.table().owners.get(id) == Some(principal)
+    /// The owner of `id`, if this gateway holds it.
+    fn owner(&self, id: &str) -> Option<Principal> {
+        self.table().owners.get(id).cloned()
+    }
+
+    /// Whether session `id`, held here, is still open in the fleet (its record's TTL set again): not when it was
+    /// closed through another gateway, or idle on all. While Redis cannot say, it is: this gateway holds it.
+    async fn still_open(&self, id: &str) -> bool {
+        let Some(shared) = &self.shared else { return true };
+        shared.touch(id).await.unwrap_or_else(|err| {
+            tracing::debug!(error = %err, "an MCP session's record was not refreshed");
+            true
+        })
+    }
+
+    /// What the fleet says of session `id`, which this gateway does not hold, for `principal`.
+    async fn elsewhere(&self, id: &str, principal: &Principal) -> Elsewhere {
+        let Some(shared) = &self.shared else { return Elsewhere::Unknown };
+        match shared.lookup(id, principal).await {
+            Ok(Some(initialize)) => Elsewhere::Resumable(Box::new(initialize)),
+            Ok(None) => Elsewhere::Unknown,
+            Err(err) => Elsewhere::Unreachable(err),
+        }
+    }
+
+    /// Keeps what the fleet said of session `id` for the SDK, while one request resumes it here.
+    fn resuming(&self, id: &str, initialize: Box<InitializeRequestParams>) -> Option<Resuming<'_>> {
+        self.shared.as_ref().map(|shared| shared.resuming(id, *initialize))
+    }
+
+    /// Records session `id`, just opened here by `owner`, for the fleet.
+    async fn record(&self, id: &str, owner: &Principal) -> Result<(), Unrecorded> {
+        match &self.shared {
+            Some(shared) => shared.record(id, owner).await,
+            None => Ok(()),
+        }
     }
 
     /// Forgets `id`, and frees its place.
     fn forget(&self, id: &str) {
+        if let Some(shared) = &self.shared {
+            shared.forget(id);
+        }
         let mut table = self.table();
         if let Some(owner) = table.owners.remove(id) {
             table.release(&owner);
@@ -110,7 +171,15 @@ impl Reservation {
     /// The place is now session `id`'s, until the session ends.
     async fn bind(mut self, id: &str) {
         let Some(principal) = self.principal.take() else { return };
-        self.sessions.table().owners.insert(id.to_owned(), principal);
+        {
+            let mut table = self.sessions.table();
+            if table.owners.contains_key(id) {
+                // Resumed by another request first: that one holds the place.
+                table.release(&principal);
+                return;
+            }
+            table.owners.insert(id.to_owned(), principal);
+        }
         // A session that ended before it was bound here was closed before its entry existed: forget it now.
         if !self.sessions.inner.has_session(&SessionId::from(id.to_owned())).await.unwrap_or(false) {
             self.sessions.forget(id);
@@ -122,52 +191,6 @@ impl Drop for Reservation {
     fn drop(&mut self) {
         if let Some(principal) = self.principal.take() {
             self.sessions.table().release(&principal);
-        }
-    }
-}
-
-fn full(limit: usize, whose: &str) -> Response {
-    let reason = format!(
-        "the MCP front door has its limit of {limit} open sessions {whose}: close one (DELETE /mcp) or wait for an \
-         idle one to end"
-    );
-    (StatusCode::SERVICE_UNAVAILABLE, [(http::header::RETRY_AFTER, RETRY_AFTER_S)], reason).into_response()
-}
-
-/// The SDK answers a closed session 202 Accepted, which the official Python SDKs log as a failed termination on
-/// every close: the session is gone at once, so 204 No Content says so.
-fn closed(mut response: Response) -> Response {
-    if response.status() == StatusCode::ACCEPTED {
-        *response.status_mut() = StatusCode::NO_CONTENT;
-    }
-    response
-}
-
-fn not_found() -> Response {
-    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
-}
-
-/// The middleware, after authentication: a request on a session goes on only from its owner; a new session is
-/// opened only with room for it.
-pub async fn guard(State(sessions): State<Arc<McpSessions>>, request: Request, next: Next) -> Response {
-    let principal = request.extensions().get::<Principal>().cloned().unwrap_or_default();
-    let id = request.headers().get(SESSION_HEADER).map(|v| v.to_str().unwrap_or_default().to_owned());
-    match id {
-        Some(id) if !sessions.owned_by(&id, &principal) => not_found(),
-        Some(_) if request.method() == Method::DELETE => closed(next.run(request).await),
-        Some(_) => next.run(request).await,
-        // Only a POST without a session opens one (with `initialize`); anything else the SDK refuses.
-        None if request.method() != Method::POST => next.run(request).await,
-        None => {
-            let reservation = match sessions.reserve(&principal) {
-                Ok(reservation) => reservation,
-                Err((limit, whose)) => return full(limit, whose),
-            };
-            let response = next.run(request).await;
-            if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
-                reservation.bind(id).await;
-            }
-            response
         }
     }
 }
@@ -223,5 +246,11 @@ impl SessionManager for McpSessions {
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.inner.resume(id, last_event_id).await
+    }
+
+    /// A session this gateway does not hold, found in the fleet's records: made here under its id, for the SDK to
+    /// replay the host's `initialize` into.
+    async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        self.inner.restore_session(id).await
     }
 }
