@@ -113,7 +113,7 @@ async fn settle(shape: &str, rig: &mut Rig, load: Load, degraded: JoinHandle<Vec
     println!(
         "fleet: {shape} calls={} retried={} answered={} gave_up={} run={run} mcp={}/{} reviews_acked={} reviews_ran={} \
          registrations_acked={} refused{} duplicates={} lost_acks={} longest_refusal_window_ms={} \
-         failed_open_ms(total,longest per gateway)={degraded:?} fail_open_calls={fail_open:?}",
+         failed_open_ms(total,longest per gateway)={degraded:?} fail_open_calls(all,unrecorded)={fail_open:?}",
         tally.calls,
         tally.retried,
         tally.answered.len(),
@@ -128,10 +128,26 @@ async fn settle(shape: &str, rig: &mut Rig, load: Load, degraded: JoinHandle<Vec
         lost.len(),
         tally.longest_refusal_window_ms(),
     );
-    assert!(duplicates.is_empty(), "call ids that ran more than once: {duplicates:?}");
+    // The call-id record fails open (docs/cluster.md): while a gateway cannot reach the key's Redis node, it runs
+    // the call unrecorded, so a retry then (or a call whose claim was written before the outage) may run twice.
+    // Every duplicate must be such a run: none while the record answered.
+    let unrecorded: u64 = fail_open.iter().map(|c| c[1]).sum();
+    if !duplicates.is_empty() {
+        println!("fleet: {shape} ids run twice (each beside a run the gateway made unrecorded): {duplicates:?}");
+    }
+    assert!(
+        duplicates.len() as u64 <= unrecorded,
+        "{} ids ran twice, more than the {unrecorded} calls run unrecorded: {duplicates:?}",
+        duplicates.len()
+    );
     assert!(lost.is_empty(), "acknowledged, then lost: {lost:?}");
     assert!(unrun.is_empty(), "answered with a result the tool never produced: {unrun:?}");
-    assert!(tally.answered.len() as u64 * 2 > tally.calls, "most calls are answered: {}/{}", tally.answered.len(), tally.calls);
+    assert!(
+        tally.answered.len() as u64 * 2 > tally.calls,
+        "most calls are answered: {}/{}",
+        tally.answered.len(),
+        tally.calls
+    );
     assert!(!tally.registered.is_empty() && !reviews.acked.is_empty(), "registrations and reviews were acknowledged");
 }
 
@@ -141,9 +157,10 @@ async fn lost_acks(rig: &mut Rig, tally: &Tally, reviews: &Reviews) -> Vec<Strin
     let mut lost = Vec::new();
     for member in &mut rig.members {
         let node = member.node.as_mut().expect("every gateway runs at the end");
+        // 15 s for a gateway to catch up on all of them (a restarted one resyncs), not 15 s each.
+        let until = Instant::now() + 15 * SECOND;
         for (name, version) in &tally.registered {
             let mut seen = async || node.version(name).await.is_some_and(|v| v >= *version);
-            let until = Instant::now() + 15 * SECOND;
             while !seen().await && Instant::now() < until {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }

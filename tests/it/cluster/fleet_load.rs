@@ -121,7 +121,9 @@ async fn execute(
             tally.attempt(false, Some("hung".into()));
             return Attempt::Retry;
         }
-        Ok(Err(status)) if status.code() == tonic::Code::DeadlineExceeded || status.code() == tonic::Code::Cancelled => {
+        Ok(Err(status))
+            if status.code() == tonic::Code::DeadlineExceeded || status.code() == tonic::Code::Cancelled =>
+        {
             tally.attempt(false, Some("deadline".into()));
             return Attempt::Retry;
         }
@@ -154,7 +156,8 @@ pub async fn registrar(channel: Channel, tool_url: String, until: Instant, tally
         let spec: toolgate::registry::ToolSpec = serde_json::from_value(spec).unwrap();
         let mut request = tonic::Request::new(pb::RegisterToolRequest { spec: Some(pb::ToolSpec::from(&spec)) });
         request.set_timeout(Duration::from_secs(3));
-        match registry.register_tool(request).await {
+        let answer = tokio::time::timeout(Duration::from_secs(5), registry.register_tool(request)).await;
+        match answer.unwrap_or_else(|_| Err(tonic::Status::deadline_exceeded("no answer within 5 s"))) {
             Ok(done) => {
                 let version = done.into_inner().tool.expect("a tool").version;
                 tally.lock().unwrap().registered.push((format!("reg-{n}"), version));

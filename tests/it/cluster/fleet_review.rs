@@ -25,7 +25,8 @@ impl Reviewer {
     /// Logs Ana in (the console has no token: open on loopback); tries again while the fleet is unsettled.
     pub async fn login(base: String) -> Self {
         toolgate::tls::install_provider();
-        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+        let http = client.timeout(Duration::from_secs(5)).build().unwrap();
         for _ in 0..20 {
             if let Some(session) = try_login(&http, &base).await {
                 return Self { base, http, session };
@@ -87,7 +88,13 @@ pub struct Reviews {
 
 /// Every 2.5 s until `until`: a call of `tool` (id `rv-{n}`) that waits for its review, approved in the console.
 /// The caller retries under its id after an error, as the gRPC callers do.
-pub async fn reviews(channel: Channel, reviewer: Reviewer, tool: &'static str, until: Instant, tally: Shared) -> Reviews {
+pub async fn reviews(
+    channel: Channel,
+    reviewer: Reviewer,
+    tool: &'static str,
+    until: Instant,
+    tally: Shared,
+) -> Reviews {
     let (mut out, mut waiting) = (Reviews::default(), Vec::new());
     let mut n = 0;
     while Instant::now() < until {
@@ -117,15 +124,12 @@ async fn wait_for_review(mut client: ToolGatewayClient<Channel>, id: String, too
         let call = pb::ToolCall { id: id.clone(), name: tool.into(), arguments: args.clone() };
         let mut request = tonic::Request::new(pb::ExecuteRequest { call: Some(call), ..Default::default() });
         request.set_timeout(Duration::from_secs(20));
-        match client.execute(request).await {
-            Ok(answer) => {
-                let message = answer.into_inner().message.expect("a message");
-                let Some(error) = message.error else { return true };
-                if !error.retryable && !message.content.contains("still running") {
-                    return false;
-                }
+        if let Ok(answer) = client.execute(request).await {
+            let message = answer.into_inner().message.expect("a message");
+            let Some(error) = message.error else { return true };
+            if !error.retryable && !message.content.contains("still running") {
+                return false;
             }
-            Err(_) => {}
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
     }

@@ -53,9 +53,10 @@ impl Haproxy {
 
 fn config(grpc: SocketAddr, http: SocketAddr, gateways: &[Backends]) -> String {
     let servers = |pick: fn(&Backends) -> SocketAddr, h2: &str| {
-        let lines = gateways.iter().enumerate().map(|(i, g)| {
-            format!("  server g{i} {}{h2} check inter 300ms fall 1 rise 1\n", pick(g))
-        });
+        let lines = gateways
+            .iter()
+            .enumerate()
+            .map(|(i, g)| format!("  server g{i} {}{h2} check inter 300ms fall 1 rise 1\n", pick(g)));
         lines.collect::<String>()
     };
     format!(

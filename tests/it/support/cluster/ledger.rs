@@ -51,7 +51,8 @@ impl Ledger {
     /// Every nonce that ran more than once, with the call ids of its runs.
     pub fn duplicates(&self) -> Vec<(String, Vec<String>)> {
         let runs = self.runs.lock().unwrap();
-        let mut twice: Vec<_> = runs.iter().filter(|(_, ids)| ids.len() > 1).map(|(n, i)| (n.clone(), i.clone())).collect();
+        let mut twice: Vec<_> =
+            runs.iter().filter(|(_, ids)| ids.len() > 1).map(|(n, i)| (n.clone(), i.clone())).collect();
         twice.sort();
         twice
     }

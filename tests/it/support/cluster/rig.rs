@@ -16,8 +16,8 @@ pub struct Member {
     pub metrics: SocketAddr,
     /// The process's directory while it is killed.
     parked: Option<TempDir>,
-    /// The `toolgate.cluster` fail-open count of the runs before the last restart.
-    pub fail_open_before: u64,
+    /// The `toolgate.cluster.fail_open` counts (every check, the call-id record's) of the runs before a restart.
+    pub fail_open_before: [u64; 2],
 }
 
 pub struct Rig {
@@ -41,7 +41,7 @@ impl Rig {
             let dir = tempfile::tempdir().unwrap();
             std::fs::write(dir.path().join("toolgate.toml"), config(&listeners, metrics, url, &dir)).unwrap();
             let node = Node::launch(listeners.grpc, dir).await;
-            members.push(Member { node: Some(node), listeners, metrics, parked: None, fail_open_before: 0 });
+            members.push(Member { node: Some(node), listeners, metrics, parked: None, fail_open_before: [0, 0] });
         }
         let backends: Vec<Backends> = members.iter().map(|m| m.listeners).collect();
         let haproxy = Haproxy::start(&backends).await;
@@ -51,7 +51,8 @@ impl Rig {
     /// SIGKILLs gateway `i`, after reading its fail-open count.
     pub async fn kill(&mut self, i: usize) {
         let member = &mut self.members[i];
-        member.fail_open_before += fail_open(member.metrics).await;
+        let now = fail_open(member.metrics).await;
+        member.fail_open_before = [member.fail_open_before[0] + now[0], member.fail_open_before[1] + now[1]];
         let node = member.node.take().expect("a running gateway");
         let (_, dir) = node.kill_keeping().await;
         member.parked = Some(dir);
@@ -64,12 +65,13 @@ impl Rig {
         member.node = Some(Node::launch(member.listeners.grpc, dir).await);
     }
 
-    /// Calls that ran unchecked against Redis (`toolgate.cluster.fail_open`, every check) on each gateway, in
-    /// all its runs.
-    pub async fn fail_open_counts(&self) -> Vec<u64> {
+    /// Calls that ran unchecked against Redis (`toolgate.cluster.fail_open`) on each gateway, in all its runs:
+    /// for every check, and for the call-id record's (`check="idempotency"`: run unrecorded).
+    pub async fn fail_open_counts(&self) -> Vec<[u64; 2]> {
         let mut counts = Vec::new();
         for member in &self.members {
-            counts.push(member.fail_open_before + fail_open(member.metrics).await);
+            let now = fail_open(member.metrics).await;
+            counts.push([member.fail_open_before[0] + now[0], member.fail_open_before[1] + now[1]]);
         }
         counts
     }
@@ -89,13 +91,14 @@ fn config(listeners: &Backends, metrics: SocketAddr, redis_url: &str, dir: &Temp
     )
 }
 
-/// The sum of `toolgate_cluster_fail_open…` samples at `/metrics`, 0 when the endpoint does not answer.
-async fn fail_open(metrics: SocketAddr) -> u64 {
-    let Ok(response) = reqwest::get(format!("http://{metrics}/metrics")).await else { return 0 };
+/// The sums of `toolgate_cluster_fail_open…` samples at `/metrics`, all and the call-id record's; 0 when the
+/// endpoint does not answer.
+async fn fail_open(metrics: SocketAddr) -> [u64; 2] {
+    let Ok(response) = reqwest::get(format!("http://{metrics}/metrics")).await else { return [0, 0] };
     let text = response.text().await.unwrap_or_default();
-    text.lines()
-        .filter(|l| l.starts_with("toolgate_cluster_fail_open"))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .map(|v| v as u64)
-        .sum()
+    let sum = |only: &str| -> u64 {
+        let lines = text.lines().filter(|l| l.starts_with("toolgate_cluster_fail_open") && l.contains(only));
+        lines.filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok()).map(|v| v as u64).sum()
+    };
+    [sum(""), sum("check=\"idempotency\"")]
 }

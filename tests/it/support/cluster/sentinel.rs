@@ -68,7 +68,8 @@ impl SentinelSet {
                 let info = s.text(&["INFO", "sentinel"]);
                 info.contains(&format!("address=127.0.0.1:{port},slaves=2,sentinels=3"))
             });
-            let primary_ok = self.data.iter().any(|n| n.port == port && n.text(&["INFO", "replication"]).contains("role:master"));
+            let primary_ok =
+                self.data.iter().any(|n| n.port == port && n.text(&["INFO", "replication"]).contains("role:master"));
             let replicas_ok = self.data.iter().filter(|n| n.port != port && n.is_running()).all(|n| {
                 let info = n.text(&["INFO", "replication"]);
                 info.contains(&format!("master_port:{port}")) && info.contains("master_link_status:up")
