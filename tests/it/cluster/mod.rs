@@ -6,6 +6,9 @@
 mod admit;
 mod console;
 mod console_sessions;
+mod fleet_faults;
+mod fleet_load;
+mod fleet_review;
 mod idempotency;
 mod mcp_sessions;
 mod mcp_state;

@@ -17,7 +17,7 @@ pub struct Node {
     pub review: ToolReviewClient<Channel>,
     pub health: tonic_health::pb::health_client::HealthClient<Channel>,
     child: tokio::process::Child,
-    _dir: TempDir,
+    dir: TempDir,
 }
 
 /// Starts `count` gateways on `redis_url` under `prefix`, with `extra` TOML appended to each config.
@@ -43,8 +43,13 @@ impl Node {
             "listen = \"{addr}\"\ndata_dir = \"{}\"\n{extra}\n[cluster]\nredis_url = \"{redis_url}\"\nkey_prefix = \"{prefix}\"\nsync_interval_ms = 200\nop_timeout_ms = 5000\n[idempotency]\nwindow_ms = 0\n",
             dir.path().join("data").display()
         );
+        std::fs::write(dir.path().join("toolgate.toml"), config).unwrap();
+        Self::launch(addr, dir).await
+    }
+
+    /// Starts `toolgate serve` on the `toolgate.toml` in `dir`, whose `listen` is `addr`, and waits until it serves.
+    pub async fn launch(addr: SocketAddr, dir: TempDir) -> Self {
         let path = dir.path().join("toolgate.toml");
-        std::fs::write(&path, config).unwrap();
         let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
             .args(["serve", "--config", path.to_str().unwrap()])
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -65,7 +70,7 @@ impl Node {
             review: ToolReviewClient::new(channel),
             health,
             child,
-            _dir: dir,
+            dir,
         }
     }
 
@@ -101,5 +106,11 @@ impl Node {
 
     pub async fn kill(mut self) {
         let _ = self.child.kill().await;
+    }
+
+    /// SIGKILL, keeping the address and the directory (config and data) for a `launch` as the same gateway.
+    pub async fn kill_keeping(mut self) -> (SocketAddr, TempDir) {
+        let _ = self.child.kill().await;
+        (self.addr, self.dir)
     }
 }

@@ -1,8 +1,17 @@
 //! Redis for the cluster tests: the machine's server (`TOOLGATE_TEST_REDIS_URL`, default 127.0.0.1:6379), a key
 //! prefix of each test's own that is deleted when the test ends, and a private `redis-server` a test may stop.
-//! `fleet` starts the gateway processes that share it.
+//! `fleet` starts the gateway processes that share it; the fault tests' parts are a Redis Cluster
+//! (`redis_cluster`), a Sentinel set (`sentinel`), both of `redis_node`s, HAProxy (`haproxy`), a proxy that cuts one
+//! gateway from Redis (`cut`), the recording tool (`ledger`), and `rig`, the fleet behind HAProxy.
 
+pub mod cut;
 pub mod fleet;
+pub mod haproxy;
+pub mod ledger;
+pub mod redis_cluster;
+pub mod redis_node;
+pub mod rig;
+pub mod sentinel;
 
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
