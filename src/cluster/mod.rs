@@ -132,21 +132,33 @@ impl Redis {
 
     /// After a write acknowledged to someone (a registration, a review queued or decided): on a Redis Cluster or
     /// behind Sentinel, whose primaries have replicas to fail over to, waits up to `op_timeout` until a replica has
-    /// it, so that a failover right after the acknowledgement does not lose it (Redis replicates asynchronously). A
-    /// replica that does not answer in time is logged, not refused: the write is on the primary. One primary is
-    /// left as it was: its failover, if any, is behind its address.
+    /// it, so that a failover right after the acknowledgement does not lose it (Redis replicates asynchronously).
+    /// A primary whose replicas are still catching up (after a failover they resync, seconds with Redis's
+    /// default diskless-sync delay) makes it `Unavailable`, retryable: the write is on the primary only. A primary
+    /// with no replica at all has nothing to wait for. One primary is left as it was: its failover, if any, is
+    /// behind its address.
     pub async fn replicated(&self, key: &str) -> Result<(), ClusterError> {
-        if matches!(self.inner.settings.topology, Topology::Single) {
-            return Ok(());
-        }
-        let timeout = self.inner.settings.op_timeout;
+        let Some(timeout) = self.replica_wait() else { return Ok(()) };
         let key = key.to_owned();
-        let replicas =
-            self.run_within(timeout * 2, |mut conn| async move { conn.replicated(&key, timeout).await }).await?;
-        if replicas == 0 {
-            tracing::warn!(redis = %self.inner.settings.shown_url(), "a write is not on a replica yet: a failover now could lose it");
+        let replicas = self
+            .run_within(timeout * 2, |mut conn| async move {
+                match conn.replicated(&key, timeout).await? {
+                    0 => conn.replicas(&key).await,
+                    _ => Ok(0),
+                }
+            })
+            .await?;
+        match replicas {
+            0 => Ok(()),
+            _ => Err(self.unavailable("the write is not on a replica yet (a failover is under way): try again".into())),
         }
-        Ok(())
+    }
+
+    /// How long a write waits for a replica (`WAIT`): `op_timeout` on a Redis Cluster or behind Sentinel, `None` on
+    /// one primary.
+    pub fn replica_wait(&self) -> Option<Duration> {
+        let settings = &self.inner.settings;
+        (!matches!(settings.topology, Topology::Single)).then_some(settings.op_timeout)
     }
 
     /// A connection of its own for subscriptions, which a multiplexed connection cannot carry.

@@ -14,7 +14,7 @@
 use super::{Answered, CallRequest, Executor};
 use crate::idempotency::{CallKey, Claim, Claimed, Fingerprint, Fingerprinter};
 use crate::pipeline::{CallContext, CallError, ErrorKind, Prepared, ToolCall, ToolMessage};
-use crate::registry::CompiledTool;
+use crate::registry::{CompiledTool, RedisDown};
 use opentelemetry::context::FutureExt as _;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -53,6 +53,8 @@ pub(super) fn start_by(deadline: Option<Instant>) -> Option<Instant> {
 /// Added to the longest a recorded call can take before its claim counts as abandoned.
 const LEASE_MARGIN: Duration = Duration::from_secs(5);
 
+const UNRECORDED: &str = "the call-id record in Redis did not answer, and this tool fails closed (limits.when_redis_down): the call was not run";
+
 const LOST: &str = "the gateway running this call stopped; whether it completed is unknown, so it is not run again";
 
 impl Executor {
@@ -64,8 +66,10 @@ impl Executor {
         let fingerprint = fingerprint(self.once.fingerprinter(), call, ctx, &prepared.tool);
         let lease = self.lease(&prepared.tool);
         let name = prepared.tool.spec.name.clone();
+        // A tool that fails closed when Redis is down is never run unrecorded, and its claim waits for a replica.
+        let strict = prepared.tool.spec.limits.when_redis_down == RedisDown::FailClosed;
         loop {
-            let claimed = self.once.claim(&key, &fingerprint, lease).await;
+            let claimed = self.once.claim(&key, &fingerprint, lease, strict).await;
             return match claimed {
                 Claimed::Run(claim) => Once::Run(Some(claim)),
                 Claimed::Done(message) => Once::Answered(Box::new(Answered::earlier(ToolMessage {
@@ -88,6 +92,11 @@ impl Executor {
                 Claimed::Full => {
                     tracing::debug!(call_id = %call.id, "every recorded call is running: this one runs unrecorded");
                     Once::Run(None)
+                }
+                Claimed::Unreachable(reason) if strict => {
+                    tracing::debug!(call_id = %call.id, %reason, "Redis down: refused (fail closed)");
+                    let error = CallError::Unavailable(format!("{UNRECORDED}: {reason}"));
+                    Once::Answered(Box::new(Answered::now(self.error(call, &name, error, Vec::new()))))
                 }
                 Claimed::Unreachable(reason) => {
                     tracing::debug!(call_id = %call.id, %reason, "Redis down: the call runs unrecorded");

@@ -198,12 +198,19 @@ impl Idempotency {
     // Redis's futures are boxed: large, they would make every caller's future as large, and be copied with it on
     // the local record's path too.
 
-    /// Claims `key` for the call `fingerprint` names; a running claim not settled within `lease` is lost.
-    pub async fn claim(&self, key: &Arc<CallKey>, fingerprint: &Fingerprint, lease: Duration) -> Claimed {
+    /// Claims `key` for the call `fingerprint` names; a running claim not settled within `lease` is lost. A
+    /// `durable` claim in Redis waits for a replica (`Redis::replicated`), so that a failover cannot lose it.
+    pub async fn claim(
+        &self,
+        key: &Arc<CallKey>,
+        fingerprint: &Fingerprint,
+        lease: Duration,
+        durable: bool,
+    ) -> Claimed {
         match &self.backing {
             Backing::Off => Claimed::Full,
             Backing::Local(store) => store.claim(key, fingerprint),
-            Backing::Shared(store) => Box::pin(store.claim(key, fingerprint, lease)).await,
+            Backing::Shared(store) => Box::pin(store.claim(key, fingerprint, lease, durable)).await,
         }
     }
 

@@ -21,18 +21,29 @@ pub enum Conn {
 }
 
 impl Conn {
-    /// Waits up to `timeout` until a replica has every write this connection sent to `key`'s primary: `WAIT`, on
-    /// a Redis Cluster sent to the node that holds the key. How many replicas have them.
+    /// Waits up to `timeout` until a replica has every write this connection sent to `key`'s primary (`WAIT`);
+    /// how many replicas have them.
     pub async fn replicated(&mut self, key: &str, timeout: Duration) -> RedisResult<i64> {
         let mut wait = redis::cmd("WAIT");
         wait.arg(1).arg(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX).max(1));
+        self.on_node_of(key, wait).await
+    }
+
+    /// How many replicas `key`'s primary has (`ROLE`), whether in sync or not.
+    pub async fn replicas(&mut self, key: &str) -> RedisResult<usize> {
+        let role: (String, i64, Vec<Value>) = self.on_node_of(key, redis::cmd("ROLE")).await?;
+        Ok(role.2.len())
+    }
+
+    /// A command without keys, sent to the primary that holds `key` (on a Redis Cluster, its slot's).
+    async fn on_node_of<T: redis::FromRedisValue>(&mut self, key: &str, cmd: Cmd) -> RedisResult<T> {
         match self {
-            Self::Primary(conn) => wait.query_async(conn).await,
+            Self::Primary(conn) => cmd.query_async(conn).await,
             Self::Cluster(conn) => {
                 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
                 let route = Route::with_slot(Slot::for_key(key), SlotAddr::Master);
                 let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
-                Ok(redis::from_redis_value(conn.route_command(wait, routing).await?)?)
+                Ok(redis::from_redis_value(conn.route_command(cmd, routing).await?)?)
             }
         }
     }

@@ -17,13 +17,15 @@ use tokio::task::JoinHandle;
 const SECOND: Duration = Duration::from_secs(1);
 
 /// `work` (a cluster-wide limit far above the load, so each call asks Redis, and a 2 s timeout) and `reviewed`
-/// (review required), registered through gateway 0 and known to all.
+/// (review required), registered through gateway 0 and known to all. Both fail closed while Redis is unreachable:
+/// a call is then refused rather than run without its limit or its call-id record, and its claim waits for a
+/// replica, so that no failover lets an id run twice.
 async fn register_tools(rig: &mut Rig) {
     let url = rig.tool_url.clone();
     let work = json!({"name": "work", "input_schema": {"type": "object"}, "backend": {"http": {"url": url}},
-        "limits": {"rate": "100000/s", "timeout_ms": 2000}});
+        "limits": {"rate": "100000/s", "timeout_ms": 2000, "when_redis_down": "FAIL_CLOSED"}});
     let reviewed = json!({"name": "reviewed", "input_schema": {"type": "object"}, "backend": {"http": {"url": url}},
-        "review": {"required": true}});
+        "review": {"required": true}, "limits": {"when_redis_down": "FAIL_CLOSED"}});
     let first = rig.members[0].node.as_mut().unwrap();
     first.register(work).await.unwrap();
     first.register(reviewed).await.unwrap();
@@ -57,7 +59,8 @@ async fn start_load(rig: &Rig, until: Instant) -> Load {
 }
 
 /// Polls each gateway's `toolgate.cluster` health every 100 ms until `until`: per gateway, the time it reported
-/// NOT_SERVING (Redis unreachable: calls run without the global limit or the call-id record), in all and longest.
+/// NOT_SERVING (Redis unreachable: a tool that fails open runs without its global limit or call-id record; one
+/// that fails closed is refused), in all and longest.
 fn watch_degraded(rig: &Rig, until: Instant) -> JoinHandle<Vec<(u128, u128)>> {
     let addrs: Vec<_> = rig.members.iter().map(|m| m.listeners.grpc).collect();
     tokio::spawn(async move {
@@ -113,7 +116,7 @@ async fn settle(shape: &str, rig: &mut Rig, load: Load, degraded: JoinHandle<Vec
     println!(
         "fleet: {shape} calls={} retried={} answered={} gave_up={} run={run} mcp={}/{} reviews_acked={} reviews_ran={} \
          registrations_acked={} refused{} duplicates={} lost_acks={} longest_refusal_window_ms={} \
-         failed_open_ms(total,longest per gateway)={degraded:?} fail_open_calls(all,unrecorded)={fail_open:?}",
+         redis_unreachable_ms(total,longest per gateway)={degraded:?} fail_open_calls(all,unrecorded)={fail_open:?}",
         tally.calls,
         tally.retried,
         tally.answered.len(),
@@ -128,18 +131,10 @@ async fn settle(shape: &str, rig: &mut Rig, load: Load, degraded: JoinHandle<Vec
         lost.len(),
         tally.longest_refusal_window_ms(),
     );
-    // The call-id record fails open (docs/cluster.md): while a gateway cannot reach the key's Redis node, it runs
-    // the call unrecorded, so a retry then (or a call whose claim was written before the outage) may run twice.
-    // Every duplicate must be such a run: none while the record answered.
+    // The tools fail closed: no call runs unrecorded, so no id may run twice, whatever failed.
     let unrecorded: u64 = fail_open.iter().map(|c| c[1]).sum();
-    if !duplicates.is_empty() {
-        println!("fleet: {shape} ids run twice (each beside a run the gateway made unrecorded): {duplicates:?}");
-    }
-    assert!(
-        duplicates.len() as u64 <= unrecorded,
-        "{} ids ran twice, more than the {unrecorded} calls run unrecorded: {duplicates:?}",
-        duplicates.len()
-    );
+    assert_eq!(unrecorded, 0, "calls ran without the call-id record though their tool fails closed");
+    assert!(duplicates.is_empty(), "{} ids ran twice: {duplicates:?}", duplicates.len());
     assert!(lost.is_empty(), "acknowledged, then lost: {lost:?}");
     assert!(unrun.is_empty(), "answered with a result the tool never produced: {unrun:?}");
     assert!(

@@ -107,18 +107,21 @@ async fn a_claim_whose_gateway_stopped_is_lost_after_its_lease_and_never_runs_ag
     let key_of_the_cluster = FingerprintKey::new([3; 16]);
     // A gateway claims the call, then stops without settling it.
     let dead = Idempotency::shared(prefix.redis(), settings, key_of_the_cluster, None);
-    assert!(matches!(dead.claim(&key, &[7; 16], lease).await, Claimed::Run(_)));
+    assert!(matches!(dead.claim(&key, &[7; 16], lease, false).await, Claimed::Run(_)));
     drop(dead);
     let other = Idempotency::shared(prefix.redis(), settings, key_of_the_cluster, None);
-    assert!(matches!(other.claim(&key, &[7; 16], lease).await, Claimed::Running(_)), "within the lease it runs");
+    assert!(matches!(other.claim(&key, &[7; 16], lease, false).await, Claimed::Running(_)), "within the lease it runs");
     let until = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
-        match other.claim(&key, &[7; 16], lease).await {
+        match other.claim(&key, &[7; 16], lease, false).await {
             Claimed::Lost => break,
             Claimed::Running(_) => assert!(tokio::time::Instant::now() < until, "the lease never ran out"),
             _ => panic!("a lapsed claim must not be run again"),
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(matches!(other.claim(&key, &[8; 16], lease).await, Claimed::Conflict), "other arguments still conflict");
+    assert!(
+        matches!(other.claim(&key, &[8; 16], lease, false).await, Claimed::Conflict),
+        "other arguments still conflict"
+    );
 }

@@ -44,11 +44,12 @@ impl Node {
             dir.path().join("data").display()
         );
         std::fs::write(dir.path().join("toolgate.toml"), config).unwrap();
-        Self::launch(addr, dir).await
+        Self::launch(addr, dir, env).await
     }
 
-    /// Starts `toolgate serve` on the `toolgate.toml` in `dir`, whose `listen` is `addr`, and waits until it serves.
-    pub async fn launch(addr: SocketAddr, dir: TempDir) -> Self {
+    /// Starts `toolgate serve` on the `toolgate.toml` in `dir`, whose `listen` is `addr`, with `env` set, and waits
+    /// until it serves.
+    pub async fn launch(addr: SocketAddr, dir: TempDir, env: &[(&str, &str)]) -> Self {
         let path = dir.path().join("toolgate.toml");
         let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
             .args(["serve", "--config", path.to_str().unwrap()])

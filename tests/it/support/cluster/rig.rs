@@ -40,7 +40,7 @@ impl Rig {
             let metrics = free();
             let dir = tempfile::tempdir().unwrap();
             std::fs::write(dir.path().join("toolgate.toml"), config(&listeners, metrics, url, &dir)).unwrap();
-            let node = Node::launch(listeners.grpc, dir).await;
+            let node = Node::launch(listeners.grpc, dir, &[]).await;
             members.push(Member { node: Some(node), listeners, metrics, parked: None, fail_open_before: [0, 0] });
         }
         let backends: Vec<Backends> = members.iter().map(|m| m.listeners).collect();
@@ -62,7 +62,7 @@ impl Rig {
     pub async fn restart(&mut self, i: usize) {
         let member = &mut self.members[i];
         let dir = member.parked.take().expect("a killed gateway");
-        member.node = Some(Node::launch(member.listeners.grpc, dir).await);
+        member.node = Some(Node::launch(member.listeners.grpc, dir, &[]).await);
     }
 
     /// Calls that ran unchecked against Redis (`toolgate.cluster.fail_open`) on each gateway, in all its runs:
