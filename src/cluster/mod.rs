@@ -22,6 +22,7 @@
 //! | `{p}:mcp_session:…` | string | an MCP session's owner and `initialize`, so any gateway resumes it |
 
 mod connect;
+mod replicas;
 mod settings;
 mod topology;
 
@@ -56,6 +57,8 @@ struct Inner {
     connection: Connection,
     /// `true` while the last command failed: the gateway is degraded.
     down: watch::Sender<bool>,
+    /// How many replicas the primaries have had lately: what a durable write waits for.
+    replicas: replicas::ReplicaFloor,
     /// When a command last failed, for `recently_failed`.
     failed_at: std::sync::Mutex<Option<std::time::Instant>>,
 }
@@ -75,7 +78,8 @@ impl Redis {
         let connection = Connection::new(settings.clone(), tls)
             .map_err(|reason| ClusterError::Unavailable { url: settings.shown_url(), reason })?;
         let (down, failed_at) = (watch::Sender::new(false), std::sync::Mutex::new(None));
-        Ok(Self { inner: Arc::new(Inner { settings, connection, down, failed_at }) })
+        let replicas = replicas::ReplicaFloor::new();
+        Ok(Self { inner: Arc::new(Inner { settings, connection, down, failed_at, replicas }) })
     }
 
     pub fn settings(&self) -> &ClusterSettings {
@@ -115,7 +119,10 @@ impl Redis {
         let connection = &self.inner.connection;
         let outcome = match tokio::time::timeout(timeout, async { op(connection.conn().await?).await }).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(err)) if err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError) => {
+            Ok(Err(err))
+                if err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError)
+                    && !err.to_string().contains("READONLY") =>
+            {
                 // Redis answered, with an error of the command itself: Redis is up.
                 self.mark_up(true);
                 return Err(self.unavailable(err.to_string()));
@@ -138,20 +145,55 @@ impl Redis {
     /// with no replica at all has nothing to wait for. One primary is left as it was: its failover, if any, is
     /// behind its address.
     pub async fn replicated(&self, key: &str) -> Result<(), ClusterError> {
-        let Some(timeout) = self.replica_wait() else { return Ok(()) };
-        let key = key.to_owned();
-        let replicas = self
-            .run_within(timeout * 2, |mut conn| async move {
-                match conn.replicated(&key, timeout).await? {
-                    0 => conn.replicas(&key).await,
-                    _ => Ok(0),
-                }
-            })
-            .await?;
-        match replicas {
-            0 => Ok(()),
-            _ => Err(self.unavailable("the write is not on a replica yet (a failover is under way): try again".into())),
+        match self.durably(key, redis::pipe(), None, true).await? {
+            (_, true) => Ok(()),
+            (_, false) => {
+                Err(self.unavailable("the write is not on every replica yet (a failover is under way?)".into()))
+            }
         }
+    }
+
+    /// Runs `pipe` on `key`'s primary, then, if `durable`, on a Redis Cluster or behind Sentinel, waits up to
+    /// `op_timeout` for every replica that primary has to acknowledge it, in the same round trip (`WAIT`, then
+    /// `INFO replication` to count them): whichever replica a failover promotes then has it. `script`, which `pipe`
+    /// runs by its hash, is loaded if Redis does not have it (a promoted replica may not). The replies, and whether
+    /// every replica has them (true on one primary, where nothing is waited for). A primary with fewer replicas
+    /// than lately (`replicas::ReplicaFloor`) holds nothing durably.
+    pub async fn durably(
+        &self,
+        key: &str,
+        pipe: redis::Pipeline,
+        script: Option<&'static redis::Script>,
+        durable: bool,
+    ) -> Result<(Vec<redis::Value>, bool), ClusterError> {
+        let expected = self.inner.replicas.expected();
+        let wait = self.replica_wait().filter(|_| durable);
+        let key = key.to_owned();
+        let ran = |mut conn: Conn| async move {
+            let mut tried = conn.replicated(&key, &pipe, wait.map(|timeout| (expected, timeout))).await;
+            if let (Err(err), Some(script)) = (&tried, script)
+                && err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
+            {
+                script.prepare_invoke().load_async(&mut conn).await?;
+                tried = conn.replicated(&key, &pipe, wait.map(|timeout| (expected, timeout))).await;
+            }
+            tried
+        };
+        let (replies, acked) = self.run_within(self.inner.settings.op_timeout * 2, ran).await?;
+        match acked {
+            None => Ok((replies, true)),
+            Some((acked, replicas)) => {
+                let enough = self.inner.replicas.enough(replicas, std::time::Instant::now());
+                Ok((replies, enough && acked >= replicas))
+            }
+        }
+    }
+
+    /// Whether one script may touch both keys: always on one primary; on a Redis Cluster, when they hash to one
+    /// slot.
+    pub fn same_slot(&self, a: &str, b: &str) -> bool {
+        use redis::cluster_routing::Slot;
+        !self.inner.settings.topology.is_sharded() || Slot::for_key(a) == Slot::for_key(b)
     }
 
     /// How long a write waits for a replica (`WAIT`): `op_timeout` on a Redis Cluster or behind Sentinel, `None` on

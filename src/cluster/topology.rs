@@ -104,15 +104,15 @@ fn node_urls(tls: bool, userinfo: Option<&str>, hosts: &str) -> Result<Vec<Strin
 }
 
 fn percent_decode(text: &str) -> String {
-    url::form_urlencoded::parse(format!("x={text}").as_bytes()).next().map(|(_, v)| v.into_owned()).unwrap_or_default()
+    percent_encoding::percent_decode_str(text).decode_utf8_lossy().into_owned()
 }
 
 /// The URL with its password, if any, replaced by `***`: for logs and errors. Written by hand because a list of
 /// hosts is no URL the `url` crate reads.
 pub fn hide_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else { return url.to_owned() };
+    // The last `@`, even past a `/`: a password may hold one unencoded.
+    let Some(at) = rest.rfind('@') else { return url.to_owned() };
     let userinfo = &rest[..at];
     let shown = match userinfo.split_once(':') {
         Some((user, _)) => format!("{user}:***"),
@@ -135,13 +135,13 @@ mod tests {
             })
         );
         assert_eq!(
-            Topology::parse("redis+sentinel://user:p%40ss@s1:26379,s2:26380/mymaster/2"),
+            Topology::parse("redis+sentinel://user:p%40s+s@s1:26379,s2:26380/mymaster/2"),
             Ok(Topology::Sentinel {
-                sentinels: vec!["redis://user:p%40ss@s1:26379".into(), "redis://user:p%40ss@s2:26380".into()],
+                sentinels: vec!["redis://user:p%40s+s@s1:26379".into(), "redis://user:p%40s+s@s2:26380".into()],
                 master: "mymaster".into(),
                 db: 2,
                 username: Some("user".into()),
-                password: Some("p@ss".into()),
+                password: Some("p@s+s".into()),
             })
         );
     }
@@ -166,7 +166,12 @@ mod tests {
 
     #[test]
     fn the_password_is_hidden_in_every_shape() {
-        for url in ["redis://:secret@h:1/0", "redis+cluster://u:secret@a:1,b:2", "rediss+sentinel://secret@a:1/m"] {
+        for url in [
+            "redis://:secret@h:1/0",
+            "redis+cluster://u:secret@a:1,b:2",
+            "rediss+sentinel://secret@a:1/m",
+            "redis://:se/cret@h:1",
+        ] {
             let shown = hide_password(url);
             assert!(!shown.contains("secret") && shown.contains("***"), "{shown}");
         }

@@ -12,7 +12,7 @@
 //! call is never run twice.
 
 use super::{CallKey, Claim, Claimed, Fingerprint, Waiter};
-use crate::cluster::{Conn, Redis};
+use crate::cluster::{ClusterError, Redis};
 use crate::pipeline::ToolMessage;
 use futures::StreamExt;
 use redis::Script;
@@ -130,12 +130,10 @@ impl SharedStore {
         let mut claim = redis::cmd("EVALSHA");
         claim.arg(CLAIM.get_hash()).arg(1).arg(&hash_key);
         claim.arg(hex(fingerprint)).arg(self.owner(token)).arg(millis(lease)).arg(millis(self.window));
-        let wait = durable.then(|| self.redis.replica_wait()).flatten();
-        let (reply, on_replica) =
-            match self.redis.run(|mut conn| async move { claimed(&mut conn, &hash_key, claim, wait).await }).await {
-                Ok(reply) => reply,
-                Err(err) => return Claimed::Unreachable(err.to_string()),
-            };
+        let (reply, on_replica) = match self.claimed(&hash_key, claim, durable).await {
+            Ok(reply) => reply,
+            Err(err) => return Claimed::Unreachable(err.to_string()),
+        };
         if !on_replica && reply.first().is_some_and(|word| word == "claimed") {
             // A failover now would lose the claim, and the call could run again: it is not run, nor kept.
             self.release(&Claim { key: Arc::clone(key), token });
@@ -195,6 +193,17 @@ impl SharedStore {
                 backoff *= 2;
             }
         });
+    }
+
+    /// Runs the claim, on every replica too for a `durable` one (`Redis::durably`): the reply, and whether the
+    /// claim is on every replica (or was not asked to be).
+    async fn claimed(&self, key: &str, claim: redis::Cmd, durable: bool) -> Result<(Vec<String>, bool), ClusterError> {
+        let mut pipe = redis::pipe();
+        pipe.add_command(claim);
+        let (mut replies, on_replica) = self.redis.durably(key, pipe, Some(&CLAIM), durable).await?;
+        let first = replies.drain(..).next().unwrap_or(redis::Value::Nil);
+        let reply = redis::from_redis_value(first).map_err(|e| self.redis.corrupt("claim reply", e))?;
+        Ok((reply, on_replica))
     }
 
     /// A claim's owner in Redis: this gateway's part and the claim's number, unique across the cluster.
@@ -281,37 +290,6 @@ async fn subscribe(redis: &Redis, channel: &str) -> Result<redis::aio::PubSubStr
         Ok(Err(err)) => Err(err.to_string()),
         Err(_) => Err("no answer to SUBSCRIBE".into()),
     }
-}
-
-/// Runs the claim, then, for a durable one, `WAIT` for a replica in the same round trip (a pipeline goes to the
-/// claim's node). The script is loaded first if Redis does not have it yet. The reply, and whether the claim is
-/// on a replica (or its primary has none to be on, or it was not asked to be).
-async fn claimed(
-    conn: &mut Conn,
-    key: &str,
-    claim: redis::Cmd,
-    wait: Option<Duration>,
-) -> redis::RedisResult<(Vec<String>, bool)> {
-    let mut pipe = redis::pipe();
-    pipe.add_command(claim);
-    if let Some(wait) = wait {
-        pipe.cmd("WAIT").arg(1).arg(millis(wait));
-    }
-    let mut replies: Vec<redis::Value> = match pipe.query_async(conn).await {
-        Err(err) if err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
-            CLAIM.prepare_invoke().load_async(conn).await?;
-            pipe.query_async(conn).await
-        }
-        other => other,
-    }?;
-    let acked = match replies.get(1) {
-        None => true,
-        Some(redis::Value::Int(replicas)) => *replicas > 0,
-        Some(_) => false,
-    };
-    let reply: Vec<String> = redis::from_redis_value(replies.swap_remove(0))?;
-    let on_replica = acked || conn.replicas(key).await? == 0;
-    Ok((reply, on_replica))
 }
 
 /// The call's key parts as in its hash's name, which is also what the channel carries.

@@ -141,6 +141,17 @@ impl SharedAdmission {
         if budget.is_none() && rate.is_none() {
             return Ok(Ok(Admitted::default()));
         }
+        // A shared tool's limit is keyed by the tool's tenant, a session's budget by the caller's: on a Redis
+        // Cluster they may lie in two slots, which one script cannot touch. Then two round trips, in the same order.
+        if let (Some(ask), Some(limit)) = (&budget, &rate)
+            && !self.redis.same_slot(&self.budget_key(ask.session), &self.rate_key(limit))
+        {
+            let admitted = match Box::pin(self.admit(budget, None)).await? {
+                Ok(admitted) => admitted,
+                refused => return Ok(refused),
+            };
+            return Ok(Box::pin(self.admit(None, rate)).await?.map(|_| admitted));
+        }
         let rate_key = rate.as_ref().map(|ask| self.rate_key(ask));
         let started = Instant::now();
         if let (None, Some(key), Some(precheck)) = (&budget, &rate_key, &self.precheck)

@@ -21,32 +21,65 @@ pub enum Conn {
 }
 
 impl Conn {
-    /// Waits up to `timeout` until a replica has every write this connection sent to `key`'s primary (`WAIT`);
-    /// how many replicas have them.
-    pub async fn replicated(&mut self, key: &str, timeout: Duration) -> RedisResult<i64> {
-        let mut wait = redis::cmd("WAIT");
-        wait.arg(1).arg(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX).max(1));
-        self.on_node_of(key, wait).await
-    }
-
-    /// How many replicas `key`'s primary has (`ROLE`), whether in sync or not.
-    pub async fn replicas(&mut self, key: &str) -> RedisResult<usize> {
-        let role: (String, i64, Vec<Value>) = self.on_node_of(key, redis::cmd("ROLE")).await?;
-        Ok(role.2.len())
-    }
-
-    /// A command without keys, sent to the primary that holds `key` (on a Redis Cluster, its slot's).
-    async fn on_node_of<T: redis::FromRedisValue>(&mut self, key: &str, cmd: Cmd) -> RedisResult<T> {
-        match self {
-            Self::Primary(conn) => cmd.query_async(conn).await,
-            Self::Cluster(conn) => {
-                use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
-                let route = Route::with_slot(Slot::for_key(key), SlotAddr::Master);
-                let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
-                Ok(redis::from_redis_value(conn.route_command(cmd, routing).await?)?)
-            }
+    /// Sends `pipe` to the primary that holds `key` (on a Redis Cluster, its slot's), followed, when `wait` says
+    /// how many replicas for how long, by `WAIT` and `INFO replication`, in one round trip: the pipeline's replies
+    /// (an error among them is returned as such), and then how many replicas acknowledged every write this
+    /// connection sent there and how many that primary has, in sync or still syncing. When it has more than were
+    /// waited for, they are waited for again.
+    pub async fn replicated(
+        &mut self,
+        key: &str,
+        pipe: &Pipeline,
+        wait: Option<(usize, Duration)>,
+    ) -> RedisResult<(Vec<Value>, Option<(usize, usize)>)> {
+        let mut replies = self.on_node_of(key, pipe, wait).await?;
+        let Some((expected, timeout)) = wait else { return Ok((replies, None)) };
+        let (mut acked, replicas) = wait_replies(&mut replies)?;
+        if acked < replicas && expected < replicas {
+            let mut again = self.on_node_of(key, &redis::pipe(), Some((replicas, timeout))).await?;
+            acked = wait_replies(&mut again)?.0;
         }
+        Ok((replies, Some((acked, replicas))))
     }
+
+    async fn on_node_of(
+        &mut self,
+        key: &str,
+        pipe: &Pipeline,
+        wait: Option<(usize, Duration)>,
+    ) -> RedisResult<Vec<Value>> {
+        let mut pipe = pipe.clone();
+        if let Some((expected, timeout)) = wait {
+            pipe.cmd("WAIT").arg(expected).arg(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX).max(1));
+            pipe.cmd("INFO").arg("replication");
+        }
+        if pipe.cmd_iter().next().is_none() {
+            return Ok(Vec::new());
+        }
+        let replies: Vec<Value> = match self {
+            Self::Primary(conn) => pipe.query_async(conn).await?,
+            Self::Cluster(conn) => {
+                use redis::cluster_routing::{Route, SingleNodeRoutingInfo, Slot, SlotAddr};
+                let route = SingleNodeRoutingInfo::SpecificNode(Route::with_slot(Slot::for_key(key), SlotAddr::Master));
+                let sent = pipe.cmd_iter().count();
+                conn.route_pipeline(pipe, 0, sent, route).await?
+            }
+        };
+        replies.into_iter().map(Value::extract_error).collect()
+    }
+}
+
+/// Takes `WAIT`'s and `INFO replication`'s replies off the end: how many replicas acknowledged, and how many the
+/// primary has (`connected_slaves`, which counts those still syncing, unlike `ROLE`).
+fn wait_replies(replies: &mut Vec<Value>) -> RedisResult<(usize, usize)> {
+    let info: String = redis::from_redis_value(replies.pop().unwrap_or(Value::Nil))?;
+    let acked: usize = redis::from_redis_value(replies.pop().unwrap_or(Value::Nil))?;
+    let replicas = info
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("connected_slaves:"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    Ok((acked, replicas))
 }
 
 impl ConnectionLike for Conn {

@@ -3,7 +3,7 @@
 //! on a Sentinel set, with mixed load (`fleet_load`, `fleet_review`) while gateways and Redis nodes are killed,
 //! failed over and paused. The tool counts what ran: no call id runs twice, and nothing acknowledged is lost.
 
-use super::fleet_load::{Shared, Tally, caller, mcp_caller, registrar};
+use super::fleet_load::{Shared, Tally, caller, mcp_caller, mcp_session_caller, registrar};
 use super::fleet_review::{Reviewer, Reviews, reviews};
 use crate::support::cluster::cut::Cut;
 use crate::support::cluster::redis_cluster::RedisCluster;
@@ -27,8 +27,11 @@ async fn register_tools(rig: &mut Rig) {
     let reviewed = json!({"name": "reviewed", "input_schema": {"type": "object"}, "backend": {"http": {"url": url}},
         "review": {"required": true}, "limits": {"when_redis_down": "FAIL_CLOSED"}});
     let first = rig.members[0].node.as_mut().unwrap();
-    first.register(work).await.unwrap();
-    first.register(reviewed).await.unwrap();
+    // Refused (UNAVAILABLE, retryable) until every new replica has synced: as a client would, try again.
+    for spec in [work, reviewed] {
+        let mut registered = async || first.register(spec.clone()).await.is_ok();
+        eventually(15 * SECOND, "registered once the replicas synced", async || registered().await).await;
+    }
     for member in &mut rig.members {
         let node = member.node.as_mut().unwrap();
         eventually(15 * SECOND, "tools known", async || node.version("reviewed").await.is_some()).await;
@@ -53,6 +56,8 @@ async fn start_load(rig: &Rig, until: Instant) -> Load {
     }
     tasks.push(tokio::spawn(registrar(channel.clone(), rig.tool_url.clone(), until, tally.clone())));
     tasks.push(tokio::spawn(mcp_caller(format!("{}/mcp", rig.http_url()), "work", until, tally.clone())));
+    let on_session = mcp_session_caller(format!("{}/mcp", rig.http_url()), "work", until, tally.clone());
+    tasks.push(tokio::spawn(on_session));
     let reviewer = Reviewer::login(rig.http_url()).await;
     let reviews = tokio::spawn(reviews(channel, reviewer, "reviewed", until, tally.clone()));
     Load { tally, tasks, reviews }
@@ -114,7 +119,8 @@ async fn settle(shape: &str, rig: &mut Rig, load: Load, degraded: JoinHandle<Vec
     let run = rig.ledger.total();
     let unrun: Vec<&String> = tally.answered.iter().filter(|id| rig.ledger.runs_of(id) == 0).collect();
     println!(
-        "fleet: {shape} calls={} retried={} answered={} gave_up={} run={run} mcp={}/{} reviews_acked={} reviews_ran={} \
+        "fleet: {shape} calls={} retried={} answered={} gave_up={} run={run} mcp={}/{} mcp_sessions={}/{} opened={} \
+         reviews_acked={} reviews_ran={} \
          registrations_acked={} refused{} duplicates={} lost_acks={} longest_refusal_window_ms={} \
          redis_unreachable_ms(total,longest per gateway)={degraded:?} fail_open_calls(all,unrecorded)={fail_open:?}",
         tally.calls,
@@ -123,6 +129,9 @@ async fn settle(shape: &str, rig: &mut Rig, load: Load, degraded: JoinHandle<Vec
         tally.gave_up,
         tally.mcp_ok,
         tally.mcp,
+        tally.sessions.1,
+        tally.sessions.0,
+        tally.sessions.2,
         reviews.acked.len(),
         reviews.answered_ok,
         tally.registered.len(),
@@ -136,6 +145,12 @@ async fn settle(shape: &str, rig: &mut Rig, load: Load, degraded: JoinHandle<Vec
     assert_eq!(unrecorded, 0, "calls ran without the call-id record though their tool fails closed");
     assert!(duplicates.is_empty(), "{} ids ran twice: {duplicates:?}", duplicates.len());
     assert!(lost.is_empty(), "acknowledged, then lost: {lost:?}");
+    // Round robin sends a session's requests to every gateway in turn: they are served wherever they land.
+    assert!(
+        tally.sessions.1 * 2 > tally.sessions.0,
+        "most calls on a 2025-11-25 session answered: {:?}",
+        tally.sessions
+    );
     assert!(unrun.is_empty(), "answered with a result the tool never produced: {unrun:?}");
     assert!(
         tally.answered.len() as u64 * 2 > tally.calls,
@@ -220,7 +235,8 @@ async fn a_fleet_on_a_sentinel_set_rides_out_failovers_and_one_gateway_cut_from_
     let mut rig = Rig::start([sentinel_url.as_str(), sentinel_url.as_str(), cut_url.as_str()]).await;
     register_tools(&mut rig).await;
     let start = Instant::now();
-    let until = start + 24 * SECOND;
+    // Calm after 19 s: the writes refused while a primary had fewer replicas than before resume once they resynced.
+    let until = start + 32 * SECOND;
     let load = start_load(&rig, until).await;
     let degraded = watch_degraded(&rig, until);
     at(start, 3, "cut gateway 2 from Redis").await;

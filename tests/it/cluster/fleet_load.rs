@@ -26,6 +26,9 @@ pub struct Tally {
     events: Vec<(Instant, bool)>,
     pub mcp: u64,
     pub mcp_ok: u64,
+    /// 2025-11-25 calls on one session through the balancer: made, answered, and sessions opened (the first,
+    /// then one after each session the fleet no longer knew).
+    pub sessions: (u64, u64, u64),
     /// Registrations acknowledged: the tool's name and version.
     pub registered: Vec<(String, u64)>,
 }
@@ -172,6 +175,7 @@ pub async fn registrar(channel: Channel, tool_url: String, until: Instant, tally
 
 /// Stateless MCP (2026-07-28) `tools/call`s of `tool` through the balancer's `/mcp`, one every 150 ms.
 pub async fn mcp_caller(url: String, tool: &'static str, until: Instant, tally: Shared) {
+    toolgate::tls::install_provider(); // the process-wide rustls provider reqwest needs
     let http = reqwest::Client::new();
     let mut n = 0;
     while Instant::now() < until {
@@ -205,5 +209,66 @@ pub async fn mcp_caller(url: String, tool: &'static str, until: Instant, tally: 
             }
         }
         tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+}
+
+/// A 2025-11-25 host through the balancer: opens a session, then calls `tool` on it every 150 ms until `until`,
+/// each request going to whichever gateway the balancer picks. A session the fleet answers 404 is opened again
+/// (counted); every other failure is counted and the same session is used again.
+pub async fn mcp_session_caller(url: String, tool: &'static str, until: Instant, tally: Shared) {
+    toolgate::tls::install_provider(); // the process-wide rustls provider reqwest needs
+    let http = reqwest::Client::new();
+    let (mut session, mut n) = (None::<String>, 0u64);
+    while Instant::now() < until {
+        n += 1;
+        let Some(id) = session.clone() else {
+            session = open_session(&http, &url).await;
+            if session.is_some() {
+                tally.lock().unwrap().sessions.2 += 1;
+            }
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            continue;
+        };
+        let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"nonce": format!("mcp-session-{n}")}}});
+        let sent = mcp_post(&http, &url, Some(&id)).json(&body).send().await;
+        let (status, text) = match sent {
+            Ok(r) => (r.status().as_u16(), r.text().await.unwrap_or_default()),
+            Err(_) => (0, String::new()),
+        };
+        let ok = status == 200 && text.contains("\"result\"") && !text.contains("\"isError\":true");
+        {
+            let mut tally = tally.lock().unwrap();
+            tally.sessions.0 += 1;
+            if ok {
+                tally.sessions.1 += 1;
+            } else {
+                *tally.refused.entry(format!("mcp-session:{status}")).or_default() += 1;
+            }
+        }
+        if status == 404 {
+            session = None;
+        }
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+}
+
+/// `initialize` and `notifications/initialized` on 2025-11-25: the session's id, `None` if refused.
+async fn open_session(http: &reqwest::Client, url: &str) -> Option<String> {
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "fleet", "version": "1"}}});
+    let opened = mcp_post(http, url, None).json(&initialize).send().await.ok()?;
+    let id = opened.headers().get("mcp-session-id")?.to_str().ok()?.to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let done = mcp_post(http, url, Some(&id)).json(&initialized).send().await.ok()?;
+    done.status().is_success().then_some(id)
+}
+
+fn mcp_post(http: &reqwest::Client, url: &str, session: Option<&str>) -> reqwest::RequestBuilder {
+    let request =
+        http.post(url).header("accept", "application/json, text/event-stream").timeout(Duration::from_secs(3));
+    match session {
+        Some(id) => request.header("mcp-session-id", id).header("mcp-protocol-version", "2025-11-25"),
+        None => request,
     }
 }

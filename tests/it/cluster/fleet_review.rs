@@ -86,7 +86,7 @@ pub struct Reviews {
     pub answered_ok: u64,
 }
 
-/// Every 2.5 s until `until`: a call of `tool` (id `rv-{n}`) that waits for its review, approved in the console.
+/// Every second until `until`: a call of `tool` (id `rv-{n}`) that waits for its review, approved in the console.
 /// The caller retries under its id after an error, as the gRPC callers do.
 pub async fn reviews(
     channel: Channel,
@@ -107,7 +107,7 @@ pub async fn reviews(
         } else {
             *tally.lock().unwrap().refused.entry("review:not-approved".into()).or_default() += 1;
         }
-        tokio::time::sleep(Duration::from_millis(2500)).await;
+        tokio::time::sleep(Duration::from_millis(1000)).await;
     }
     for call in waiting {
         if tokio::time::timeout(Duration::from_secs(20), call).await.is_ok_and(|r| r.unwrap_or(false)) {

@@ -17,7 +17,18 @@ impl SentinelSet {
         require_binaries(&["redis-server", "redis-cli"]);
         // As docs/cluster.md asks of a Sentinel set: a primary left without a replica (a demoted one, before the
         // sentinels reconfigure it) refuses writes, rather than acknowledge writes the failover then drops.
-        let plain = ["--save", "", "--appendonly", "no", "--min-replicas-to-write", "1", "--min-replicas-max-lag", "5"];
+        let plain = [
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--min-replicas-to-write",
+            "1",
+            "--min-replicas-max-lag",
+            "5",
+            "--repl-diskless-sync-delay",
+            "0",
+        ];
         let primary = RedisNode::start(crate::support::free_addr().port(), None, &plain).await;
         let of = primary.port.to_string();
         let mut data = vec![primary];
