@@ -137,13 +137,11 @@ impl Redis {
         outcome
     }
 
-    /// After a write acknowledged to someone (a registration, a review queued or decided): on a Redis Cluster or
-    /// behind Sentinel, whose primaries have replicas to fail over to, waits up to `op_timeout` until a replica has
-    /// it, so that a failover right after the acknowledgement does not lose it (Redis replicates asynchronously).
-    /// A primary whose replicas are still catching up (after a failover they resync, seconds with Redis's
-    /// default diskless-sync delay) makes it `Unavailable`, retryable: the write is on the primary only. A primary
-    /// with no replica at all has nothing to wait for. One primary is left as it was: its failover, if any, is
-    /// behind its address.
+    /// After a write acknowledged to someone (a registration, a review queued or decided): waits up to
+    /// `op_timeout` until every replica of its primary has it (`durably`), so that a failover right after the
+    /// acknowledgement does not lose it (Redis replicates asynchronously). A primary whose replicas are still
+    /// catching up (after a failover they resync, seconds with Redis's default diskless-sync delay) makes it
+    /// `Unavailable`, retryable: the write is on the primary only. A primary with no replica has nothing to wait for.
     pub async fn replicated(&self, key: &str) -> Result<(), ClusterError> {
         match self.durably(key, redis::pipe(), None, true).await? {
             (_, true) => Ok(()),
@@ -153,12 +151,12 @@ impl Redis {
         }
     }
 
-    /// Runs `pipe` on `key`'s primary, then, if `durable`, on a Redis Cluster or behind Sentinel, waits up to
-    /// `op_timeout` for every replica that primary has to acknowledge it, in the same round trip (`WAIT`, then
-    /// `INFO replication` to count them): whichever replica a failover promotes then has it. `script`, which `pipe`
-    /// runs by its hash, is loaded if Redis does not have it (a promoted replica may not). The replies, and whether
-    /// every replica has them (true on one primary, where nothing is waited for). A primary with fewer replicas
-    /// than lately (`replicas::ReplicaFloor`) holds nothing durably.
+    /// Runs `pipe` on `key`'s primary, then, if `durable`, waits up to `op_timeout` for every replica that primary
+    /// has to acknowledge it, in the same round trip (`WAIT`, then `INFO replication` to count them): whichever
+    /// replica a failover promotes then has it, whether Sentinel, a Redis Cluster or a proxy in front of one
+    /// address does the failover. `script`, which `pipe` runs by its hash, is loaded if Redis does not have it (a
+    /// promoted replica may not). The replies, and whether every replica has them (true when not asked). A
+    /// primary with fewer replicas than lately (`replicas::ReplicaFloor`) holds nothing durably.
     pub async fn durably(
         &self,
         key: &str,
@@ -167,7 +165,7 @@ impl Redis {
         durable: bool,
     ) -> Result<(Vec<redis::Value>, bool), ClusterError> {
         let expected = self.inner.replicas.expected();
-        let wait = self.replica_wait().filter(|_| durable);
+        let wait = durable.then_some(self.inner.settings.op_timeout);
         let key = key.to_owned();
         let ran = |mut conn: Conn| async move {
             let mut tried = conn.replicated(&key, &pipe, wait.map(|timeout| (expected, timeout))).await;
@@ -194,13 +192,6 @@ impl Redis {
     pub fn same_slot(&self, a: &str, b: &str) -> bool {
         use redis::cluster_routing::Slot;
         !self.inner.settings.topology.is_sharded() || Slot::for_key(a) == Slot::for_key(b)
-    }
-
-    /// How long a write waits for a replica (`WAIT`): `op_timeout` on a Redis Cluster or behind Sentinel, `None` on
-    /// one primary.
-    pub fn replica_wait(&self) -> Option<Duration> {
-        let settings = &self.inner.settings;
-        (!matches!(settings.topology, Topology::Single)).then_some(settings.op_timeout)
     }
 
     /// A connection of its own for subscriptions, which a multiplexed connection cannot carry.

@@ -13,9 +13,9 @@ pub const FORGET_AFTER: Duration = Duration::from_secs(10);
 pub struct ReplicaFloor(Mutex<(usize, Option<Instant>)>);
 
 impl ReplicaFloor {
-    /// One replica expected until a primary says how many it has.
+    /// None expected until a primary says how many it has.
     pub fn new() -> Self {
-        Self(Mutex::new((1, None)))
+        Self(Mutex::new((0, None)))
     }
 
     /// How many replicas a write waits for.
@@ -48,6 +48,7 @@ mod tests {
     fn fewer_replicas_are_distrusted_until_they_come_back_or_are_forgotten() {
         let floor = ReplicaFloor::new();
         let start = Instant::now();
+        assert_eq!(floor.expected(), 0, "nothing to wait for before a primary is heard from");
         assert!(floor.enough(2, start), "more than expected is enough");
         assert_eq!(floor.expected(), 2);
         assert!(!floor.enough(1, start), "one replica of two gone: a failover may be under way");

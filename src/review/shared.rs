@@ -67,7 +67,11 @@ impl Queue for SharedQueue {
                 self.redis.replicated(&key).await?;
                 Ok(Submitted::New)
             }
-            "existing" => Ok(Submitted::Existing(self.parse(&reply[1..])?.state)),
+            "existing" => {
+                // A retry of a submission whose wait for the replicas failed: acknowledged once they have it.
+                self.redis.replicated(&key).await?;
+                Ok(Submitted::Existing(self.parse(&reply[1..])?.state))
+            }
             "conflict" => Err(ReviewError::Conflict),
             "full" => Err(ReviewError::Full { max }),
             other => Err(self.unexpected("submit", other)),

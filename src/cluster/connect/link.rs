@@ -138,8 +138,10 @@ impl RedisLink {
     pub fn new(settings: &ClusterSettings, tls: Option<&ClientTls>) -> Result<Self, String> {
         let certificates = tls.map(certificates).transpose()?;
         let timeout = settings.op_timeout.max(Duration::from_secs(1));
+        // Commands answer within `op_timeout`, bounded by `Redis::run`; a WAIT may take that long on top.
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(timeout))
+            .set_response_timeout(Some(timeout * 3))
             .set_number_of_retries(1)
             .set_max_delay(Duration::from_secs(1));
         match &settings.topology {
@@ -152,7 +154,7 @@ impl RedisLink {
             Topology::Cluster { nodes } => {
                 let mut builder = ClusterClient::builder(nodes.clone())
                     .connection_timeout(timeout)
-                    .response_timeout(timeout)
+                    .response_timeout(timeout * 3)
                     .retries(2);
                 if let Some(certificates) = certificates.clone() {
                     builder = builder.certs(certificates);
