@@ -274,3 +274,39 @@ fn slot_group(kind: &str, parts: &[&str]) -> Option<String> {
 fn described(err: &redis::RedisError) -> String {
     crate::tls::find_tls_failure(err).map_or_else(|| err.to_string(), |tls| format!("TLS: {tls}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redis::cluster_routing::Slot;
+
+    fn redis(url: &str) -> Redis {
+        let settings = ClusterSettings::from_raw(RawCluster::default(), Some(url.into())).unwrap().unwrap();
+        Redis::new(settings).unwrap()
+    }
+
+    #[tokio::test]
+    async fn on_a_redis_cluster_the_keys_one_script_touches_share_a_slot() {
+        let cluster = redis("redis+cluster://127.0.0.1:7000");
+        let slot = |kind: &str, parts: &[&str]| Slot::for_key(cluster.key(kind, parts));
+        // The registry's scripts, the merge's channel (passed as a key) included: untagged, `toolgate:registry`
+        // hashes as the tag `{toolgate:registry}` does.
+        for kind in ["tools", "tool_versions", "registry_gen", "registry_epoch", "registry"] {
+            assert_eq!(slot(kind, &[]), slot("tools", &[]), "{kind}");
+        }
+        assert_eq!(slot("review", &["t", "id"]), slot("reviews_pending", &[]));
+        assert_eq!(slot("budget", &["acme", "s1"]), slot("rate", &["acme", "tool", "1/1/1", ""]));
+        assert_eq!(cluster.key("tools", &[]), "{toolgate:registry}:tools");
+        assert!(
+            cluster.same_slot(&cluster.key("budget", &["acme", "s"]), &cluster.key("rate", &["acme", "t", "r", ""]))
+        );
+    }
+
+    #[tokio::test]
+    async fn on_one_primary_keys_are_as_they_were() {
+        let single = redis("redis://127.0.0.1:6379");
+        assert_eq!(single.key("tools", &[]), "toolgate:tools");
+        assert_eq!(single.key("rate", &["a", "b"]), "toolgate:rate:a\0b");
+        assert!(single.same_slot("x", "y"), "one primary holds every key");
+    }
+}
