@@ -177,7 +177,9 @@ impl Redis {
             }
             tried
         };
-        let (replies, acked) = self.run_within(self.inner.settings.op_timeout * 2, ran).await?;
+        // A command under `op_timeout`, as every other; a WAIT may take that long again.
+        let bound = self.inner.settings.op_timeout * if durable { 2 } else { 1 };
+        let (replies, acked) = self.run_within(bound, ran).await?;
         match acked {
             None => Ok((replies, true)),
             Some((acked, replicas)) => {
