@@ -91,7 +91,8 @@ impl Redis {
     /// [`slot_group`]): `{toolgate:registry}:tools`.
     pub fn key(&self, kind: &str, parts: &[&str]) -> String {
         let prefix = &self.inner.settings.key_prefix;
-        let mut key = match slot_group(kind, parts).filter(|_| self.inner.settings.topology.is_sharded()) {
+        let group = self.inner.settings.topology.is_sharded().then(|| slot_group(kind, parts)).flatten();
+        let mut key = match group {
             Some(group) => format!("{{{prefix}:{group}}}:{kind}"),
             None => format!("{prefix}:{kind}"),
         };
@@ -166,14 +167,13 @@ impl Redis {
     ) -> Result<(Vec<redis::Value>, bool), ClusterError> {
         let expected = self.inner.replicas.expected();
         let wait = durable.then_some(self.inner.settings.op_timeout);
-        let key = key.to_owned();
         let ran = |mut conn: Conn| async move {
-            let mut tried = conn.replicated(&key, &pipe, wait.map(|timeout| (expected, timeout))).await;
+            let mut tried = conn.replicated(key, &pipe, wait.map(|timeout| (expected, timeout))).await;
             if let (Err(err), Some(script)) = (&tried, script)
                 && err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
             {
                 script.prepare_invoke().load_async(&mut conn).await?;
-                tried = conn.replicated(&key, &pipe, wait.map(|timeout| (expected, timeout))).await;
+                tried = conn.replicated(key, &pipe, wait.map(|timeout| (expected, timeout))).await;
             }
             tried
         };

@@ -43,6 +43,6 @@ pub fn of(core: &Core, principal: &Principal, name: &str, arguments: &str) -> Op
     Some(Reviewed { claims, confirmable: tool.spec.review.caller_may_confirm })
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(super) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -144,6 +144,7 @@ impl SharedAdmission {
         // A shared tool's limit is keyed by the tool's tenant, a session's budget by the caller's: on a Redis
         // Cluster they may lie in two slots, which one script cannot touch. Then two round trips, in the same order.
         if let (Some(ask), Some(limit)) = (&budget, &rate)
+            && self.redis.settings().topology.is_sharded()
             && !self.redis.same_slot(&self.budget_key(ask.session), &self.rate_key(limit))
         {
             let admitted = match Box::pin(self.admit(budget, None)).await? {

@@ -127,8 +127,8 @@ pub struct Lazy<T> {
 /// A primary found through Sentinel.
 pub struct Sentinel {
     sentinel: tokio::sync::Mutex<SentinelClient>,
-    /// The primary the sentinels named last, its client and connection.
-    primary: Lazy<(String, redis::Client, ConnectionManager)>,
+    /// The primary the sentinels named last: its client and connection.
+    primary: Lazy<(redis::Client, ConnectionManager)>,
     /// Set by a failed command: the next asks the sentinels again.
     stale: AtomicBool,
     config: ConnectionManagerConfig,
@@ -202,7 +202,7 @@ impl RedisLink {
             Self::Cluster { client, conn, .. } => {
                 conn.get(false, async || client.get_async_connection().await).await.map(Conn::Cluster)
             }
-            Self::Sentinel(sentinel) => sentinel.primary().await.map(|(_, _, conn)| Conn::Primary(conn)),
+            Self::Sentinel(sentinel) => sentinel.primary().await.map(|(_, conn)| Conn::Primary(conn)),
         }
     }
 
@@ -215,7 +215,7 @@ impl RedisLink {
     pub async fn pubsub(&self) -> RedisResult<PubSub> {
         match self {
             Self::Primary { client, .. } => client.get_async_pubsub().await,
-            Self::Sentinel(sentinel) => sentinel.primary().await?.1.get_async_pubsub().await,
+            Self::Sentinel(sentinel) => sentinel.primary().await?.0.get_async_pubsub().await,
             Self::Cluster { nodes, .. } => {
                 let mut last = None;
                 for node in nodes {
@@ -260,20 +260,20 @@ impl<T: Clone> Lazy<T> {
 impl Sentinel {
     /// The primary: the one named before, unless a command failed since; then the sentinels are asked, and a
     /// primary they name at another address is connected to. When no sentinel answers, the last one named stays.
-    async fn primary(&self) -> RedisResult<(String, redis::Client, ConnectionManager)> {
+    async fn primary(&self) -> RedisResult<(redis::Client, ConnectionManager)> {
         let again = self.stale.swap(false, Ordering::Relaxed);
         let known = self.primary.current();
         let asked = self
             .primary
             .get(again, async || {
                 let client = self.sentinel.lock().await.async_get_client().await?;
-                let addr = client.get_connection_info().addr().to_string();
-                if let Some(known) = known.clone().filter(|(known, _, _)| *known == addr) {
+                let addr = client.get_connection_info().addr();
+                if let Some(known) = known.clone().filter(|(known, _)| known.get_connection_info().addr() == addr) {
                     return Ok(known);
                 }
                 tracing::info!(primary = %addr, "Sentinel names the Redis primary");
                 let conn = ConnectionManager::new_lazy_with_config(client.clone(), self.config.clone())?;
-                Ok((addr, client, conn))
+                Ok((client, conn))
             })
             .await;
         match (asked, known) {

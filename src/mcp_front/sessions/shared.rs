@@ -53,7 +53,7 @@ fn locked<T>(map: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The owner as the record names it: the same principal on every gateway gives the same digest.
 fn owner_of(principal: &Principal) -> String {
     let canonical = serde_json::to_vec(&(&principal.tenant, &principal.user_id, &principal.values)).expect("JSON");
-    Sha256::digest(canonical).iter().map(|b| format!("{b:02x}")).collect()
+    crate::mcp_front::reviewed::hex(&Sha256::digest(canonical))
 }
 
 impl FleetSessions {
