@@ -12,7 +12,7 @@
 //! comes first (`Detachable`): a spawned task and a channel per call cost more than the rest of the record.
 
 use super::{Answered, CallRequest, Executor};
-use crate::idempotency::{CallKey, Claim, Claimed, Fingerprint, Fingerprinter};
+use crate::idempotency::{CallId, Claim, Claimed, Fingerprint, Fingerprinter};
 use crate::pipeline::{CallContext, CallError, ErrorKind, Prepared, ToolCall, ToolMessage};
 use crate::registry::{CompiledTool, RedisDown};
 use opentelemetry::context::FutureExt as _;
@@ -62,14 +62,14 @@ impl Executor {
     /// call sent again gets the first call's outcome, waiting for it while it runs until its own deadline.
     pub(super) async fn claim_once(&self, req: CallRequest<'_>, prepared: &Prepared) -> Once {
         let CallRequest { call, ctx, deadline, .. } = req;
-        let key = Arc::new(CallKey { tenant: ctx.tenant.clone(), call_id: call.id.clone() });
+        let key = CallId { tenant: &ctx.tenant, call_id: &call.id };
         let fingerprint = fingerprint(self.once.fingerprinter(), call, ctx, &prepared.tool);
         let lease = self.lease(&prepared.tool);
-        let name = prepared.tool.spec.name.clone();
+        let name = &prepared.tool.spec.name;
         // A tool that fails closed when Redis is down is never run unrecorded, and its claim waits for a replica.
         let strict = prepared.tool.spec.limits.when_redis_down == RedisDown::FailClosed;
         loop {
-            let claimed = self.once.claim(&key, &fingerprint, lease, strict).await;
+            let claimed = self.once.claim(key, &fingerprint, lease, strict).await;
             return match claimed {
                 Claimed::Run(claim) => Once::Run(Some(claim)),
                 Claimed::Done(message) => Once::Answered(Box::new(Answered::earlier(ToolMessage {
@@ -82,11 +82,11 @@ impl Executor {
                         continue;
                     }
                     Some(until) if tokio::time::timeout_at(until, waiter.changed()).await.is_ok() => continue,
-                    Some(_) => Once::Answered(Box::new(Answered::earlier(self.still_running(call, &name)))),
+                    Some(_) => Once::Answered(Box::new(Answered::earlier(self.still_running(call, name)))),
                 },
-                Claimed::Conflict => Once::Answered(Box::new(Answered::now(self.conflict(call, &name)))),
+                Claimed::Conflict => Once::Answered(Box::new(Answered::now(self.conflict(call, name)))),
                 Claimed::Lost => {
-                    let lost = self.error(call, &name, CallError::OutcomeUnknown(LOST.into()), Vec::new());
+                    let lost = self.error(call, name, CallError::OutcomeUnknown(LOST.into()), Vec::new());
                     Once::Answered(Box::new(Answered::now(lost)))
                 }
                 Claimed::Full => {
@@ -96,11 +96,11 @@ impl Executor {
                 Claimed::Unreachable(reason) if strict => {
                     tracing::debug!(call_id = %call.id, %reason, "Redis down: refused (fail closed)");
                     let error = CallError::Unavailable(format!("{UNRECORDED}: {reason}"));
-                    Once::Answered(Box::new(Answered::now(self.error(call, &name, error, Vec::new()))))
+                    Once::Answered(Box::new(Answered::now(self.error(call, name, error, Vec::new()))))
                 }
                 Claimed::Unreachable(reason) => {
                     tracing::debug!(call_id = %call.id, %reason, "Redis down: the call runs unrecorded");
-                    self.telemetry.fail_open(&name, "idempotency");
+                    self.telemetry.fail_open(name, "idempotency");
                     Once::Run(None)
                 }
             };
@@ -146,7 +146,7 @@ impl Executor {
             this.settle(&claim, &message, panicked).await;
             message
         });
-        // The run keeps the call's trace context wherever it is polled.
+        // The run keeps the call's trace context if it goes on in a task of its own.
         let run = Detachable { run: Some(Box::into_pin(run)), otel: opentelemetry::Context::current() };
         match deadline {
             None => run.await,
@@ -218,8 +218,9 @@ fn unwound<F: Future>(future: Pin<&mut F>, cx: &mut Context<'_>) -> Poll<Option<
     }
 }
 
-/// A recorded call's run, polled on its caller's task, in the call's trace context, until it is dropped: unfinished
-/// then, it goes on in a task of its own, so that its claim is settled however the call ends.
+/// A recorded call's run, polled on its caller's task until it is dropped: unfinished then, it goes on in a task of
+/// its own, so that its claim is settled however the call ends. Its caller polls it in the call's trace context
+/// (`Executor::execute`), so it attaches `otel`, that context, only once it runs on its own.
 struct Detachable {
     run: Option<Pin<Box<dyn Future<Output = ToolMessage> + Send>>>,
     otel: opentelemetry::Context,
@@ -229,7 +230,6 @@ impl Future for Detachable {
     type Output = ToolMessage;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolMessage> {
-        let _attached = self.otel.clone().attach();
         let run = self.run.as_mut().expect("a finished run is not polled again");
         let message = ready!(run.as_mut().poll(cx));
         self.run = None;

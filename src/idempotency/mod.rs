@@ -63,6 +63,20 @@ pub struct CallKey {
     pub call_id: String,
 }
 
+/// A call's id within its tenant, borrowed from the call: the local record keeps only a hash of it, so a claim
+/// copies nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct CallId<'a> {
+    pub tenant: &'a str,
+    pub call_id: &'a str,
+}
+
+impl CallId<'_> {
+    fn owned(self) -> CallKey {
+        CallKey { tenant: self.tenant.to_owned(), call_id: self.call_id.to_owned() }
+    }
+}
+
 /// A keyed hash (SipHash-1-3, 128 bits) of what makes two calls the same call: the tool, the model's text and the
 /// caller's context. The record is this gateway's memory or its cluster's Redis, so no one outside needs to check
 /// a fingerprint; the secret key keeps anyone from making a call of theirs hash like another's.
@@ -123,10 +137,17 @@ pub enum Claimed {
 
 /// The right to settle a call id, held by the one caller running it.
 pub struct Claim {
-    /// Shared with the record's own entry, so that a claim copies no key.
-    pub key: Arc<CallKey>,
+    key: ClaimKey,
     /// Which claim of the id this is, so that a stale claim cannot settle a later one.
     token: u64,
+}
+
+/// The id a claim settles, as its record names it.
+enum ClaimKey {
+    /// The local record's keyed hash of the tenant and call id (`local::IdHash`).
+    Local(u128),
+    /// Redis's record keeps the id itself.
+    Shared(Arc<CallKey>),
 }
 
 /// A wait for the next change of a running call.
@@ -165,7 +186,7 @@ impl Idempotency {
         match settings.window {
             Duration::ZERO => Self::off(),
             window => {
-                let store = LocalStore::new(window, settings.max_entries, settings.max_bytes);
+                let store = LocalStore::new(window, settings.max_entries, settings.max_bytes, key);
                 Self { backing: Backing::Local(store), key }
             }
         }
@@ -200,13 +221,7 @@ impl Idempotency {
 
     /// Claims `key` for the call `fingerprint` names; a running claim not settled within `lease` is lost. A
     /// `durable` claim in Redis waits for a replica (`Redis::replicated`), so that a failover cannot lose it.
-    pub async fn claim(
-        &self,
-        key: &Arc<CallKey>,
-        fingerprint: &Fingerprint,
-        lease: Duration,
-        durable: bool,
-    ) -> Claimed {
+    pub async fn claim(&self, key: CallId<'_>, fingerprint: &Fingerprint, lease: Duration, durable: bool) -> Claimed {
         match &self.backing {
             Backing::Off => Claimed::Full,
             Backing::Local(store) => store.claim(key, fingerprint),

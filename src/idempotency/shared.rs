@@ -11,7 +11,7 @@
 //! call still running and waits for that write; one that never lands leaves the claim to lapse into `lost`, so the
 //! call is never run twice.
 
-use super::{CallKey, Claim, Claimed, Fingerprint, Waiter};
+use super::{CallId, CallKey, Claim, ClaimKey, Claimed, Fingerprint, Waiter};
 use crate::cluster::{ClusterError, Redis};
 use crate::pipeline::ToolMessage;
 use futures::StreamExt;
@@ -114,7 +114,7 @@ impl SharedStore {
 
     pub async fn claim(
         self: &Arc<Self>,
-        key: &Arc<CallKey>,
+        key: CallId<'_>,
         fingerprint: &Fingerprint,
         lease: Duration,
         durable: bool,
@@ -122,7 +122,8 @@ impl SharedStore {
         if self.redis.recently_failed() {
             return Claimed::Unreachable("Redis failed moments ago".into());
         }
-        let member = member(key);
+        let key = Arc::new(key.owned());
+        let member = member(&key);
         // Registered before the claim is read, so that a finish in between still wakes this caller.
         let (registration, changed) = Registration::new(self, &member);
         let token = self.claims.fetch_add(1, Ordering::Relaxed);
@@ -136,11 +137,11 @@ impl SharedStore {
         };
         if !on_replica && reply.first().is_some_and(|word| word == "claimed") {
             // A failover now would lose the claim, and the call could run again: it is not run, nor kept.
-            self.release(&Claim { key: Arc::clone(key), token });
+            self.release(&Claim { key: ClaimKey::Shared(key), token });
             return Claimed::Unreachable("the claim is not on a replica yet (a failover is under way)".into());
         }
         match reply.first().map(String::as_str) {
-            Some("claimed") => Claimed::Run(Claim { key: Arc::clone(key), token }),
+            Some("claimed") => Claimed::Run(Claim { key: ClaimKey::Shared(key), token }),
             Some("running") => Claimed::Running(Waiter::shared(changed, HEAL_EVERY, registration)),
             Some("done") => match reply.get(1).map(|json| serde_json::from_str::<ToolMessage>(json)) {
                 Some(Ok(message)) => Claimed::Done(Box::new(message)),
@@ -158,28 +159,25 @@ impl SharedStore {
 
     /// Keeps the call's outcome for its id, and wakes its waiters everywhere: written after the caller's answer.
     pub fn finish(self: &Arc<Self>, claim: &Claim, message: &ToolMessage) {
+        let ClaimKey::Shared(key) = &claim.key else { return };
         let json = serde_json::to_string(message).expect("a ToolMessage always serializes");
-        let mut invocation = FINISH.key(self.redis.key("call", &[&claim.key.tenant, &claim.key.call_id]));
-        invocation
-            .arg(self.owner(claim.token))
-            .arg(json)
-            .arg(millis(self.window))
-            .arg(self.channel())
-            .arg(member(&claim.key));
+        let mut invocation = FINISH.key(self.redis.key("call", &[&key.tenant, &key.call_id]));
+        invocation.arg(self.owner(claim.token)).arg(json).arg(millis(self.window)).arg(self.channel()).arg(member(key));
         // Retries of the call wait until its lease runs out, then answer that it was lost.
-        self.write(invocation, claim, "a call's outcome was not recorded in Redis");
+        self.write(invocation, key, "a call's outcome was not recorded in Redis");
     }
 
     /// Forgets the claim of a call that did not run: written after the caller's answer.
     pub fn release(self: &Arc<Self>, claim: &Claim) {
-        let mut invocation = RELEASE.key(self.redis.key("call", &[&claim.key.tenant, &claim.key.call_id]));
-        invocation.arg(self.owner(claim.token)).arg(self.channel()).arg(member(&claim.key));
-        self.write(invocation, claim, "a call that did not run is still claimed in Redis");
+        let ClaimKey::Shared(key) = &claim.key else { return };
+        let mut invocation = RELEASE.key(self.redis.key("call", &[&key.tenant, &key.call_id]));
+        invocation.arg(self.owner(claim.token)).arg(self.channel()).arg(member(key));
+        self.write(invocation, key, "a call that did not run is still claimed in Redis");
     }
 
     /// Runs a settling script in a task of its own, tried again (100 ms, doubling) while Redis does not answer.
-    fn write(self: &Arc<Self>, invocation: redis::ScriptInvocation<'static>, claim: &Claim, failed: &'static str) {
-        let (store, call_id) = (Arc::clone(self), claim.key.call_id.clone());
+    fn write(self: &Arc<Self>, invocation: redis::ScriptInvocation<'static>, key: &CallKey, failed: &'static str) {
+        let (store, call_id) = (Arc::clone(self), key.call_id.clone());
         tokio::spawn(async move {
             let (invocation, mut backoff) = (&invocation, WRITE_BACKOFF);
             for attempt in 1..=WRITE_TRIES {

@@ -96,10 +96,10 @@ async fn a_retryable_failure_releases_its_id_in_redis_and_a_final_one_keeps_it()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs Redis at 127.0.0.1:6379; .ci/run runs it"]
 async fn a_claim_whose_gateway_stopped_is_lost_after_its_lease_and_never_runs_again() {
-    use toolgate::idempotency::{CallKey, Claimed, FingerprintKey, Idempotency};
+    use toolgate::idempotency::{CallId, Claimed, FingerprintKey, Idempotency};
     let prefix = Prefix::new(&redis_url());
     let settings = IdempotencySettings::default();
-    let key = std::sync::Arc::new(CallKey { tenant: "acme".into(), call_id: "gone-1".into() });
+    let key = CallId { tenant: "acme", call_id: "gone-1" };
     // Long enough that the second gateway's first claim, which opens its Redis connection, falls inside it
     // on a loaded machine.
     let lease = Duration::from_secs(2);
@@ -107,13 +107,13 @@ async fn a_claim_whose_gateway_stopped_is_lost_after_its_lease_and_never_runs_ag
     let key_of_the_cluster = FingerprintKey::new([3; 16]);
     // A gateway claims the call, then stops without settling it.
     let dead = Idempotency::shared(prefix.redis(), settings, key_of_the_cluster, None);
-    assert!(matches!(dead.claim(&key, &[7; 16], lease, false).await, Claimed::Run(_)));
+    assert!(matches!(dead.claim(key, &[7; 16], lease, false).await, Claimed::Run(_)));
     drop(dead);
     let other = Idempotency::shared(prefix.redis(), settings, key_of_the_cluster, None);
-    assert!(matches!(other.claim(&key, &[7; 16], lease, false).await, Claimed::Running(_)), "within the lease it runs");
+    assert!(matches!(other.claim(key, &[7; 16], lease, false).await, Claimed::Running(_)), "within the lease it runs");
     let until = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
-        match other.claim(&key, &[7; 16], lease, false).await {
+        match other.claim(key, &[7; 16], lease, false).await {
             Claimed::Lost => break,
             Claimed::Running(_) => assert!(tokio::time::Instant::now() < until, "the lease never ran out"),
             _ => panic!("a lapsed claim must not be run again"),
@@ -121,7 +121,7 @@ async fn a_claim_whose_gateway_stopped_is_lost_after_its_lease_and_never_runs_ag
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(
-        matches!(other.claim(&key, &[8; 16], lease, false).await, Claimed::Conflict),
+        matches!(other.claim(key, &[8; 16], lease, false).await, Claimed::Conflict),
         "other arguments still conflict"
     );
 }
