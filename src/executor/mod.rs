@@ -77,12 +77,28 @@ pub struct CallRequest<'a> {
     pub progress: Option<&'a Arc<dyn ProgressSink>>,
     /// The host that made the call, when its door can pass the backend's requests and log messages on.
     pub host: Option<&'a Arc<dyn CallHost>>,
+    /// The call and its context in one shared piece, when the door holds them so: a recorded call's run, which
+    /// may outlive its caller, then shares them rather than copying both. Used only while `call` and `ctx` are
+    /// the ones in it.
+    pub lent: Option<&'a Arc<OwnedCall>>,
 }
 
 impl<'a> CallRequest<'a> {
     pub fn new(call: &'a ToolCall, ctx: &'a CallContext, deadline: Option<Instant>, mode: ReviewMode) -> Self {
-        Self { call, ctx, deadline, start_by: deadline, mode, door: Door::Grpc, progress: None, host: None }
+        Self { call, ctx, deadline, start_by: deadline, mode, door: Door::Grpc, progress: None, host: None, lent: None }
     }
+
+    /// The call and context of `lent`, which a recorded run shares.
+    pub fn lent(lent: &'a Arc<OwnedCall>, deadline: Option<Instant>, mode: ReviewMode) -> Self {
+        Self { lent: Some(lent), ..Self::new(&lent.call, &lent.ctx, deadline, mode) }
+    }
+}
+
+/// A call and its context, owned together.
+#[derive(Debug, Clone)]
+pub struct OwnedCall {
+    pub call: ToolCall,
+    pub ctx: CallContext,
 }
 
 pub struct Executor {

@@ -11,7 +11,7 @@
 //! (`Executor::admitted_recorded`), and moves to a task of its own only if the caller goes away or its deadline
 //! comes first (`Detachable`): a spawned task and a channel per call cost more than the rest of the record.
 
-use super::{Answered, CallRequest, Executor};
+use super::{Answered, CallRequest, Executor, OwnedCall};
 use crate::idempotency::{CallId, Claim, Claimed, Fingerprint, Fingerprinter};
 use crate::pipeline::{CallContext, CallError, ErrorKind, Prepared, ToolCall, ToolMessage};
 use crate::registry::{CompiledTool, RedisDown};
@@ -115,23 +115,29 @@ impl Executor {
         prepared: Prepared,
         claim: Claim,
     ) -> ToolMessage {
-        let CallRequest { call, ctx, deadline, mode, door, progress, host, .. } = req;
+        let CallRequest { call, ctx, deadline, mode, door, progress, host, lent, .. } = req;
         let (progress, host) = (progress.cloned(), host.cloned());
         let tool = Arc::clone(&prepared.tool);
-        // Owned, so that the run can outlive its caller.
-        let (this, owned_call, owned_ctx, start_by) = (Arc::clone(self), call.clone(), ctx.clone(), start_by(deadline));
+        // Owned, so that the run can outlive its caller: shared with the door when it lends them.
+        let owned = match lent.filter(|lent| std::ptr::eq(&lent.call, call) && std::ptr::eq(&lent.ctx, ctx)) {
+            Some(lent) => Arc::clone(lent),
+            None => Arc::new(OwnedCall { call: call.clone(), ctx: ctx.clone() }),
+        };
+        let (this, start_by) = (Arc::clone(self), start_by(deadline));
         // Boxed where it is built: the run is a large future (kilobytes), and each move of it is a copy.
         let run: Box<dyn Future<Output = ToolMessage> + Send> = Box::new(async move {
             let (progress, host) = (progress.as_ref(), host.as_ref());
+            let OwnedCall { call: owned_call, ctx: owned_ctx } = &*owned;
             let req = CallRequest {
-                call: &owned_call,
-                ctx: &owned_ctx,
+                call: owned_call,
+                ctx: owned_ctx,
                 deadline: None,
                 start_by,
                 mode,
                 door,
                 progress,
                 host,
+                lent: None,
             };
             let tool = Arc::clone(&prepared.tool);
             let mut admitted = std::pin::pin!(this.admitted(req, prepared));
@@ -140,7 +146,7 @@ impl Executor {
                 // It may have reached its tool: at most once means not again, so the claim keeps this outcome.
                 None => {
                     let error = CallError::Internal("the call panicked".into());
-                    (this.error(&owned_call, &tool.spec.name, error, Vec::new()), true)
+                    (this.error(owned_call, &tool.spec.name, error, Vec::new()), true)
                 }
             };
             this.settle(&claim, &message, panicked).await;

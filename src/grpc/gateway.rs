@@ -3,7 +3,7 @@
 use super::auth::claims;
 use super::status::ServiceError;
 use crate::definitions::{self, DefinitionFormat};
-use crate::executor::{CallRequest, Executor, ReviewMode};
+use crate::executor::{CallRequest, Executor, OwnedCall, ReviewMode};
 use crate::pb::v1::{self as pb, tool_gateway_server::ToolGateway};
 use crate::pipeline::{CallContext, MAX_TEXT_BYTES, ToolCall};
 use crate::registry::Registry;
@@ -42,7 +42,9 @@ impl GatewayService {
         let ctx = CallContext::from(req.context.unwrap_or_default());
         claims(peer, &ctx.tenant)?;
         let mode = review_mode(req.review_mode);
-        let execute = std::pin::pin!(self.executor.execute(CallRequest::new(&call, &ctx, deadline, mode)));
+        // Lent whole: a recorded call's run shares it rather than copying the call and its context.
+        let lent = Arc::new(OwnedCall { call, ctx });
+        let execute = std::pin::pin!(self.executor.execute(CallRequest::lent(&lent, deadline, mode)));
         let message = in_context(&parent, execute).await;
         Ok(pb::ExecuteResponse { message: Some(message.into()) })
     }
