@@ -124,8 +124,9 @@ impl Executor {
             None => Arc::new(OwnedCall { call: call.clone(), ctx: ctx.clone() }),
         };
         let (this, start_by) = (Arc::clone(self), start_by(deadline));
-        // Boxed where it is built: the run is a large future (kilobytes), and each move of it is a copy.
-        let run: Box<dyn Future<Output = ToolMessage> + Send> = Box::new(async move {
+        // Built in its box: the run is a large future (kilobytes), and each move of it is a copy. `Box::new` would
+        // build it on the stack and copy all of it; written into a box allocated first, only what it holds is.
+        let run = Box::write(Box::new_uninit(), async move {
             let (progress, host) = (progress.as_ref(), host.as_ref());
             let OwnedCall { call: owned_call, ctx: owned_ctx } = &*owned;
             let req = CallRequest {
@@ -153,7 +154,8 @@ impl Executor {
             message
         });
         // The run keeps the call's trace context if it goes on in a task of its own.
-        let run = Detachable { run: Some(Box::into_pin(run)), otel: opentelemetry::Context::current() };
+        let run: Pin<Box<dyn Future<Output = ToolMessage> + Send>> = Box::into_pin(run);
+        let run = Detachable { run: Some(run), otel: opentelemetry::Context::current() };
         match deadline {
             None => run.await,
             Some(until) => match tokio::time::timeout_at(until, run).await {

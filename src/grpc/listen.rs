@@ -33,11 +33,13 @@ impl Dispatch {
     pub fn new(execute: FastExecute, routes: Routes, shedding: &Shedding) -> Self {
         let routes = routes.prepare();
         let execute = Arc::new(execute);
-        // Boxed here, where it is made: a call's future is kilobytes, and each layer around it would move it.
+        // Boxed here, where it is made: a call's future is kilobytes, and each layer around it would move it. Built
+        // in its box: `Box::pin` would build it on the stack and copy all of it, where only what it holds is written.
         let fast = tower::service_fn(move |request: Request<Incoming>| {
             let execute = Arc::clone(&execute);
-            let answer: BoxedAnswer = Box::pin(async move { Ok(execute.serve(request).await.map(Either::Left)) });
-            answer
+            let answer =
+                Box::write(Box::new_uninit(), async move { Ok(execute.serve(request).await.map(Either::Left)) });
+            Box::into_pin(answer) as BoxedAnswer
         });
         let tonic_routes = routes.clone();
         let batch = tower::service_fn(move |request| routed(tonic_routes.clone(), request));
@@ -61,7 +63,8 @@ impl hyper::service::Service<Request<Incoming>> for Dispatch {
             _ => None,
         };
         let routes = self.routes.clone();
-        Box::pin(async move {
+        // Built in its box, as `fast` is, rather than copied into it.
+        let answer = Box::write(Box::new_uninit(), async move {
             let answer = async move {
                 match data_plane {
                     Some(service) => Ok(service.oneshot(request).await.unwrap_or_else(shed::broken)),
@@ -72,7 +75,8 @@ impl hyper::service::Service<Request<Incoming>> for Dispatch {
                 Some(timeout) => tokio::time::timeout(timeout, answer).await.unwrap_or_else(|_| Ok(expired(timeout))),
                 None => answer.await,
             }
-        })
+        });
+        Box::into_pin(answer)
     }
 }
 
