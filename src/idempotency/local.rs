@@ -5,7 +5,7 @@
 //! A call id is kept as a keyed hash of it, not its text: the record holds thousands of ids, and each one kept as
 //! text was allocated with its call and touched again, long out of cache, when it was forgotten.
 
-use super::kept::Kept;
+use super::kept::{Kept, Spares};
 use super::{CallId, Claim, ClaimKey, Claimed, Fingerprint, FingerprintKey, Waiter};
 use crate::pipeline::{ErrorKind, ToolError, ToolMessage, ToolStatus};
 use std::collections::{HashMap, VecDeque};
@@ -61,6 +61,8 @@ struct Inner {
     stubbed_up_to: usize,
     /// What the finished entries' outcomes take, approximately (see `entry_bytes`).
     bytes: usize,
+    /// Forgotten outcomes' buffers, for the next outcomes kept.
+    spares: Spares,
     next_generation: u64,
 }
 
@@ -86,9 +88,9 @@ struct Outcome {
 
 impl Outcome {
     /// The stub kept in place of `of`.
-    fn stub(of: &ToolMessage) -> Self {
+    fn stub(of: &ToolMessage, spares: &mut Spares) -> Self {
         let message = stub(of);
-        Self { bytes: entry_bytes(&message), kept: Kept::of(&message), stub: true }
+        Self { bytes: entry_bytes(&message), kept: Kept::of(&message, spares), stub: true }
     }
 }
 
@@ -133,15 +135,19 @@ impl LocalStore {
     /// wake and read it.
     pub(super) fn finish(&self, claim: &Claim, message: &ToolMessage) {
         let ClaimKey::Local(id) = claim.key else { return };
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let inner = &mut *guard;
         let Some(entry) = inner.entries.get_mut(&id).filter(|e| e.generation == claim.token) else {
             return;
         };
         let bytes = entry_bytes(message);
         let outcome = match bytes > self.max_bytes {
             // Alone past the bound: kept as a stub at once rather than pushing every other outcome out.
-            true => Outcome::stub(message),
-            false => Outcome { kept: Kept::of(message), bytes, stub: false },
+            true => Outcome::stub(message, &mut inner.spares),
+            false => {
+                let kept = Kept::of(message, &mut inner.spares);
+                Outcome { bytes: bytes + kept.slack(), kept, stub: false }
+            }
         };
         let bytes = outcome.bytes;
         entry.state = State::Done(outcome);
@@ -205,6 +211,7 @@ impl Inner {
     fn remove(&mut self, id: IdHash) {
         if let Some(Entry { state: State::Done(outcome), .. }) = self.entries.remove(&id) {
             self.bytes -= outcome.bytes;
+            self.spares.lend(outcome.kept);
         }
     }
 
@@ -220,9 +227,9 @@ impl Inner {
             if outcome.stub {
                 continue;
             }
-            let replaced = Outcome::stub(&outcome.kept.message());
+            let replaced = Outcome::stub(&outcome.kept.message(), &mut self.spares);
             self.bytes = self.bytes - outcome.bytes + replaced.bytes;
-            *outcome = replaced;
+            self.spares.lend(std::mem::replace(outcome, replaced).kept);
         }
     }
 }

@@ -87,7 +87,13 @@ fn the_store_stays_bounded_dropping_the_oldest_finished_call() {
     }
     assert_eq!(store.len(), (100, 100));
     assert_eq!(store.claim(key("9999"), &[1; 16]).word(), "done", "the newest is kept");
-    run(&store, "0", 1);
+    let Claimed::Done(oldest) = store.claim(key("9900"), &[1; 16]) else { panic!("the oldest kept is done") };
+    assert_eq!(*oldest, message("x"), "outcomes kept in buffers earlier ones lent are whole");
+    let spares = || store.inner.lock().unwrap().spares.len();
+    let claim = run(&store, "0", 1);
+    assert_eq!(spares(), 1, "the outcome forgotten for this claim lends its buffer");
+    store.finish(&claim, &message("y"));
+    assert_eq!(spares(), 0, "to this outcome");
     // Every entry running: nothing can be dropped, so a new call is not recorded.
     let full = new_store(Duration::from_secs(60), 2, 1 << 20);
     let _held = (run(&full, "a", 1), run(&full, "b", 1));
