@@ -76,7 +76,8 @@ fn trace_meta(trace: &[(&'static str, String)]) -> Option<RequestMetaObject> {
 /// `tools/call` with what the server sends the caller routed to it until the answer: the progress it reports
 /// under the request's token (the SDK gives every request one) to `sink`, and the requests and log messages the
 /// request's response stream carries to `host`, each as the transport reads it (`ordered`), so all of it before
-/// the answer. The routes open as the request is queued, a round trip before the server can send anything for it.
+/// the answer. The routes open as the request is queued, a round trip before the server can send anything for it
+/// (a server's request that still arrives first waits for its route: `Relays::host_awaited`).
 /// Abandoned (the gateway's deadline), the request is cancelled at the server, as `call_tool_once` does.
 async fn call_relayed(
     peer: &Peer<RoleClient>,
@@ -88,7 +89,9 @@ async fn call_relayed(
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
     let _progress = sink.map(|sink| Route::open(&relays.progress, progress_key(server, &handle.progress_token), sink));
-    let _host = host.map(|host| Route::open(&relays.hosts, call_key(server, &handle.id), host));
+    // Opened for a call without a host too, so that a server's request for it is refused at once (`host_awaited`).
+    let _host = Route::open(&relays.hosts, call_key(server, &handle.id), &host.cloned());
+    relays.opened.notify_waiters();
     let mut abandoned = Abandoned { peer, id: Some(handle.id.clone()) };
     let answer = handle.await_response().await;
     abandoned.id = None;

@@ -14,7 +14,13 @@ use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, Ro
 use rmcp::{ClientHandler, ErrorData};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
+
+/// How long a server's request waits for the route to its call's host. The route opens as the call's request is
+/// queued, a round trip before the server can ask anything, but a gateway thread descheduled right then (a loaded
+/// machine) can open it after the server has asked.
+const ROUTE_GRACE: Duration = Duration::from_millis(500);
 
 /// A change to what one server offers besides tools, as a host that may see the server hears of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,23 +59,46 @@ pub fn call_key(server: &str, id: &RequestId) -> String {
     format!("{server}\0{id}")
 }
 
+/// Where a relayed call's host is: `None` for a call that has none (a caller of another door), so that a server's
+/// request for it is refused at once.
+pub type HostRoute = Option<Arc<dyn CallHost>>;
+
 /// What a server's session passes on to the gateway's callers: changes to what it offers, each call's progress
 /// by the token the gateway gave the call, and each call's requests and log messages by the call's request id.
 #[derive(Clone)]
 pub struct Relays {
     pub offers: broadcast::Sender<OfferChange>,
     pub progress: Arc<Mutex<HashMap<String, Arc<dyn ProgressSink>>>>,
-    pub hosts: Arc<Mutex<HashMap<String, Arc<dyn CallHost>>>>,
+    pub hosts: Arc<Mutex<HashMap<String, HostRoute>>>,
+    /// Told each time a route to a host opens, for the server's requests that arrived first (`host_awaited`).
+    pub opened: Arc<Notify>,
 }
 
 impl Relays {
     pub fn new(offers: broadcast::Sender<OfferChange>) -> Self {
-        Self { offers, progress: Arc::default(), hosts: Arc::default() }
+        Self { offers, progress: Arc::default(), hosts: Arc::default(), opened: Arc::default() }
     }
 
     /// The host of the call with this request id on `server`'s session, while the call runs.
     pub fn host_of(&self, server: &str, call: &RequestId) -> Option<Arc<dyn CallHost>> {
-        self.hosts.lock().expect("hosts lock").get(&call_key(server, call)).cloned()
+        self.hosts.lock().expect("hosts lock").get(&call_key(server, call)).cloned().flatten()
+    }
+
+    /// `host_of`, waiting up to `ROUTE_GRACE` for the call's route to open if it has not yet.
+    pub async fn host_awaited(&self, server: &str, call: &RequestId) -> Option<Arc<dyn CallHost>> {
+        let key = call_key(server, call);
+        let until = tokio::time::Instant::now() + ROUTE_GRACE;
+        loop {
+            let mut opened = std::pin::pin!(self.opened.notified());
+            // Listening before looking, so that a route opened in between is not missed.
+            opened.as_mut().enable();
+            if let Some(host) = self.hosts.lock().expect("hosts lock").get(&key) {
+                return host.clone();
+            }
+            if tokio::time::timeout_at(until, opened).await.is_err() {
+                return None;
+            }
+        }
     }
 
     /// Where the progress under this token on `server`'s session goes, while its call runs.
@@ -94,8 +123,9 @@ impl ChangeListener {
         let _ = self.relays.offers.send(change);
     }
 
-    /// Asks the host of the call whose response stream carried the request. A request on the session's own
-    /// stream, or over stdio (which has no streams), names no call, and is refused: the gateway does not guess.
+    /// Asks the host of the call whose response stream carried the request, once the call's route is open. A
+    /// request on the session's own stream, or over stdio (which has no streams), names no call, and is refused: the
+    /// gateway does not guess.
     async fn ask(
         &self,
         context: &RequestContext<RoleClient>,
@@ -105,7 +135,11 @@ impl ChangeListener {
             Some(InboundStreamOrigin::OutboundRequest(id)) => Some(id),
             _ => None,
         };
-        match call.and_then(|call| self.relays.host_of(&self.server, call)) {
+        let host = match call {
+            Some(call) => self.relays.host_awaited(&self.server, call).await,
+            None => None,
+        };
+        match host {
             Some(host) => host.ask(request).await,
             None => Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
@@ -202,5 +236,49 @@ impl ClientHandler for ChangeListener {
         let capabilities = serde_json::json!({"sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {}});
         let capabilities: ClientCapabilities = serde_json::from_value(capabilities).expect("client capabilities");
         ClientConfig::new(capabilities, Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::future::BoxFuture;
+
+    #[derive(Debug)]
+    struct Host;
+
+    impl CallHost for Host {
+        fn ask(&self, _: ServerRequest) -> BoxFuture<'static, Result<ClientResult, ErrorData>> {
+            Box::pin(std::future::ready(Err(ErrorData::internal_error("not asked here", None))))
+        }
+
+        fn log(&self, _: LoggingMessageNotificationParam) {}
+    }
+
+    fn open(relays: &Relays, id: i64, host: Option<Arc<dyn CallHost>>) {
+        relays.hosts.lock().unwrap().insert(call_key("s", &RequestId::Number(id)), host);
+        relays.opened.notify_waiters();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_servers_request_waits_for_its_calls_route_to_open_and_no_longer() {
+        let relays = Relays::new(broadcast::channel(1).0);
+        // The call's thread opens the route after the server has asked (it was descheduled): the request waits.
+        let late = relays.clone();
+        let opener = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            open(&late, 7, Some(Arc::new(Host)));
+        });
+        let started = tokio::time::Instant::now();
+        assert!(relays.host_awaited("s", &RequestId::Number(7)).await.is_some(), "the host, once its route opens");
+        assert_eq!(started.elapsed(), Duration::from_millis(100));
+        opener.await.unwrap();
+        // A call without a host is refused at once; one that no route names, after the grace.
+        open(&relays, 8, None);
+        let started = tokio::time::Instant::now();
+        assert!(relays.host_awaited("s", &RequestId::Number(8)).await.is_none());
+        assert_eq!(started.elapsed(), Duration::ZERO);
+        assert!(relays.host_awaited("other", &RequestId::Number(7)).await.is_none(), "another server's call 7");
+        assert_eq!(started.elapsed(), ROUTE_GRACE);
     }
 }
