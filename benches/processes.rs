@@ -7,14 +7,15 @@
 //! all of them alike.
 //!
 //! The echo ToolRuntime is this bench's own binary in a child process (`--echo-child`), so that its CPU time is its
-//! own; each process's CPU time comes from `/proc/<pid>/stat`. The echo server serves one side of a call; the
-//! gateway serves the agent and is the tool's client, so its floor is about 2× the echo server's CPU per call.
+//! own; each process's CPU time comes from its CPU-time clock (`clock_getcpuclockid`). The echo server serves one
+//! side of a call; the gateway serves the agent and is the tool's client, so its floor is about 2× the echo
+//! server's CPU per call.
 //! Spans and metrics go to an OTLP sink in this process, as in the e2e bench.
 //!
-//! Prints, per mode, the median over the rounds of calls a second and of each process's CPU per call, then, from
-//! the means over the rounds, the gateway's CPU per call as a multiple of the echo server's in the direct runs, and
-//! the record's share of the gateway's CPU: (gateway − unrecorded) / gateway (with `PROCS_BEFORE`, what this build
-//! saves on that one). Exits non-zero if any call failed. Without `--bench` (as under `cargo test --benches`) it
+//! Prints, per mode, the median over the rounds of calls a second and of each process's CPU per call (read to the
+//! nanosecond from each process's CPU-time clock), then the gateway's CPU per call as a multiple of the echo
+//! server's in the direct runs, and the record's share of the gateway's CPU: (gateway − unrecorded) / gateway (with
+//! `PROCS_BEFORE`, what this build saves on that one), each as the median of the rounds' own and from the means. Exits non-zero if any call failed. Without `--bench` (as under `cargo test --benches`) it
 //! runs a short smoke pass.
 //!
 //! Run: `cargo bench --bench processes` (`PROCS_ROUNDS`, default 7; `PROCS_REQUESTS`, calls per run, default
@@ -268,11 +269,14 @@ fn report(plan: Plan, rounds: &[Rounds; 3]) {
         let echo = format!("{:.1} ({})", median(&r.echo_us), range(&r.echo_us));
         println!("{:<11} {:>10.0} {echo:>22} {gateway:>22}", mode_name(mode), median(&r.rps));
     }
-    // Means over the rounds (all the CPU over all the calls) lead; the per-round ratios show the spread.
+    // Medians of the rounds' ratios lead: a round that another job on the machine slowed (every process's CPU per
+    // call up by a fifth or more, as happens on a shared VM) moves a mean over the rounds, not them. The means
+    // (all the CPU over all the calls) follow.
     let echo = mean(&rounds[0].echo_us);
     let (on, off) = (mean(&rounds[1].gateway_us), mean(&rounds[2].gateway_us));
     let per_round =
         |gateway: &[f64]| -> Vec<f64> { gateway.iter().zip(&rounds[0].echo_us).map(|(g, e)| g / e).collect() };
+    let (on_ratios, off_ratios) = (per_round(&rounds[1].gateway_us), per_round(&rounds[2].gateway_us));
     let shares: Vec<f64> =
         rounds[1].gateway_us.iter().zip(&rounds[2].gateway_us).map(|(on, off)| (on - off) / on * 100.0).collect();
     let (second, what) = match before() {
@@ -280,18 +284,26 @@ fn report(plan: Plan, rounds: &[Rounds; 3]) {
         None => ("unrecorded", "the record's share"),
     };
     println!(
-        "gateway / echo CPU per call, means: {:.2}× ({} by round), {second} {:.2}× ({}); {what}: {:.1}% ({} by round)",
-        on / echo,
-        range(&per_round(&rounds[1].gateway_us)),
-        off / echo,
-        range(&per_round(&rounds[2].gateway_us)),
-        (on - off) / on * 100.0,
+        "gateway / echo CPU per call, median of the rounds: {:.2}× ({}), {second} {:.2}× ({}); {what}: {:.1}% ({})",
+        median(&on_ratios),
+        range(&on_ratios),
+        median(&off_ratios),
+        range(&off_ratios),
+        median(&shares),
         range(&shares),
+    );
+    println!(
+        "the same from the means over the rounds: {:.2}×, {second} {:.2}×; {what}: {:.1}%",
+        on / echo,
+        off / echo,
+        (on - off) / on * 100.0,
     );
     let line = json!({
         "bench": "processes", "rounds": plan.rounds, "requests": plan.requests, "concurrency": CONCURRENCY,
         "second": second, "echo_cpu_us": echo, "gateway_cpu_us": on, "second_cpu_us": off,
         "gateway_per_echo": on / echo, "second_per_echo": off / echo, "share": (on - off) / on,
+        "median_gateway_per_echo": median(&on_ratios), "median_second_per_echo": median(&off_ratios),
+        "median_share": median(&shares) / 100.0,
         "rps": {"direct": median(&rounds[0].rps), "gateway": median(&rounds[1].rps), second: median(&rounds[2].rps)},
         "rounds_cpu_us": {"echo": rounds[0].echo_us, "gateway": rounds[1].gateway_us, second: rounds[2].gateway_us},
     });

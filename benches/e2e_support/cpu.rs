@@ -1,10 +1,10 @@
-//! CPU accounting for the end-to-end bench (`cargo bench --bench e2e`), from `/proc` on Linux: the CPU time this
+//! CPU accounting for the end-to-end bench (`cargo bench --bench e2e`), on Linux: the CPU time this
 //! process used, and the CPU time everything else on the machine used meanwhile, which shows when another job (a
 //! build, say) shared the cores with a run.
 
 use std::time::{Duration, Instant};
 
-/// Clock ticks per second of `/proc/self/stat` and `/proc/stat` (`USER_HZ`, 100 on every Linux this runs on).
+/// Clock ticks per second of `/proc/stat` (`USER_HZ`, 100 on every Linux this runs on).
 const USER_HZ: u64 = 100;
 
 fn ticks(n: u64) -> Duration {
@@ -12,25 +12,18 @@ fn ticks(n: u64) -> Duration {
 }
 
 /// CPU time this whole process has used (all threads: client, servers, the gateway, the OTel SDK's exporters and the
-/// sink), from `/proc/self/stat`; `None` where there is none.
+/// sink), to the nanosecond, from its CPU-time clock; `None` where there is none.
 pub fn process_cpu() -> Option<Duration> {
-    stat_cpu("/proc/self/stat")
+    Some(nix::time::ClockId::CLOCK_PROCESS_CPUTIME_ID.now().ok()?.into())
 }
 
-/// CPU time process `pid` has used (user and system, all threads); `None` where there is no `/proc` or no such
-/// process. (The processes bench's; the e2e bench, which shares this file, has one process.)
+/// CPU time process `pid` has used (user and system, all threads, those gone included), to the nanosecond, from its
+/// CPU-time clock: `/proc/<pid>/stat` counts in 10 ms ticks, a few percent of a bench's round. `None` where there
+/// is no such process. (The processes bench's; the e2e bench, which shares this file, has one process.)
 #[allow(dead_code)]
 pub fn cpu_of(pid: u32) -> Option<Duration> {
-    stat_cpu(&format!("/proc/{pid}/stat"))
-}
-
-fn stat_cpu(path: &str) -> Option<Duration> {
-    let stat = std::fs::read_to_string(path).ok()?;
-    // The command name may hold spaces; the fields after it start with the state (field 3), so utime and stime
-    // (fields 14 and 15) are the 12th and 13th.
-    let mut fields = stat.rsplit_once(')')?.1.split_whitespace().skip(11);
-    let (utime, stime): (u64, u64) = (fields.next()?.parse().ok()?, fields.next()?.parse().ok()?);
-    Some(ticks(utime + stime))
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).ok()?);
+    Some(nix::time::clock_getcpuclockid(pid).ok()?.now().ok()?.into())
 }
 
 /// CPU time every core of the machine has spent busy (user, nice, system, irq, softirq, steal), from `/proc/stat`.

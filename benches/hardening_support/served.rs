@@ -77,13 +77,10 @@ impl Served {
         Some((field("VmRSS:")?, field("VmHWM:")?))
     }
 
-    /// The process's CPU time so far (user + system), from `/proc`.
+    /// The process's CPU time so far (user + system, all threads), to the nanosecond, from its CPU-time clock.
     pub fn cpu(&self) -> Option<Duration> {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()?)).ok()?;
-        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-        let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-        // The kernel's USER_HZ is 100 on every Linux this runs on.
-        Some(Duration::from_millis(ticks * 10))
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()?).ok()?);
+        Some(nix::time::clock_getcpuclockid(pid).ok()?.now().ok()?.into())
     }
 }
 
