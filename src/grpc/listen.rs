@@ -57,18 +57,18 @@ impl hyper::service::Service<Request<Incoming>> for Dispatch {
     /// DEADLINE_EXCEEDED. (`Execute` answers a little before it on its own, with a TIMEOUT message.)
     fn call(&self, request: Request<Incoming>) -> Self::Future {
         let timeout = wire::status::timeout(request.headers());
-        let data_plane = match (request.method(), request.uri().path()) {
-            (&Method::POST, execute::PATH) => Some(self.execute.clone()),
-            (&Method::POST, BATCH_PATH) => Some(self.batch.clone()),
-            _ => None,
+        // The tonic routes are cloned only for a request they serve.
+        let route = match (request.method(), request.uri().path()) {
+            (&Method::POST, execute::PATH) => Either::Left(self.execute.clone()),
+            (&Method::POST, BATCH_PATH) => Either::Left(self.batch.clone()),
+            _ => Either::Right(self.routes.clone()),
         };
-        let routes = self.routes.clone();
         // Built in its box, as `fast` is, rather than copied into it.
         let answer = Box::write(Box::new_uninit(), async move {
             let answer = async move {
-                match data_plane {
-                    Some(service) => Ok(service.oneshot(request).await.unwrap_or_else(shed::broken)),
-                    None => routed(routes, request).await,
+                match route {
+                    Either::Left(data_plane) => Ok(data_plane.oneshot(request).await.unwrap_or_else(shed::broken)),
+                    Either::Right(routes) => routed(routes, request).await,
                 }
             };
             match timeout {

@@ -68,10 +68,18 @@ pub fn resolve_tool(
 /// The tool by its registered name, or by the provider-safe name our definitions hand out (not a mistake).
 /// The tool `name` names exactly, or by its provider-safe name, for a caller of `tenant`: resolution's first step.
 pub fn exact(catalog: &Catalog, tenant: &str, name: &str) -> Option<Arc<CompiledTool>> {
-    match (&catalog.by_name(tenant, name)[..], &catalog.by_safe_name(tenant, name)[..]) {
-        ([tool], _) | ([], [tool]) => Some(Arc::clone(tool)),
-        _ => None,
-    }
+    let mut by_name = catalog.by_name(tenant, name).peekable();
+    let tool = match by_name.peek() {
+        Some(_) => only(by_name),
+        None => only(catalog.by_safe_name(tenant, name)),
+    };
+    tool.map(Arc::clone)
+}
+
+/// The one item of `items`: `None` when there are none, or more than one.
+fn only<T>(mut items: impl Iterator<Item = T>) -> Option<T> {
+    let first = items.next()?;
+    items.next().is_none().then_some(first)
 }
 
 /// A repair of the name; both sides are quoted cut to a bound, as the called name may be huge.

@@ -82,13 +82,14 @@ impl Catalog {
         self.by_name.get(name).iter().find(|t| t.spec.tenant == tenant)
     }
 
-    /// Visible tools with exactly this name; a tenant's own tool shadows a shared one.
-    pub fn by_name(&self, tenant: &str, name: &str) -> Vec<&Arc<CompiledTool>> {
+    /// Visible tools with exactly this name; a tenant's own tool shadows a shared one. An iterator, not a list:
+    /// every call looks its tool up here, and nearly always finds one.
+    pub fn by_name<'a>(&'a self, tenant: &'a str, name: &str) -> impl Iterator<Item = &'a Arc<CompiledTool>> {
         self.visible_in(&self.by_name, tenant, name)
     }
 
     /// Visible tools whose provider-safe name is exactly this.
-    pub fn by_safe_name(&self, tenant: &str, name: &str) -> Vec<&Arc<CompiledTool>> {
+    pub fn by_safe_name<'a>(&'a self, tenant: &'a str, name: &str) -> impl Iterator<Item = &'a Arc<CompiledTool>> {
         self.visible_in(&self.by_safe_name, tenant, name)
     }
 
@@ -98,7 +99,7 @@ impl Catalog {
         if normalized_longer_than(name, MAX_NAME_LEN) {
             return Vec::new();
         }
-        self.visible_in(&self.by_normalized, tenant, &normalize_name(name))
+        self.visible_in(&self.by_normalized, tenant, &normalize_name(name)).collect()
     }
 
     /// Up to `max` visible names closest to `name` in edits, closest first; none for a name longer than any
@@ -111,8 +112,13 @@ impl Catalog {
         self.suggester.get_or_init(|| Suggester::new(self.all())).closest(tenant, &wanted, max)
     }
 
-    fn visible_in<'a>(&'a self, index: &'a Index, tenant: &str, key: &str) -> Vec<&'a Arc<CompiledTool>> {
-        index.get(key).iter().filter(|t| self.is_visible(t, tenant)).collect()
+    fn visible_in<'a, 't>(
+        &'a self,
+        index: &'a Index,
+        tenant: &'t str,
+        key: &str,
+    ) -> impl Iterator<Item = &'a Arc<CompiledTool>> + use<'a, 't> {
+        index.get(key).iter().filter(move |t| self.is_visible(t, tenant))
     }
 
     /// The indices, shared shard by shard, without the sorted list, which a change would make stale.
@@ -172,7 +178,7 @@ mod tests {
         assert_eq!(second.get("", "t7").unwrap().spec.description, "v2");
         assert!(second.get("", "t8").is_some() && third.get("", "t8").is_none());
         assert_eq!(third.by_normalized("acme", "weather_get").len(), 1);
-        assert_eq!(third.by_safe_name("acme", "Weather_Get").len(), 1);
+        assert_eq!(third.by_safe_name("acme", "Weather_Get").count(), 1);
         assert!(third.without("acme", "Weather.Get").by_normalized("acme", "weatherget").is_empty());
         assert_eq!(names(&third).len(), 600);
         assert_eq!(names(&third).last().unwrap(), "acme/Weather.Get:v1", "sorted by tenant, then name");
@@ -181,11 +187,11 @@ mod tests {
     #[test]
     fn a_tenant_tool_shadows_a_shared_one_and_removing_it_shows_the_shared_one_again() {
         let catalog = Catalog::new(vec![tool("", "search", "shared")]).with(tool("acme", "search", "own"));
-        assert_eq!(catalog.by_name("acme", "search")[0].spec.description, "own");
+        assert_eq!(catalog.by_name("acme", "search").next().unwrap().spec.description, "own");
         assert_eq!(catalog.visible("acme").count(), 1);
-        assert_eq!(catalog.by_name("other", "search")[0].spec.description, "shared");
+        assert_eq!(catalog.by_name("other", "search").next().unwrap().spec.description, "shared");
         let catalog = catalog.without("acme", "search");
-        assert_eq!(catalog.by_name("acme", "search")[0].spec.description, "shared");
+        assert_eq!(catalog.by_name("acme", "search").next().unwrap().spec.description, "shared");
         assert_eq!(catalog.without("nobody", "search").len(), 1, "removing a missing tool changes nothing");
     }
 

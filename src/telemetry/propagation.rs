@@ -6,8 +6,28 @@ use opentelemetry::trace::{TraceContextExt, TraceFlags};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tonic::metadata::MetadataMap;
 
-/// The `traceparent` (and `tracestate`) headers that carry a span to a backend.
-pub type TraceHeaders = Vec<(&'static str, String)>;
+/// The `traceparent` (and `tracestate`) headers that carry a span to a backend, read as a slice: held in place,
+/// where a list of them was allocated on every call.
+#[derive(Debug, Default)]
+pub struct TraceHeaders {
+    headers: [(&'static str, String); 2],
+    len: usize,
+}
+
+impl TraceHeaders {
+    fn push(&mut self, name: &'static str, value: String) {
+        self.headers[self.len] = (name, value);
+        self.len += 1;
+    }
+}
+
+impl std::ops::Deref for TraceHeaders {
+    type Target = [(&'static str, String)];
+
+    fn deref(&self) -> &Self::Target {
+        &self.headers[..self.len]
+    }
+}
 
 /// The caller's context from `traceparent`/`tracestate` metadata; an empty context when absent or malformed.
 pub fn extract(metadata: &MetadataMap) -> Context {
@@ -23,8 +43,9 @@ pub fn extract(metadata: &MetadataMap) -> Context {
 pub fn headers(cx: &Context) -> TraceHeaders {
     let span = cx.span();
     let context = span.span_context();
+    let mut headers = TraceHeaders::default();
     if !context.is_valid() {
-        return Vec::new();
+        return headers;
     }
     let mut traceparent = String::with_capacity(55);
     traceparent.push_str("00-");
@@ -33,11 +54,10 @@ pub fn headers(cx: &Context) -> TraceHeaders {
     push_hex(&mut traceparent, &context.span_id().to_bytes());
     traceparent.push('-');
     push_hex(&mut traceparent, &[(context.trace_flags() & TraceFlags::SAMPLED).to_u8()]);
-    let mut headers = Vec::with_capacity(2);
-    headers.push(("traceparent", traceparent));
+    headers.push("traceparent", traceparent);
     let state = context.trace_state().header();
     if !state.is_empty() {
-        headers.push(("tracestate", state));
+        headers.push("tracestate", state);
     }
     headers
 }
@@ -80,7 +100,7 @@ mod tests {
         metadata.insert("traceparent", parent.parse().unwrap());
         let cx = extract(&metadata);
         assert_eq!(cx.span().span_context().trace_id().to_string(), "0af7651916cd43dd8448eb211c80319c");
-        assert_eq!(headers(&cx), vec![("traceparent", parent.to_owned())]);
+        assert_eq!(*headers(&cx), [("traceparent", parent.to_owned())]);
 
         for (flags, state) in [("00", ""), ("01", "vendor=x,other=y")] {
             let mut metadata = MetadataMap::new();
@@ -96,7 +116,7 @@ mod tests {
             TraceContextPropagator::new().inject_context(&cx, &mut sdk);
             sdk.retain(|_, v: &mut String| !v.is_empty());
             let ours: std::collections::HashMap<String, String> =
-                headers(&cx).into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+                headers(&cx).iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
             assert_eq!(ours, sdk, "as the SDK's propagator writes them");
         }
 

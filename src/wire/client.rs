@@ -9,7 +9,7 @@ use super::status::{TLS_FAILURE, http_code, status_in, transport};
 use crate::tls::ClientTls;
 use bytes::Bytes;
 use h2::client::SendRequest;
-use http::{HeaderValue, Method, Request, Uri, header};
+use http::{HeaderName, HeaderValue, Method, Request, Uri, header};
 use rustls::pki_types::ServerName;
 use std::io;
 use std::path::PathBuf;
@@ -280,7 +280,8 @@ impl Target {
             if let Ok(mut value) = HeaderValue::from_str(value) {
                 // New on every call: HPACK's table would gain nothing from it but lose the entries it evicts.
                 value.set_sensitive(true);
-                headers.insert(*name, value);
+                // A `HeaderName` made of the static name borrows it; inserted by `&str`, it would be copied.
+                headers.insert(HeaderName::from_static(name), value);
             }
         }
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));

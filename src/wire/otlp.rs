@@ -2,15 +2,16 @@
 //! `SpanData`: no intermediate message structs, and each nested message's length worked out once, where prost
 //! recomputes it at every level above.
 //!
-//! A nested message is written in place after a one-byte length; when its length needs more bytes, the message
-//! is moved up to make room. Empty and zero fields are left out, as proto3 encoders do. Keys and varints are
-//! prost's own (`prost::encoding`); the tests hold the bytes to prost's encoding of `opentelemetry-proto`'s types.
+//! Fields are written by [`super::protobuf`]'s writers: empty and zero ones left out, as proto3 encoders do, and a
+//! nested message in place after a one-byte length, moved up when its length needs more. The tests hold the bytes
+//! to prost's encoding of `opentelemetry-proto`'s types.
 
+use super::protobuf::{bytes, fixed32, fixed64, len_delimited, nested, string, uint};
 use opentelemetry::trace::{SpanId, SpanKind, Status};
 use opentelemetry::{Array, InstrumentationScope, KeyValue, Value};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
-use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint};
+use prost::encoding::{WireType, encode_key, encode_varint};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `SpanFlags`: the span's context says whether its parent is remote, and whether it is.
@@ -185,64 +186,6 @@ fn array_values(buf: &mut Vec<u8>, array: &Array) {
         Array::String(values) => values.iter().for_each(|v| each(Value::String(v.clone()))),
         other => each(Value::String(other.to_string().into())),
     }
-}
-
-fn uint(buf: &mut Vec<u8>, field: u32, value: u64) {
-    if value != 0 {
-        encode_key(field, WireType::Varint, buf);
-        encode_varint(value, buf);
-    }
-}
-
-fn fixed64(buf: &mut Vec<u8>, field: u32, value: u64) {
-    if value != 0 {
-        encode_key(field, WireType::SixtyFourBit, buf);
-        buf.extend_from_slice(&value.to_le_bytes());
-    }
-}
-
-fn fixed32(buf: &mut Vec<u8>, field: u32, value: u32) {
-    if value != 0 {
-        encode_key(field, WireType::ThirtyTwoBit, buf);
-        buf.extend_from_slice(&value.to_le_bytes());
-    }
-}
-
-fn bytes(buf: &mut Vec<u8>, field: u32, value: &[u8]) {
-    if !value.is_empty() {
-        len_delimited(buf, field, value);
-    }
-}
-
-fn string(buf: &mut Vec<u8>, field: u32, value: &str) {
-    bytes(buf, field, value.as_bytes());
-}
-
-/// A string or bytes field, written even when empty.
-fn len_delimited(buf: &mut Vec<u8>, field: u32, value: &[u8]) {
-    encode_key(field, WireType::LengthDelimited, buf);
-    encode_varint(value.len() as u64, buf);
-    buf.extend_from_slice(value);
-}
-
-/// A nested message, written by `write` after its length. The length is given one byte first; a message of
-/// 128 bytes or more is moved up by the bytes its length needs beyond that.
-fn nested(buf: &mut Vec<u8>, field: u32, write: impl FnOnce(&mut Vec<u8>)) {
-    encode_key(field, WireType::LengthDelimited, buf);
-    let at = buf.len();
-    buf.push(0);
-    write(buf);
-    let len = (buf.len() - at - 1) as u64;
-    if len < 0x80 {
-        buf[at] = len as u8;
-        return;
-    }
-    let n = encoded_len_varint(len);
-    let end = buf.len();
-    buf.resize(end + n - 1, 0);
-    buf.copy_within(at + 1..end, at + n);
-    let mut slot = &mut buf[at..at + n];
-    encode_varint(len, &mut slot);
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use super::frame::{FrameError, Gather};
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Response, header};
+use http::{HeaderMap, HeaderName, HeaderValue, Response, header};
 use http_body::{Body, Frame};
 use http_body_util::{BodyExt, Either};
 use std::convert::Infallible;
@@ -57,7 +57,8 @@ impl UnaryBody {
     /// `grpc-status: 0` in the trailers.
     pub fn ok(message: Bytes) -> Response<UnaryBody> {
         let mut trailers = HeaderMap::with_capacity(1);
-        trailers.insert("grpc-status", HeaderValue::from_static("0"));
+        // A `HeaderName` made of the static name borrows it; inserted by `&str`, it would be copied.
+        trailers.insert(HeaderName::from_static("grpc-status"), HeaderValue::from_static("0"));
         let mut response = Response::new(UnaryBody { message: Some(message), trailers: Some(trailers) });
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
         response
