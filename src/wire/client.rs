@@ -277,11 +277,10 @@ impl Target {
         let headers = request.headers_mut();
         for (name, value) in trace {
             // Trace headers are ASCII by construction; one that is not is left out rather than fail the call.
-            if let Ok(mut value) = HeaderValue::from_str(value) {
+            if let (Some(name), Ok(mut value)) = (static_name(name), HeaderValue::from_str(value)) {
                 // New on every call: HPACK's table would gain nothing from it but lose the entries it evicts.
                 value.set_sensitive(true);
-                // A `HeaderName` made of the static name borrows it; inserted by `&str`, it would be copied.
-                headers.insert(HeaderName::from_static(name), value);
+                headers.insert(name, value);
             }
         }
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
@@ -292,6 +291,13 @@ impl Target {
 }
 
 const USER_AGENT: &str = concat!("toolgate/", env!("CARGO_PKG_VERSION"));
+
+/// `name` as a header name that borrows it (inserted by `&str`, a name is copied on every call); `None` for a name
+/// that is not lowercase letters, digits and dashes, which `HeaderName::from_static` would panic on or copy.
+fn static_name(name: &'static str) -> Option<HeaderName> {
+    let valid = !name.is_empty() && name.bytes().all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'-'));
+    valid.then(|| HeaderName::from_static(name))
+}
 
 /// Reads the answer: its status (in the headers of a trailers-only answer, or in the trailers), and its message.
 async fn answer(response: h2::client::ResponseFuture, limit: usize) -> Result<Bytes, CallFailure> {
@@ -335,4 +341,17 @@ fn frame_failure(err: FrameError) -> CallFailure {
 /// Whether a request could not be sent because its connection is gone: closed, failed or going away.
 fn connection_gone(err: &h2::Error) -> bool {
     err.is_io() || err.is_go_away()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trace_header_name_is_borrowed_when_lowercase_and_left_out_otherwise() {
+        assert_eq!(static_name("traceparent").map(|n| n.as_str().to_owned()), Some("traceparent".to_owned()));
+        for bad in ["", "TraceParent", "trace parent", "tracé"] {
+            assert!(static_name(bad).is_none(), "{bad:?}");
+        }
+    }
 }
