@@ -15,8 +15,9 @@
 //! Prints, per mode, the median over the rounds of calls a second and of each process's CPU per call (read to the
 //! nanosecond from each process's CPU-time clock), then the gateway's CPU per call as a multiple of the echo
 //! server's in the direct runs, and the record's share of the gateway's CPU: (gateway − unrecorded) / gateway (with
-//! `PROCS_BEFORE`, what this build saves on that one), each as the median of the rounds' own and from the means. Exits non-zero if any call failed. Without `--bench` (as under `cargo test --benches`) it
-//! runs a short smoke pass.
+//! `PROCS_BEFORE`, what this build saves on that one), each as the median of the rounds' own and from the means.
+//! Exits non-zero if any call failed. Without `--bench` (as under `cargo test --benches`) it runs a short smoke
+//! pass.
 //!
 //! Run: `cargo bench --bench processes` (`PROCS_ROUNDS`, default 7; `PROCS_REQUESTS`, calls per run, default
 //! 24,000; `TOOLGATE_BIN` measures another build of the gateway).
@@ -244,7 +245,7 @@ fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
 }
 
-/// The smallest and largest finite value, or "?" for none (a smoke pass's runs are too short to tick the clock).
+/// The smallest and largest finite value, or "?" for none (a round whose echo server used no CPU time at all).
 fn range(values: &[f64]) -> String {
     let finite = values.iter().copied().filter(|v| v.is_finite());
     match finite.fold(None, |span: Option<(f64, f64)>, v| Some(span.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))))
