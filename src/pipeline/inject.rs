@@ -92,7 +92,7 @@ fn strip_spelled(
 /// Other keys are compared as they read (`folded`), so a look-alike of a parameter is that parameter.
 fn same_spelling(a: &str, b: &str) -> bool {
     if a.is_ascii() && b.is_ascii() {
-        return letters(a).eq(letters(b));
+        return ascii_letters(a).eq(ascii_letters(b));
     }
     folded(a) == folded(b)
 }
@@ -114,6 +114,11 @@ fn spells_path(key: &str, path: &[String]) -> bool {
     }
     let steps = key.split(['/', '.']).filter(|s| !s.is_empty());
     steps.clone().count() == path.len() && steps.zip(path).all(|(step, name)| same_spelling(step, name))
+}
+
+/// `letters` of an ASCII key, by bytes: the same letters and digits, lowercased the same way.
+fn ascii_letters(s: &str) -> impl Iterator<Item = u8> + '_ {
+    s.bytes().filter(u8::is_ascii_alphanumeric).map(|b| b.to_ascii_lowercase())
 }
 
 fn letters(s: &str) -> impl Iterator<Item = char> + '_ {
@@ -149,6 +154,37 @@ pub fn inject(tool: &CompiledTool, mut arguments: Value, ctx: &CallContext) -> R
         set_path(&mut arguments, injected, value)?;
     }
     Ok(arguments)
+}
+
+/// The text the tool receives, written by adding the injected parameters to the model's own `text` rather than
+/// writing the whole arguments again: `text` holds `added` top-level members fewer than `full`, and `full` ends
+/// with them, as `inject` appends a parameter the model's arguments lack. None when that is not so (a nested
+/// path, a model's key the parameter took the place of) or `text` has a `-0`, and the caller writes `full` whole.
+pub fn appended(tool: &CompiledTool, text: &str, full: &Value, before: usize) -> Option<String> {
+    let map = full.as_object()?;
+    let added = tool.injections.len();
+    // `-0` is read as the integer 0 (`strict`): a text with one is written again, so the tool gets an integer.
+    let minus_zero = text.contains("-0");
+    if minus_zero || map.len() != before + added || tool.injections.iter().any(|i| i.path.len() != 1) {
+        return None;
+    }
+    let body = text.strip_suffix('}')?;
+    let mut out = Vec::with_capacity(text.len() + 32 * added);
+    out.extend_from_slice(body.as_bytes());
+    for (i, (key, value)) in map.iter().skip(before).enumerate() {
+        if key != &tool.injections[i].path[0] {
+            return None;
+        }
+        if before > 0 || i > 0 {
+            out.push(b',');
+        }
+        // Writing a string and a `Value` to a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut out, key);
+        out.push(b':');
+        let _ = serde_json::to_writer(&mut out, value);
+    }
+    out.push(b'}');
+    String::from_utf8(out).ok()
 }
 
 fn context_value(source: &Source, ctx: &CallContext) -> Option<Value> {
@@ -207,6 +243,50 @@ mod tests {
         assert_eq!(args, json!({"q": "x", "account": {"note": 1}}));
         let paths: Vec<_> = removed.iter().map(|r| (r.path.as_str(), r.before.as_str())).collect();
         assert_eq!(paths, [("/user_id", "\"attacker\""), ("/account/owner", "\"a3\""), ("/UserID", "\"a2\"")]);
+    }
+
+    #[test]
+    fn injected_parameters_are_appended_to_the_models_text_when_they_are_new_top_level_members() {
+        let only_user = |mut spec: ToolSpec| {
+            spec.inject = vec![Injection { param: "user_id".into(), from: "user_id".into() }];
+            CompiledTool::compile(spec, &SchemaDocuments::default()).unwrap()
+        };
+        let schema = json!({"type": "object", "properties": {"user_id": {"type": "string"}}});
+        let user_tool = only_user(ToolSpec::offline("t", "", schema));
+        let ctx = CallContext { user_id: "u \"1\"".into(), ..CallContext::default() };
+        for text in [r#"{"q": "x", "n": [1, {"b": 2}] }"#, "{}", "{ }"] {
+            let arguments: Value = serde_json::from_str(text).unwrap();
+            let before = arguments.as_object().unwrap().len();
+            let full = inject(&user_tool, arguments, &ctx).unwrap();
+            let appended = appended(&user_tool, text, &full, before).unwrap();
+            assert!(appended.starts_with(text.strip_suffix('}').unwrap()), "{appended}");
+            assert_eq!(serde_json::from_str::<Value>(&appended).unwrap(), full, "{appended}");
+        }
+        // The model's key in the parameter's place (as when the strip is skipped): the whole text is written.
+        let full = inject(&user_tool, json!({"user_id": "m", "q": 1}), &ctx).unwrap();
+        assert_eq!(appended(&user_tool, r#"{"user_id": "m", "q": 1}"#, &full, 2), None);
+        // `-0` anywhere, even in a string: written again, so a number of it is the integer 0.
+        let full = inject(&user_tool, json!({"n": 0}), &ctx).unwrap();
+        assert_eq!(appended(&user_tool, r#"{"n": -0}"#, &full, 1), None);
+        // A nested parameter is not appended.
+        let full = inject(&tool(), json!({"q": "x"}), &ctx_with_acct()).unwrap();
+        assert_eq!(appended(&tool(), r#"{"q": "x"}"#, &full, 1), None);
+    }
+
+    fn ctx_with_acct() -> CallContext {
+        let values = [("acct".to_owned(), "a".to_owned())].into_iter().collect();
+        CallContext { user_id: "u".into(), values, ..CallContext::default() }
+    }
+
+    #[test]
+    fn an_ascii_spelling_is_compared_by_bytes_as_by_characters() {
+        let keys = ["user_id", "UserID", "user-id", "user id", "USER_ID_2", "userid2", "user", "_", "", "u$s%e&r^i*d"];
+        for a in keys {
+            for b in keys {
+                assert_eq!(same_spelling(a, b), letters(a).eq(letters(b)), "{a:?} and {b:?}");
+            }
+        }
+        assert!(same_spelling("u$s%e&r^i*d", "USER_ID") && !same_spelling("user_id", "user_id_2"));
     }
 
     #[test]

@@ -315,6 +315,7 @@ pub fn complete(checked: Checked, ctx: &CallContext) -> Result<Prepared, Rejecte
         return Ok(Prepared { tool, arguments, arguments_text: text.clone(), effective_arguments: text, repairs });
     }
     let validator = tool.validator.get();
+    let before = arguments.as_object().map_or(0, serde_json::Map::len);
     let injected = match inject(&tool, arguments, ctx) {
         Ok(full) => match crate::registry::within_budget(|| validator.is_valid(&full)) {
             (_, Some(reason)) => Err(unfinished_check(Vec::new(), reason)),
@@ -325,7 +326,8 @@ pub fn complete(checked: Checked, ctx: &CallContext) -> Result<Prepared, Rejecte
     };
     match injected {
         Ok(full) => {
-            Ok(Prepared { arguments_text: json_text(&full), arguments: full, effective_arguments: text, tool, repairs })
+            let arguments_text = inject::appended(&tool, &text, &full, before).unwrap_or_else(|| json_text(&full));
+            Ok(Prepared { arguments_text, arguments: full, effective_arguments: text, tool, repairs })
         }
         Err(error) => Err(Rejected { tool: Some(tool), repairs, error }),
     }

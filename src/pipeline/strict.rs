@@ -3,6 +3,7 @@
 //! float `-0.0` serde_json makes of it, so arguments written again (after injection) keep their type.
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
 use serde_json::{Map, Number, Value};
 use std::fmt;
 
@@ -85,13 +86,18 @@ impl<'de> Visitor<'de> for Strict {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             let value = map.next_value_seed(self)?;
-            if object.contains_key(&key) {
-                return Err(de::Error::custom(format_args!(
-                    "the key {:?} appears twice in one object: write it once",
-                    super::answer::quoted_name(&key)
-                )));
+            // One lookup for the check and the insert: the key is hashed once.
+            match object.entry(key) {
+                Entry::Vacant(vacant) => {
+                    vacant.insert(value);
+                }
+                Entry::Occupied(taken) => {
+                    return Err(de::Error::custom(format_args!(
+                        "the key {:?} appears twice in one object: write it once",
+                        super::answer::quoted_name(taken.key())
+                    )));
+                }
             }
-            object.insert(key, value);
         }
         Ok(Value::Object(object))
     }

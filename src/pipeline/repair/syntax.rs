@@ -70,6 +70,11 @@ pub fn read_any(text: &str, max_depth: usize, allow: impl Fn(RepairRule) -> bool
 
 /// Whether brackets outside double-quoted strings nest at most `max_depth` deep: a scan with no recursion.
 pub fn nesting_within(text: &str, max_depth: usize) -> bool {
+    // Brackets cannot nest deeper than there are opening ones: a count the compiler vectorises answers most
+    // texts, and only one with more openings than the limit is walked through its strings.
+    if text.bytes().filter(|&b| b == b'[' || b == b'{').count() <= max_depth {
+        return true;
+    }
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     for byte in text.bytes() {
         if in_string {
@@ -337,4 +342,21 @@ fn read_word<'a>(text: &'a str, chars: &mut Chars) -> &'a str {
         end = i + c.len_utf8();
     }
     &text[start..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nesting_within;
+
+    #[test]
+    fn nesting_is_counted_outside_strings_whether_or_not_the_brackets_are_few() {
+        let nested = |n: usize| "[".repeat(n) + &"]".repeat(n);
+        // Few openings: answered by their count.
+        assert!(nesting_within(&nested(4), 4) && !nesting_within(&nested(5), 4));
+        // More openings than the limit, but side by side: walked, and within.
+        assert!(nesting_within(&"[[]]".repeat(8), 2) && !nesting_within(&"[[]]".repeat(8), 1));
+        // More openings than the limit inside strings, escaped quotes among them: text, not nesting.
+        assert!(nesting_within(r#"{"a": "[[[[\"{{{{", "b": [1]}"#, 2));
+        assert!(!nesting_within(r#"{"a": "[[[[\"{{{{", "b": [[1]]}"#, 2));
+    }
 }
