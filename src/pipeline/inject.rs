@@ -223,6 +223,7 @@ fn set_path(arguments: &mut Value, injected: &Injected, value: Value) -> Result<
 mod tests {
     use super::*;
     use crate::registry::{Injection, SchemaDocuments, ToolSpec};
+    use proptest::prelude::*;
     use serde_json::json;
 
     fn tool() -> CompiledTool {
@@ -271,6 +272,50 @@ mod tests {
         // A nested parameter is not appended.
         let full = inject(&tool(), json!({"q": "x"}), &ctx_with_acct()).unwrap();
         assert_eq!(appended(&tool(), r#"{"q": "x"}"#, &full, 1), None);
+    }
+
+    /// JSON values a model may write, objects and arrays three deep, with keys and strings that need escaping.
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+            "[a-z\"\\\\é\n ]{0,6}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z_\"é]{0,5}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Whatever the model's object and however it is written, the appended text reads as the injected value.
+        #[test]
+        fn the_appended_text_reads_as_the_injected_arguments(
+            members in prop::collection::btree_map("[a-z_\"é]{0,5}", any_json(), 0..5),
+            pretty in any::<bool>(),
+            user in "[a-z\"\\\\]{1,4}",
+        ) {
+            let schema = json!({"type": "object", "properties": {"user_id": {"type": "string"}}});
+            let mut spec = ToolSpec::offline("t", "", schema);
+            spec.inject = vec![Injection { param: "user_id".into(), from: "user_id".into() }];
+            let tool = CompiledTool::compile(spec, &SchemaDocuments::default()).unwrap();
+            let mut arguments = Value::Object(members.into_iter().collect());
+            strip_overrides(&tool, &mut arguments);
+            let text = if pretty { serde_json::to_string_pretty(&arguments) } else { serde_json::to_string(&arguments) };
+            let text = text.unwrap();
+            let before = arguments.as_object().unwrap().len();
+            let ctx = CallContext { user_id: user, ..CallContext::default() };
+            let full = inject(&tool, arguments, &ctx).unwrap();
+            match appended(&tool, &text, &full, before) {
+                Some(appended) => prop_assert_eq!(crate::pipeline::strict::from_str(&appended).unwrap(), full),
+                None => prop_assert!(text.contains("-0"), "only a -0 is written again: {}", text),
+            }
+        }
     }
 
     fn ctx_with_acct() -> CallContext {
