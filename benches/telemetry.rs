@@ -38,7 +38,7 @@ fn one_call(t: &Telemetry, tool: &Arc<CompiledTool>, call: &ToolCall, ctx: &Call
     let span = t.start_call(call, ctx, toolgate::telemetry::Door::Grpc);
     span.resolved(tool);
     let inner = async {
-        let backend = t.backend(&tool.spec.name, "grpc", 1);
+        let backend = t.backend(&tool.label, "grpc", 1);
         black_box(telemetry::propagation::headers(&backend));
         t.end(&backend, None);
     };

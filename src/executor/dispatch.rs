@@ -89,7 +89,7 @@ impl Dispatcher {
         loop {
             attempts += 1;
             let budget = deadline.map_or(timeout, |d| timeout.min(d.saturating_duration_since(Instant::now())));
-            let span = self.telemetry.backend(&tool.spec.name, backend.kind(), attempts);
+            let span = self.telemetry.backend(&tool.label, backend.kind(), attempts);
             let trace = telemetry::propagation::headers(&span);
             let spanned = progress.is_none().then(|| self.progress_to_span(backend, &span)).flatten();
             let invocation = Invocation {

@@ -19,6 +19,8 @@ pub struct CompiledTool {
     pub validator: LazyValidator,
     /// The name as provider formats show it: `^[A-Za-z0-9_-]{1,64}$`.
     pub safe_name: String,
+    /// `spec.name`, shared: telemetry labels every call's metrics and spans with it without copying it.
+    pub label: Arc<str>,
     /// The parameters the gateway fills from the call context, in registration order.
     pub injections: Vec<Injected>,
     /// The schema without the injected parameters, when there are any: what the model sees and writes.
@@ -66,8 +68,9 @@ impl CompiledTool {
             Some((schema, validator))
         };
         let safe_name = super::names::provider_safe_name(&spec.name);
+        let label = Arc::from(spec.name.as_str());
         let backtracks = super::pattern::backtracks(&spec.input_schema);
-        Ok(Self { spec, validator, safe_name, injections, model, rate, rules, backtracks })
+        Ok(Self { spec, validator, safe_name, label, injections, model, rate, rules, backtracks })
     }
 
     /// Whether this is the tool registered as `name` for `tenant`.

@@ -97,7 +97,7 @@ impl Telemetry {
         let call = span.call;
         let tool = span.tool.get().map(Arc::as_ref);
         let label: Value = match tool {
-            Some(tool) => tool.spec.name.clone().into(),
+            Some(tool) => Value::String(Arc::clone(&tool.label).into()),
             None => UNRESOLVED.into(),
         };
         let rule = span.rule.get();
@@ -162,8 +162,12 @@ impl Telemetry {
                 rules.push(repair.rule.clone().into());
             }
         }
+        let tool_name: Value = match tool {
+            Some(tool) => Value::String(Arc::clone(&tool.label).into()),
+            None => name.to_owned().into(),
+        };
         span.set_attributes([
-            KeyValue::new("gen_ai.tool.name", name.to_owned()),
+            KeyValue::new("gen_ai.tool.name", tool_name),
             KeyValue::new("toolgate.status", status_name(m.status)),
             KeyValue::new("toolgate.repair.count", (m.repairs.len() - overrides) as i64),
             KeyValue::new("toolgate.repair.rules", Value::Array(rules.into())),
@@ -187,10 +191,10 @@ impl Telemetry {
     }
 
     /// A client span for one attempt at the backend, under the current context.
-    pub fn backend(&self, tool: &str, backend: &'static str, attempt: u32) -> Context {
+    pub fn backend(&self, tool: &Arc<str>, backend: &'static str, attempt: u32) -> Context {
         self.child(|| {
             let attributes = vec![
-                KeyValue::new("gen_ai.tool.name", tool.to_owned()),
+                KeyValue::new("gen_ai.tool.name", Value::String(Arc::clone(tool).into())),
                 KeyValue::new("toolgate.backend", backend),
                 KeyValue::new("toolgate.attempt", i64::from(attempt)),
             ];
