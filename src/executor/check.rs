@@ -3,7 +3,7 @@
 
 use super::CallRequest;
 use super::offload::{self, CpuPool};
-use crate::pipeline::{self, CallError, Check, PipelineSettings, Rejected};
+use crate::pipeline::{self, Check, PipelineSettings, Rejected};
 use crate::registry::Registry;
 use tokio::time::Instant;
 
@@ -27,10 +27,9 @@ pub(super) async fn check(
     let (owned, tenant, options) = (call.clone(), req.ctx.tenant.clone(), *options);
     let error = match cpu.run(req.deadline, move || pipeline::check_call(&catalog, &owned, &tenant, &options)).await {
         Ok(checked) => return checked,
-        Err(offload::Refused::Busy { queued }) => CallError::Unavailable(format!(
-            "the gateway is checking {queued} other calls with large arguments or costly patterns; try again shortly"
-        )),
-        Err(offload::Refused::Expired) => CallError::Timeout { after_ms: super::millis(started.elapsed()) },
+        Err(refused) => refused.into_error(started, |queued| {
+            format!("the gateway is checking {queued} other calls with large arguments or costly patterns; try again shortly")
+        }),
     };
     Err(Rejected { tool: None, repairs: Vec::new(), error })
 }

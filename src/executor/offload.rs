@@ -2,6 +2,7 @@
 //! arguments cannot hold up health checks and other calls. Work whose caller has gone, or whose deadline has
 //! passed, is dropped before it starts; a full queue refuses at once.
 
+use crate::pipeline::CallError;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
@@ -23,6 +24,17 @@ pub enum Refused {
     Busy { queued: usize },
     /// The caller's deadline passed while the job waited.
     Expired,
+}
+
+impl Refused {
+    /// The call's error for work the pool did not run: busy, UNAVAILABLE and retryable, saying with what
+    /// (`busy_with` of the jobs queued); expired, TIMEOUT after the time since `started`.
+    pub fn into_error(self, started: Instant, busy_with: impl FnOnce(usize) -> String) -> CallError {
+        match self {
+            Refused::Busy { queued } => CallError::Unavailable(busy_with(queued)),
+            Refused::Expired => CallError::Timeout { after_ms: super::millis(started.elapsed()) },
+        }
+    }
 }
 
 /// The pool: its threads end once it is dropped and their queue drains.

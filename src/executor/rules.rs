@@ -42,11 +42,10 @@ pub(super) async fn judge(
     let (rules, args, ctx, tool) =
         (rules.to_vec(), prepared.arguments.clone(), req.ctx.clone(), Arc::clone(&prepared.tool));
     let judged = cpu.run(req.deadline, move || judge_now(&rules, &args, bytes, &ctx, &tool, now)).await;
-    judged.map_err(|refused| match refused {
-        offload::Refused::Busy { queued } => CallError::Unavailable(format!(
-            "the gateway is judging {queued} other calls' policy rules; try again shortly"
-        )),
-        offload::Refused::Expired => CallError::Timeout { after_ms: super::millis(started.elapsed()) },
+    judged.map_err(|refused| {
+        refused.into_error(started, |queued| {
+            format!("the gateway is judging {queued} other calls' policy rules; try again shortly")
+        })
     })
 }
 

@@ -1,15 +1,25 @@
 //! Calls a model wrote in its text: found by the pipeline, then, when the caller asks, run as one batch.
 
+use super::offload::{self, CpuPool};
 use super::{Executor, ReviewMode};
-use crate::pipeline::{self, CallContext, MAX_TEXT_CALLS, TextExtraction, ToolCall, ToolMessage};
+use crate::pipeline::{self, CallContext, CallError, MAX_TEXT_CALLS, RepairSettings, TextExtraction};
+use crate::pipeline::{ToolCall, ToolMessage};
+use crate::registry::Catalog;
 use std::sync::Arc;
 use tokio::time::Instant;
 
 impl Executor {
-    /// The calls `text` holds to the tools the caller sees (of `tools`, when it names any).
-    pub fn calls_in_text(&self, ctx: &CallContext, text: &str, tools: &[String]) -> TextExtraction {
-        let catalog = self.registry.catalog();
-        pipeline::calls_from_text(&catalog, &ctx.tenant, text, self.settings.prepare.repair, tools)
+    /// The calls `text` holds to the tools the caller sees (of `tools`, when it names any). A long text is read on
+    /// the CPU pool, as a call's large arguments are checked there, so that it cannot hold up the async workers.
+    pub async fn calls_in_text(
+        &self,
+        ctx: &CallContext,
+        text: String,
+        tools: Vec<String>,
+        deadline: Option<Instant>,
+    ) -> Result<TextExtraction, CallError> {
+        let (catalog, repair) = (self.registry.catalog(), self.settings.prepare.repair);
+        find(catalog, &self.cpu, repair, Asked { tenant: ctx.tenant.clone(), text, tools }, deadline).await
     }
 
     /// Runs the calls found as `execute_batch` does, call `i` with the id `{id_prefix}-{i}` (set on the call),
@@ -33,5 +43,77 @@ impl Executor {
             message.repairs.insert(0, repair.clone());
         }
         messages
+    }
+}
+
+/// What a caller asked to have read: its tenant, the text, and the tools it names.
+struct Asked {
+    tenant: String,
+    text: String,
+    tools: Vec<String>,
+}
+
+/// `pipeline::calls_from_text`, on the pool for a text of `HEAVY_ARGUMENT_BYTES` or more: refused as UNAVAILABLE,
+/// retryable, when the pool's queue is full, and as TIMEOUT when the deadline passes before a thread takes it up.
+async fn find(
+    catalog: Arc<Catalog>,
+    cpu: &CpuPool,
+    repair: RepairSettings,
+    asked: Asked,
+    deadline: Option<Instant>,
+) -> Result<TextExtraction, CallError> {
+    let short = asked.text.len() < offload::HEAVY_ARGUMENT_BYTES;
+    let read = move || pipeline::calls_from_text(&catalog, &asked.tenant, &asked.text, repair, &asked.tools);
+    if short {
+        return Ok(read());
+    }
+    let started = Instant::now();
+    cpu.run(deadline, read).await.map_err(|refused| {
+        refused.into_error(started, |queued| {
+            format!("the gateway is reading {queued} other long texts or large calls; try again shortly")
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::{CompiledTool, SchemaDocuments, ToolSpec};
+    use serde_json::json;
+
+    fn catalog() -> Arc<Catalog> {
+        let schema = json!({"type": "object", "properties": {"city": {"type": "string"}}});
+        let tool = CompiledTool::compile(ToolSpec::offline("get_weather", "", schema), &SchemaDocuments::default());
+        Arc::new(Catalog::new(vec![Arc::new(tool.unwrap())]))
+    }
+
+    fn asked(text: &str) -> Asked {
+        Asked { tenant: String::new(), text: text.to_owned(), tools: Vec::new() }
+    }
+
+    #[tokio::test]
+    async fn a_long_text_is_read_on_the_cpu_pool_and_a_short_one_at_once() {
+        let (pool, repair) = (CpuPool::new(1), RepairSettings::default());
+        // The pool's one thread, held until `hold` sends.
+        let (started, running) = std::sync::mpsc::channel::<()>();
+        let (hold, held) = std::sync::mpsc::channel::<()>();
+        let mut blocker = std::pin::pin!(pool.run(None, move || {
+            started.send(()).unwrap();
+            held.recv().ok()
+        }));
+        assert!(futures::poll!(blocker.as_mut()).is_pending());
+        running.recv().unwrap();
+        let short = "[get_weather(city='Oslo')]";
+        let found = find(catalog(), &pool, repair, asked(short), None).await.unwrap();
+        assert_eq!(found.calls.len(), 1, "a short text is read while the pool is busy");
+        let long = format!("{}{short}", " ".repeat(offload::HEAVY_ARGUMENT_BYTES));
+        let mut waiting = std::pin::pin!(find(catalog(), &pool, repair, asked(&long), None));
+        assert!(futures::poll!(waiting.as_mut()).is_pending(), "a long text waits for the pool's thread");
+        hold.send(()).unwrap();
+        blocker.await.unwrap();
+        let found = waiting.await.unwrap();
+        let direct = pipeline::calls_from_text(&catalog(), "", &long, repair, &[]);
+        assert_eq!(found.calls, direct.calls);
+        assert_eq!(found.calls.len(), 1);
     }
 }

@@ -42,6 +42,9 @@ pub enum ServiceError {
     /// `retry_after_ms` (written as `grpc-retry-pushback-ms`, which gRPC clients with a retry policy honour).
     #[error("the gateway is at its limit of {max} calls in flight; retry after {retry_after_ms} ms")]
     Overloaded { max: usize, retry_after_ms: u64 },
+    /// The gateway cannot take this request up now, and it may be sent again shortly: the CPU pool's queue is full.
+    #[error("{0}")]
+    Busy(String),
     /// A failure of the gateway itself, never of the request.
     #[error("{0}")]
     Internal(String),
@@ -60,7 +63,7 @@ impl From<ServiceError> for Status {
             ServiceError::Unimplemented(_) => Code::Unimplemented,
             ServiceError::PermissionDenied(_) => Code::PermissionDenied,
             ServiceError::DeadlineExceeded(_) => Code::DeadlineExceeded,
-            ServiceError::Overloaded { .. } => Code::Unavailable,
+            ServiceError::Overloaded { .. } | ServiceError::Busy(_) => Code::Unavailable,
             ServiceError::Internal(_) => Code::Internal,
             // OUT_OF_RANGE, as tonic answers a message over its decoding limit.
             ServiceError::Frame(FrameError::TooLarge { .. }) => Code::OutOfRange,
