@@ -52,6 +52,20 @@ fn redis_scripts(conn: &mut redis::Connection) -> u64 {
         .sum()
 }
 
+/// The script count once it has stopped moving: the same in two reads 50 ms apart (for at most two seconds).
+async fn settled_scripts(conn: &mut redis::Connection) -> u64 {
+    let mut last = redis_scripts(conn);
+    for _ in 0..40 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let now = redis_scripts(conn);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    last
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }
@@ -132,11 +146,11 @@ async fn main() {
     for r in 0..rounds {
         for step in 0..3 {
             let i = (step + r) % 3;
-            let before = redis_scripts(&mut conn);
+            // The record's outcomes are written after their answers: those of the round before (or of the
+            // warm-up) land before this one is counted, and this one's once they have landed.
+            let before = settled_scripts(&mut conn).await;
             round(&mut gateways[i], tools[i], calls, &mut latencies[i]).await;
-            // The record's outcome is written after the answer: counted once it landed.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            scripts[i] += redis_scripts(&mut conn) - before;
+            scripts[i] += settled_scripts(&mut conn).await - before;
         }
     }
     latencies.iter_mut().for_each(|lat| lat.sort());
