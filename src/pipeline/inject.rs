@@ -246,14 +246,17 @@ mod tests {
         assert_eq!(paths, [("/user_id", "\"attacker\""), ("/account/owner", "\"a3\""), ("/UserID", "\"a2\"")]);
     }
 
+    /// A tool whose one parameter, `user_id`, is injected at the top level.
+    fn user_tool() -> CompiledTool {
+        let schema = json!({"type": "object", "properties": {"user_id": {"type": "string"}}});
+        let mut spec = ToolSpec::offline("t", "", schema);
+        spec.inject = vec![Injection { param: "user_id".into(), from: "user_id".into() }];
+        CompiledTool::compile(spec, &SchemaDocuments::default()).unwrap()
+    }
+
     #[test]
     fn injected_parameters_are_appended_to_the_models_text_when_they_are_new_top_level_members() {
-        let only_user = |mut spec: ToolSpec| {
-            spec.inject = vec![Injection { param: "user_id".into(), from: "user_id".into() }];
-            CompiledTool::compile(spec, &SchemaDocuments::default()).unwrap()
-        };
-        let schema = json!({"type": "object", "properties": {"user_id": {"type": "string"}}});
-        let user_tool = only_user(ToolSpec::offline("t", "", schema));
+        let user_tool = user_tool();
         let ctx = CallContext { user_id: "u \"1\"".into(), ..CallContext::default() };
         for text in [r#"{"q": "x", "n": [1, {"b": 2}] }"#, "{}", "{ }"] {
             let arguments: Value = serde_json::from_str(text).unwrap();
@@ -300,10 +303,7 @@ mod tests {
             pretty in any::<bool>(),
             user in "[a-z\"\\\\]{1,4}",
         ) {
-            let schema = json!({"type": "object", "properties": {"user_id": {"type": "string"}}});
-            let mut spec = ToolSpec::offline("t", "", schema);
-            spec.inject = vec![Injection { param: "user_id".into(), from: "user_id".into() }];
-            let tool = CompiledTool::compile(spec, &SchemaDocuments::default()).unwrap();
+            let tool = user_tool();
             let mut arguments = Value::Object(members.into_iter().collect());
             strip_overrides(&tool, &mut arguments);
             let text = if pretty { serde_json::to_string_pretty(&arguments) } else { serde_json::to_string(&arguments) };

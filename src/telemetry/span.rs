@@ -97,7 +97,7 @@ impl Telemetry {
         let call = span.call;
         let tool = span.tool.get().map(Arc::as_ref);
         let label: Value = match tool {
-            Some(tool) => Value::String(Arc::clone(&tool.label).into()),
+            Some(tool) => Arc::clone(&tool.label).into(),
             None => UNRESOLVED.into(),
         };
         let rule = span.rule.get();
@@ -149,23 +149,19 @@ impl Telemetry {
         if !span.is_recording() {
             return;
         }
-        let name = match tool {
-            Some(tool) => tool.spec.name.as_str(),
-            None => truncate(&call.name, 128),
+        let tool_name: Value = match tool {
+            Some(tool) => {
+                span.update_name(["execute_tool ", &tool.spec.name].concat());
+                Arc::clone(&tool.label).into()
+            }
+            None => truncate(&call.name, 128).to_owned().into(),
         };
-        if tool.is_some() {
-            span.update_name(["execute_tool ", name].concat());
-        }
         let mut rules: Vec<StringValue> = Vec::new();
         for repair in m.repairs.iter().filter(|r| r.rule != OVERRIDE_REMOVED) {
             if !rules.iter().any(|r| r.as_str() == repair.rule) {
                 rules.push(repair.rule.clone().into());
             }
         }
-        let tool_name: Value = match tool {
-            Some(tool) => Value::String(Arc::clone(&tool.label).into()),
-            None => name.to_owned().into(),
-        };
         span.set_attributes([
             KeyValue::new("gen_ai.tool.name", tool_name),
             KeyValue::new("toolgate.status", status_name(m.status)),
@@ -194,7 +190,7 @@ impl Telemetry {
     pub fn backend(&self, tool: &Arc<str>, backend: &'static str, attempt: u32) -> Context {
         self.child(|| {
             let attributes = vec![
-                KeyValue::new("gen_ai.tool.name", Value::String(Arc::clone(tool).into())),
+                KeyValue::new("gen_ai.tool.name", Arc::clone(tool)),
                 KeyValue::new("toolgate.backend", backend),
                 KeyValue::new("toolgate.attempt", i64::from(attempt)),
             ];
