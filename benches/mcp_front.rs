@@ -1,7 +1,9 @@
 //! The MCP front door against gRPC `Execute`: the same small call to the same HTTP tool, one at a time, through
 //! each door of one gateway in one run, rounds interleaved, the door by a host of each protocol version (2025-11-25
 //! in a session, 2026-07-28 without one). Reports p50 and p99 of each, and the front door's p50 and p99 as a
-//! multiple of `Execute`'s (target: p50 at most 1.5×).
+//! multiple of `Execute`'s (target: p50 at most 1.5×). A fourth mode calls the 2026-07-28 door from a bare HTTP
+//! host (reqwest posting each call's JSON-RPC body and reading the JSON answer, no MCP SDK), so the door's own
+//! cost is told apart from the SDK host's: `Execute`'s host is tonic's lean client, the SDK's host is not.
 //!
 //! Run: `cargo bench --bench mcp_front` (`MCP_FRONT_CALLS=20000 MCP_FRONT_ROUNDS=5`). Without `--bench` (as under
 //! `cargo test --benches`) it runs a short smoke pass that fails on a wrong answer.
@@ -74,11 +76,13 @@ async fn main() {
     let stateless = ().serve_with_lifecycle(transport(), modern).await.expect("server/discover");
     let arguments: rmcp::model::JsonObject = serde_json::from_str(ARGUMENTS).unwrap();
 
-    // `MCP_FRONT_ONLY=grpc`, `2025-11-25` or `2026-07-28` calls through that door alone (to count its instructions
-    // under callgrind); the others report nothing.
+    let bare = BareHost::new(format!("http://{front}/mcp"));
+
+    // `MCP_FRONT_ONLY=grpc`, `2025-11-25`, `2026-07-28` or `bare` calls through that door alone (to count its
+    // instructions under callgrind); the others report nothing.
     let only = std::env::var("MCP_FRONT_ONLY").ok();
     let runs = |door: &str| only.as_deref().is_none_or(|only| only == door);
-    let (mut by_grpc, mut by_mcp, mut by_stateless) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut by_grpc, mut by_mcp, mut by_stateless, mut by_bare) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..=rounds {
         // Round 0 warms both doors up and is not counted.
         let n = if round == 0 { calls / 5 + 10 } else { calls };
@@ -102,23 +106,31 @@ async fn main() {
                 }
             }
         }
+        for _ in 0..n * usize::from(runs("bare")) {
+            let took = bare.call().await;
+            if round > 0 {
+                by_bare.push(took);
+            }
+        }
     }
     let us = |d: Option<Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64() * 1e6);
     let mut rows = Vec::new();
-    for timings in [&mut by_grpc, &mut by_mcp, &mut by_stateless] {
+    for timings in [&mut by_grpc, &mut by_mcp, &mut by_stateless, &mut by_bare] {
         timings.sort();
         rows.push((us(percentile(timings, 0.5)), us(percentile(timings, 0.99))));
     }
-    let [(g50, g99), (m50, m99), (s50, s99)] = rows[..] else { unreachable!() };
+    let [(g50, g99), (m50, m99), (s50, s99), (b50, b99)] = rows[..] else { unreachable!() };
     println!("door                 calls    p50 µs    p99 µs");
     println!("grpc              {:>8}  {g50:>8.0}  {g99:>8.0}", by_grpc.len());
     println!("mcp 2025-11-25    {:>8}  {m50:>8.0}  {m99:>8.0}", by_mcp.len());
     println!("mcp 2026-07-28    {:>8}  {s50:>8.0}  {s99:>8.0}", by_stateless.len());
+    println!("mcp bare host     {:>8}  {b50:>8.0}  {b99:>8.0}", by_bare.len());
     println!("mcp 2025-11-25 / grpc: p50 {:.2}×, p99 {:.2}× (target p50 ≤ 1.5×)", m50 / g50, m99 / g99);
     println!("mcp 2026-07-28 / grpc: p50 {:.2}×, p99 {:.2}× (target p50 ≤ 1.5×)", s50 / g50, s99 / g99);
+    println!("mcp bare host / grpc:  p50 {:.2}×, p99 {:.2}× (the door without an SDK host)", b50 / g50, b99 / g99);
     let report = json!({"bench": "mcp_front", "smoke": smoke, "calls": by_mcp.len(),
         "grpc_p50_us": g50, "grpc_p99_us": g99, "mcp_p50_us": m50, "mcp_p99_us": m99,
-        "mcp_2026_p50_us": s50, "mcp_2026_p99_us": s99});
+        "mcp_2026_p50_us": s50, "mcp_2026_p99_us": s99, "bare_p50_us": b50, "bare_p99_us": b99});
     println!("{report}");
 }
 
@@ -131,4 +143,50 @@ async fn call_door(host: &RunningService<rmcp::RoleClient, ()>, arguments: &rmcp
     assert_eq!(result.is_error, Some(false), "{result:?}");
     assert_eq!(result.structured_content, Some(json!({"city": "Oslo", "days": 3})));
     took
+}
+
+/// A 2026-07-28 host without an SDK: each `tools/call` written as JSON with its own id and posted with the
+/// standard headers; the answer read as JSON.
+struct BareHost {
+    http: reqwest::Client,
+    url: String,
+    arguments: serde_json::Value,
+    sent: std::sync::atomic::AtomicU64,
+}
+
+impl BareHost {
+    fn new(url: String) -> Self {
+        let arguments = serde_json::from_str(ARGUMENTS).unwrap();
+        Self { http: reqwest::Client::new(), url, arguments, sent: Default::default() }
+    }
+
+    /// One call: how long it took, to the answer read as JSON; fails on a wrong answer.
+    async fn call(&self) -> Duration {
+        let started = Instant::now();
+        let id = self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                          "io.modelcontextprotocol/clientCapabilities": {}});
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"_meta": meta, "name": "forecast", "arguments": self.arguments}});
+        let sent = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "forecast")
+            .body(serde_json::to_vec(&body).unwrap())
+            .send()
+            .await
+            .unwrap();
+        let kind = sent.headers().get("content-type").cloned();
+        let answer: serde_json::Value = serde_json::from_slice(&sent.bytes().await.unwrap()).unwrap();
+        let took = started.elapsed();
+        assert_eq!(kind.as_ref().and_then(|k| k.to_str().ok()), Some("application/json"), "{answer}");
+        assert_eq!(answer["id"], json!(id), "{answer}");
+        assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+        assert_eq!(answer["result"]["structuredContent"], json!({"city": "Oslo", "days": 3}), "{answer}");
+        took
+    }
 }
