@@ -3,26 +3,24 @@
 //! and prompts are the imported MCP servers' that the caller's tenant may see.
 
 use super::SESSION_CHECK;
+use super::calls::{self, Asked, CallStart, Cleared};
 use super::host::{Host, LogLevel};
 use super::listen;
 use super::offers::{self, SessionOffers};
-use super::reviewed::{self, Reviewed};
 use super::state::StateKey;
 use super::{answer, confirm};
 use crate::config::Principal;
 use crate::executor::{CallRequest, ReviewMode};
 use crate::handles::Core;
-use crate::pipeline::{CallContext, ToolCall, ToolStatus};
-use crate::telemetry::{Door, in_context, propagation};
+use crate::telemetry::{Door, in_context};
 use opentelemetry::context::FutureExt;
 #[allow(deprecated)] // SEP-2577 deprecates logging from 2026-07-28 on; 2025-11-25 hosts still set a level.
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, GetPromptRequestParams,
-    GetPromptResponse, Implementation, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -35,9 +33,6 @@ const PAGE: usize = 200;
 /// How long a host may keep a list before asking again (2026-07-28, SEP-2549): a list is the caller's tenant's,
 /// so it is the caller's alone to keep, and registrations are rare.
 const LIST_TTL_MS: u64 = 30_000;
-
-/// The method a shed `tools/call` is counted under in `toolgate.calls.shed`.
-const SHED_METHOD: &str = "mcp tools/call";
 
 /// One MCP session's handler; every session shares the core (the executor, the registry, the review queue and the
 /// cap on calls in flight).
@@ -67,6 +62,14 @@ impl FrontDoor {
         Self { core, confirm_timeout, changes, offers, log_level, state_key, initialized }
     }
 
+    pub fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+
+    pub fn state_key(&self) -> &StateKey {
+        &self.state_key
+    }
+
     /// A copy for a new session: the registry's changes are followed from now.
     pub fn for_session(&self) -> Self {
         Self {
@@ -77,26 +80,6 @@ impl FrontDoor {
             ..self.clone()
         }
     }
-}
-
-/// The call as the executor runs it. A reviewed call is the same call in any MCP session, so it is not of one: its
-/// session is the one the token names, else its user's, so its budgets and a per-session rate limit still hold
-/// across retries.
-fn call_of(
-    principal: Principal,
-    session: String,
-    name: String,
-    arguments: String,
-    reviewed: Option<&Reviewed>,
-) -> (ToolCall, CallContext) {
-    let (id, own) = match reviewed {
-        None => (String::new(), session),
-        Some(reviewed) if principal.user_id.is_empty() => (reviewed.claims.call.clone(), String::new()),
-        Some(reviewed) => (reviewed.claims.call.clone(), format!("mcp-user:{}", principal.user_id)),
-    };
-    let session_id = principal.values.get("session_id").cloned().unwrap_or(own);
-    let call = ToolCall { id, name, arguments };
-    (call, CallContext { tenant: principal.tenant, user_id: principal.user_id, session_id, values: principal.values })
 }
 
 /// The request's HTTP parts, which the SDK passes along.
@@ -121,21 +104,7 @@ fn caller(context: &RequestContext<RoleServer>) -> Result<(Principal, String), M
 
 /// The trace a call continues: `traceparent` in the request's `_meta` (SEP-414), else in its HTTP headers.
 fn parent_of(context: &RequestContext<RoleServer>) -> Result<opentelemetry::Context, McpError> {
-    let mut trace = http::HeaderMap::new();
-    match context.meta.0.get_traceparent().and_then(|t| http::HeaderValue::from_str(t).ok()) {
-        Some(traceparent) => {
-            trace.insert("traceparent", traceparent);
-        }
-        None => {
-            let headers = &parts(context)?.headers;
-            for name in ["traceparent", "tracestate"] {
-                if let Some(value) = headers.get(name) {
-                    trace.insert(name, value.clone());
-                }
-            }
-        }
-    }
-    Ok(propagation::extract(&tonic::metadata::MetadataMap::from_headers(trace)))
+    Ok(calls::parent(context.meta.0.get_traceparent(), &parts(context)?.headers))
 }
 
 impl ServerHandler for FrontDoor {
@@ -189,23 +158,16 @@ impl ServerHandler for FrontDoor {
     ) -> Result<CallToolResponse, McpError> {
         let (principal, session) = caller(&context)?;
         let parent = parent_of(&context)?;
-        // Held until the call is answered; past the gateway-wide cap the call is refused at once, as on gRPC.
-        let Some(_permit) = self.core.shedding.try_enter(SHED_METHOD) else {
-            return Ok(CallToolResponse::Complete(answer::shed(&request.name, self.core.shedding.max())));
-        };
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
-        let name = request.name.into_owned();
-        let reviewed = reviewed::of(&self.core, &principal, &name, &arguments);
-        // A retry of a call that waited for review (2026-07-28): its state must be ours, unexpired, and bind this
-        // caller, tool, arguments and policy, or the call does not run.
-        if let Some(state) = request.request_state.as_deref() {
-            let bound = self.state_key.open(state, reviewed.as_ref().map(|r| &r.claims));
-            if let Err(refusal) = bound {
-                tracing::info!(tool = %name, ?refusal, "a call's requestState was refused");
-                return Err(McpError::invalid_params("Invalid or expired requestState", None));
-            }
-        }
-        let (call, ctx) = call_of(principal, session, name, arguments, reviewed.as_ref());
+        let (name, request_state) = (request.name.into_owned(), request.request_state.as_deref());
+        let Cleared { _permit, call, ctx, reviewed } = match calls::start(
+            &self.core,
+            &self.state_key,
+            Asked { principal, session, name, arguments, request_state },
+        ) {
+            CallStart::Run(cleared) => cleared,
+            CallStart::Answered(answered) => return answered,
+        };
         let host = Host::of(&context, Arc::clone(&self.log_level), self.confirm_timeout);
         let (asked, progress): (Arc<dyn crate::backend::CallHost>, _) = (host.clone(), host.progress());
         // A host gives up on a call after about a minute: a reviewed call answers at once that it waits.
@@ -223,14 +185,7 @@ impl ServerHandler for FrontDoor {
         }
         // Everything the call's server sent before its answer reaches the host before the result.
         host.finish().await;
-        match reviewed {
-            // 2026-07-28 has a result for a call that cannot finish yet: the host retries with the sealed state.
-            Some(reviewed) if modern && message.status == ToolStatus::PendingReview => {
-                let state = self.state_key.seal(&reviewed.claims);
-                Ok(CallToolResponse::InputRequired(InputRequiredResult::from_request_state(state)))
-            }
-            _ => Ok(CallToolResponse::Complete(answer::result(message))),
-        }
+        Ok(calls::answer(&self.state_key, reviewed, modern, message))
     }
 
     /// The resources of the MCP servers the caller's tenant may see, in one page.

@@ -1,11 +1,14 @@
 //! The MCP front door: MCP over Streamable HTTP at `/mcp` on a listener of its own (`[mcp_front]`), served by the
-//! official SDK's server side (`rmcp`), so that any MCP host gets repair, validation, injection and policy by
-//! pointing at toolgate. Calls go through the same executor as `Execute`; the caller is the principal its bearer
-//! token stands for, and an injected parameter is filled from that principal alone.
+//! official SDK's server side (`rmcp`), and a plain 2026-07-28 call by a direct path beside it (`direct`), so that
+//! any MCP host gets repair, validation, injection and policy by pointing at toolgate. Calls go through the same
+//! executor as `Execute`; the caller is the principal its bearer token stands for, and an injected parameter is
+//! filled from that principal alone.
 
 mod answer;
 mod auth;
+mod calls;
 mod confirm;
+mod direct;
 mod handler;
 mod host;
 mod jwt;
@@ -134,8 +137,13 @@ fn router(
     });
     // In cluster mode the SDK restores, from the fleet's records, a session another gateway opened.
     http.session_store = sessions.store();
+    let checks =
+        direct::DoorChecks { allowed_hosts: http.allowed_hosts.clone(), max_body: http.max_request_body_bytes };
+    let direct_door = door.clone();
     let mcp = StreamableHttpService::new(move || Ok(door.for_session()), Arc::clone(&sessions), http);
     let mcp = ServiceBuilder::new().map_response(IntoResponse::into_response).service(mcp);
+    // 3. A 2026-07-28 call that needs no stream is served without the SDK; anything else by it.
+    let mcp = direct::Direct::new(direct_door, checks, mcp);
     let principals = Principals::new(front.tokens.clone(), jwt.clone());
     let stack = ServiceBuilder::new()
         // 1. Authentication before any body is read: an unknown caller costs a header lookup.

@@ -318,7 +318,23 @@ async fn a_call_whose_caller_goes_away_ends_as_cancelled() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_through_the_mcp_front_door_says_so_and_joins_the_hosts_trace() {
+    joins_the_hosts_trace(None).await;
+}
+
+/// The same from a 2026-07-28 host, whose plain calls of a gRPC tool take the door's direct path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_on_the_mcp_front_doors_direct_path_joins_the_hosts_trace_too() {
+    let modern = rmcp::service::ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+    };
+    joins_the_hosts_trace(Some(modern)).await;
+}
+
+/// A host of `lifecycle` (a 2025-11-25 session when `None`) calls two tools, one with a `traceparent` header and
+/// one with another in `_meta`: each call's span says it came through the MCP door, as a child of the right span.
+async fn joins_the_hosts_trace(lifecycle: Option<rmcp::service::ClientLifecycleMode>) {
     use rmcp::ServiceExt;
+    use rmcp::service::ClientServiceExt;
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let collector = Collector::start().await;
@@ -332,7 +348,10 @@ async fn a_call_through_the_mcp_front_door_says_so_and_joins_the_hosts_trace() {
     let transport_config =
         StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp")).custom_headers(headers);
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), transport_config);
-    let host = ().serve(transport).await.expect("the MCP handshake");
+    let host = match lifecycle {
+        None => ().serve(transport).await.expect("the MCP handshake"),
+        Some(lifecycle) => ().serve_with_lifecycle(transport, lifecycle).await.expect("server/discover"),
+    };
     let result = host.call_tool(rmcp::model::CallToolRequestParams::new("traceparent")).await.unwrap();
     assert_eq!(result.is_error, Some(false), "{result:?}");
 

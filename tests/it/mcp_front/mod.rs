@@ -2,6 +2,7 @@
 //! tools on a real gRPC ToolRuntime. What an MCP host sees, and what it can never do.
 
 mod blocks;
+mod direct;
 mod limits;
 mod listen;
 mod offers;
