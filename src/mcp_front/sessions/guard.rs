@@ -1,5 +1,5 @@
 //! The session guard, the middleware after authentication: a request on a session goes on only from its owner, and
-//! a new session is opened only with room for it. In cluster mode a session is the fleet's: one opened here is
+//! a new session is opened only with room for it; a 2026-07-28 request, which opens none, takes no room. In cluster mode a session is the fleet's: one opened here is
 //! recorded in Redis before its id is answered (503 with `Retry-After` if it cannot be), one this gateway does not
 //! hold is resumed from its record for its owner, and one closed through another gateway ends here at its next
 //! request. While Redis cannot say whether a session it does not hold exists, a request on it is answered 503 with
@@ -13,6 +13,7 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{Method, StatusCode};
+use rmcp::model::ProtocolVersion;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::SessionId;
 use std::sync::Arc;
@@ -61,8 +62,20 @@ pub async fn guard(State(sessions): State<Arc<McpSessions>>, request: Request, n
         Some(id) => on_session(&sessions, &principal, &id, request, next).await,
         // Only a POST without a session opens one (with `initialize`); anything else the SDK refuses.
         None if request.method() != Method::POST => next.run(request).await,
+        // A 2026-07-28 request stands alone: it takes no place among the sessions, however many run at once.
+        None if cannot_open(&request) => next.run(request).await,
         None => open(&sessions, &principal, request, next).await,
     }
+}
+
+/// A request that cannot open a session: of 2026-07-28 or later (by its `MCP-Protocol-Version`, read as the SDK
+/// reads it), with an `Mcp-Method` that is not `initialize`. The SDK refuses an `initialize` whose `Mcp-Method` says
+/// otherwise before it opens anything; `a_2026_call_takes_no_session_place_and_cannot_open_one` holds it to that.
+fn cannot_open(request: &Request) -> bool {
+    let headers = request.headers();
+    let version = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
+    let standard = version.is_some_and(|v| v >= ProtocolVersion::STANDARD_HEADERS.as_str());
+    standard && headers.get("mcp-method").is_some_and(|method| method != "initialize")
 }
 
 /// A request on session `id`: its owner's on a session held here, or one the fleet holds, resumed here.

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 
 /// A 2026-07-28 `tools/call` of `name` with `arguments`, with a progress token when `progress`, as rmcp's hosts
 /// send one on every request.
-fn call(name: &str, arguments: Value, progress: bool) -> Value {
+pub(super) fn call(name: &str, arguments: Value, progress: bool) -> Value {
     let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -24,12 +24,18 @@ fn call(name: &str, arguments: Value, progress: bool) -> Value {
 }
 
 /// The `Accept` of a plain call, and one with weights, which the direct path leaves to the SDK.
-const PLAIN: &str = "application/json, text/event-stream";
-const WEIGHED: &str = "application/json;q=0.9, text/event-stream";
+pub(super) const PLAIN: &str = "application/json, text/event-stream";
+pub(super) const WEIGHED: &str = "application/json;q=0.9, text/event-stream";
 
 /// Posts `body` as `token` with the standard headers and `accept`, `host` overriding the `Host` one: the status,
 /// the content type, and the body as text.
-async fn post_as(url: &str, token: &str, body: &Value, accept: &str, host: Option<&str>) -> (u16, String, String) {
+pub(super) async fn post_as(
+    url: &str,
+    token: &str,
+    body: &Value,
+    accept: &str,
+    host: Option<&str>,
+) -> (u16, String, String) {
     let mut request = reqwest::Client::new()
         .post(url)
         .bearer_auth(token)

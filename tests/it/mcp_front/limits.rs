@@ -1,8 +1,9 @@
-//! The front door's bounds and identity rules over real HTTP: sessions capped per principal and in all, each the
-//! opener's alone, reaped sessions answered 404, `Origin` checked against loopback by default, `tools/call` shed
+//! The front door's bounds and identity rules over real HTTP: sessions capped per principal and in all (a
+//! 2026-07-28 call takes no place), each the opener's alone, reaped sessions answered 404, `Origin` checked against loopback by default, `tools/call` shed
 //! by the gateway-wide cap gRPC's calls share, an unanswered confirmation bounded, and a chunked body over the
 //! limit refused with 413.
 
+use super::direct::{self, PLAIN, WEIGHED};
 use super::{ALICE, BOB, call, client, front_with, text, toolgate_meta, transfer};
 use crate::support::backends::{Runtime, start_runtime};
 use crate::support::{self, Gateway};
@@ -71,6 +72,41 @@ async fn sessions_are_capped_per_principal_and_in_all_and_a_closed_one_frees_its
     assert_eq!(send(&url, ALICE, Method::DELETE, Some(&first), &[]).await.status(), 204, "Alice closes one");
     assert_eq!(send(&url, ALICE, Method::POST, Some(&first), &[]).await.status(), 404, "a closed session is gone");
     open(&url, ALICE).await.expect("its place is free again");
+}
+
+#[tokio::test]
+async fn a_2026_call_takes_no_session_place_and_cannot_open_one() {
+    let (_dir, mut gw, url) = front_with(|config| {
+        config.mcp_front.max_sessions = 1;
+        config.mcp_front.max_sessions_per_principal = 1;
+    })
+    .await;
+    let target = start_runtime(Runtime::default()).await;
+    gw.register(transfer(&target, "acme", json!({}))).await.unwrap();
+    open(&url, ALICE).await.expect("Alice's one session fills the door");
+    assert_eq!(open(&url, BOB).await.expect_err("the door is full").status(), 503);
+
+    // Calls that open no session still run, on the direct path and on the SDK's, several at once.
+    let body = direct::call("transfer", json!({"amount": 2}), false);
+    let calls = [PLAIN, WEIGHED, PLAIN, WEIGHED].map(|accept| direct::post_as(&url, ALICE, &body, accept, None));
+    for (status, _, answer) in futures::future::join_all(calls).await {
+        assert_eq!(status, 200, "{answer}");
+        assert!(answer.contains(r#""structuredContent":{"amount":2,"user_id":"alice"}"#), "{answer}");
+    }
+
+    // An `initialize` whose standard headers name another method is refused before it opens anything; one whose
+    // headers say `initialize` still needs a place.
+    let mut modern = initialize();
+    modern["params"]["protocolVersion"] = json!("2026-07-28");
+    let initialize_as = |method: &'static str| {
+        let request = reqwest::Client::new().post(&url).bearer_auth(BOB).header("accept", PLAIN);
+        let request = request.header("mcp-protocol-version", "2026-07-28").header("mcp-method", method);
+        request.json(&modern).send()
+    };
+    let sneaky = initialize_as("tools/call").await.unwrap();
+    assert_eq!(sneaky.status(), 400, "{:?}", sneaky.headers());
+    assert!(sneaky.headers().get("mcp-session-id").is_none(), "no session opened");
+    assert_eq!(initialize_as("initialize").await.unwrap().status(), 503, "the door is still full");
 }
 
 #[tokio::test]
