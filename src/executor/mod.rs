@@ -4,6 +4,7 @@
 
 mod admission;
 mod check;
+mod detach;
 mod dispatch;
 mod offload;
 mod once;
@@ -22,6 +23,7 @@ use crate::registry::{CompiledTool, Registry};
 use crate::review::ReviewQueue;
 use crate::telemetry::{CallSpan, Door, Telemetry, in_context};
 use admission::{Admission, Admit};
+pub use detach::Detachable;
 use dispatch::Dispatcher;
 use futures::StreamExt;
 use once::Once;

@@ -11,15 +11,14 @@
 //! (`Executor::admitted_recorded`), and moves to a task of its own only if the caller goes away or its deadline
 //! comes first (`Detachable`): a spawned task and a channel per call cost more than the rest of the record.
 
-use super::{Answered, CallRequest, Executor, OwnedCall};
+use super::{Answered, CallRequest, Detachable, Executor, OwnedCall};
 use crate::idempotency::{CallId, Claim, Claimed, Fingerprint, Fingerprinter};
 use crate::pipeline::{CallContext, CallError, ErrorKind, Prepared, ToolCall, ToolMessage};
 use crate::registry::{CompiledTool, RedisDown};
-use opentelemetry::context::FutureExt as _;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -155,7 +154,9 @@ impl Executor {
         });
         // The run keeps the call's trace context if it goes on in a task of its own.
         let run: Pin<Box<dyn Future<Output = ToolMessage> + Send>> = Box::into_pin(run);
-        let run = Detachable { run: Some(run), otel: opentelemetry::Context::current() };
+        // Only at the runtime's end can it not go on: then the claim lapses with its lease, and a retry is told the
+        // outcome is unknown.
+        let run = Detachable::new(run, opentelemetry::Context::current(), "its claim will lapse");
         match deadline {
             None => run.await,
             Some(until) => match tokio::time::timeout_at(until, run).await {
@@ -223,36 +224,6 @@ fn unwound<F: Future>(future: Pin<&mut F>, cx: &mut Context<'_>) -> Poll<Option<
         Ok(Poll::Pending) => Poll::Pending,
         Ok(Poll::Ready(output)) => Poll::Ready(Some(output)),
         Err(_) => Poll::Ready(None),
-    }
-}
-
-/// A recorded call's run, polled on its caller's task until it is dropped: unfinished then, it goes on in a task of
-/// its own, so that its claim is settled however the call ends. Its caller polls it in the call's trace context
-/// (`Executor::execute`), so it attaches `otel`, that context, only once it runs on its own.
-struct Detachable {
-    run: Option<Pin<Box<dyn Future<Output = ToolMessage> + Send>>>,
-    otel: opentelemetry::Context,
-}
-
-impl Future for Detachable {
-    type Output = ToolMessage;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<ToolMessage> {
-        let run = self.run.as_mut().expect("a finished run is not polled again");
-        let message = ready!(run.as_mut().poll(cx));
-        self.run = None;
-        Poll::Ready(message)
-    }
-}
-
-impl Drop for Detachable {
-    fn drop(&mut self) {
-        let Some(run) = self.run.take() else { return };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn(run.with_context(self.otel.clone()))),
-            // Only at the runtime's end: the claim lapses with its lease, and a retry is told the outcome is unknown.
-            Err(_) => tracing::warn!("a recorded call was abandoned as the runtime stopped; its claim will lapse"),
-        }
     }
 }
 

@@ -17,8 +17,8 @@ const SHED_METHOD: &str = "mcp tools/call";
 
 /// A call cleared to run.
 pub struct Cleared {
-    /// Held until the call is answered.
-    pub _permit: OwnedSemaphorePermit,
+    /// Held until the call has run: its place among the calls in flight.
+    pub permit: OwnedSemaphorePermit,
     pub call: ToolCall,
     pub ctx: CallContext,
     pub reviewed: Option<Reviewed>,
@@ -31,7 +31,7 @@ pub enum CallStart {
 }
 
 /// What a host sent in one `tools/call`, with who sent it.
-pub struct Asked<'a> {
+pub struct HostCall<'a> {
     pub principal: Principal,
     /// The MCP session it came on; none from a 2026-07-28 host.
     pub session: String,
@@ -44,7 +44,7 @@ pub struct Asked<'a> {
 
 /// Sheds the call past the gateway-wide cap on calls in flight, as on gRPC, and refuses a retry whose
 /// `requestState` is not ours, is expired, or binds another caller, tool, arguments or policy.
-pub fn start(core: &Core, state_key: &StateKey, asked: Asked<'_>) -> CallStart {
+pub fn start(core: &Core, state_key: &StateKey, asked: HostCall<'_>) -> CallStart {
     let Some(permit) = core.shedding.try_enter(SHED_METHOD) else {
         return CallStart::Answered(Ok(CallToolResponse::Complete(answer::shed(&asked.name, core.shedding.max()))));
     };
@@ -56,7 +56,7 @@ pub fn start(core: &Core, state_key: &StateKey, asked: Asked<'_>) -> CallStart {
         return CallStart::Answered(Err(McpError::invalid_params("Invalid or expired requestState", None)));
     }
     let (call, ctx) = call_of(asked, reviewed.as_ref());
-    CallStart::Run(Cleared { _permit: permit, call, ctx, reviewed })
+    CallStart::Run(Cleared { permit, call, ctx, reviewed })
 }
 
 /// The call's answer. A 2026-07-28 host (`modern`) is told of a call that waits for review by a result it retries
@@ -79,8 +79,8 @@ pub fn answer(
 /// The call as the executor runs it. A reviewed call is the same call in any MCP session, so it is not of one: its
 /// session is the one the token names, else its user's, so its budgets and a per-session rate limit still hold
 /// across retries.
-fn call_of(asked: Asked<'_>, reviewed: Option<&Reviewed>) -> (ToolCall, CallContext) {
-    let Asked { principal, session, name, arguments, .. } = asked;
+fn call_of(asked: HostCall<'_>, reviewed: Option<&Reviewed>) -> (ToolCall, CallContext) {
+    let HostCall { principal, session, name, arguments, .. } = asked;
     let (id, own) = match reviewed {
         None => (String::new(), session),
         Some(reviewed) if principal.user_id.is_empty() => (reviewed.claims.call.clone(), String::new()),

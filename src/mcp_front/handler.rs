@@ -3,7 +3,7 @@
 //! and prompts are the imported MCP servers' that the caller's tenant may see.
 
 use super::SESSION_CHECK;
-use super::calls::{self, Asked, CallStart, Cleared};
+use super::calls::{self, CallStart, Cleared, HostCall};
 use super::host::{Host, LogLevel};
 use super::listen;
 use super::offers::{self, SessionOffers};
@@ -160,10 +160,10 @@ impl ServerHandler for FrontDoor {
         let parent = parent_of(&context)?;
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let (name, request_state) = (request.name.into_owned(), request.request_state.as_deref());
-        let Cleared { _permit, call, ctx, reviewed } = match calls::start(
+        let Cleared { permit, call, ctx, reviewed } = match calls::start(
             &self.core,
             &self.state_key,
-            Asked { principal, session, name, arguments, request_state },
+            HostCall { principal, session, name, arguments, request_state },
         ) {
             CallStart::Run(cleared) => cleared,
             CallStart::Answered(answered) => return answered,
@@ -185,6 +185,7 @@ impl ServerHandler for FrontDoor {
         }
         // Everything the call's server sent before its answer reaches the host before the result.
         host.finish().await;
+        drop(permit);
         Ok(calls::answer(&self.state_key, reviewed, modern, message))
     }
 

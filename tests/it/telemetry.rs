@@ -316,6 +316,45 @@ async fn a_call_whose_caller_goes_away_ends_as_cancelled() {
     gw.stop().await;
 }
 
+/// On MCP a host that goes away does not cancel its call (a disconnection is no cancellation; a host cancels with
+/// `notifications/cancelled`): on the door's direct path, as on the SDK's, the call finishes without it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_on_the_mcp_direct_path_finishes_when_its_host_goes_away() {
+    let collector = Collector::start().await;
+    let (_dir, mut config) = traced(&collector, false);
+    let addr = support::free_addr();
+    config.mcp_front.listen = Some(addr);
+    let mut gw = start_gateway(config).await;
+    let target = start_runtime(Runtime::default()).await;
+    gw.register(json!({"name": "sleep", "input_schema": {"type": "object"}, "backend": {"grpc": {"target": target}}}))
+        .await
+        .unwrap();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let params = json!({"name": "sleep", "arguments": {"ms": 800}, "_meta": meta});
+    // A plain `Accept` takes the direct path; one with weights, the SDK's.
+    for accept in ["application/json, text/event-stream", "application/json;q=0.9, text/event-stream"] {
+        let gave_up = reqwest::Client::new()
+            .post(format!("http://{addr}/mcp"))
+            .header("accept", accept)
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "sleep")
+            .timeout(Duration::from_millis(300))
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
+            .send()
+            .await;
+        assert!(gave_up.expect_err("the host gives up first").is_timeout());
+    }
+
+    let spans = collector.wait_for_spans(|s| count(s, "execute_tool sleep") >= 2, WAIT).await;
+    for call in spans.iter().filter(|s| s.name == "execute_tool sleep") {
+        assert_eq!(call.str_attr("toolgate.door"), Some("mcp"));
+        assert_eq!((call.status_code, call.str_attr("error.type")), (0, None), "the call ran to its end");
+    }
+    gw.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_through_the_mcp_front_door_says_so_and_joins_the_hosts_trace() {
     joins_the_hosts_trace(None).await;

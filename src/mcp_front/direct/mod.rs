@@ -5,9 +5,9 @@
 
 mod shape;
 
-use super::calls::{self, Asked, CallStart, Cleared};
+use super::calls::{self, CallStart, Cleared, HostCall};
 use super::handler::FrontDoor;
-use crate::executor::{CallRequest, ReviewMode};
+use crate::executor::{CallRequest, Detachable, ReviewMode};
 use crate::telemetry::{Door, in_context};
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
@@ -66,9 +66,14 @@ where
         let Some(length) = shape::by_head(&parts, &self.checks) else {
             return self.pass(Request::from_parts(parts, body)).await;
         };
-        // The length is the one the head declared, at most the body limit, and the body cannot exceed it.
-        let Ok(bytes) = axum::body::to_bytes(body, length).await else {
-            return (StatusCode::BAD_REQUEST, "Bad Request: the request body could not be read").into_response();
+        // The length is the one the head declared, at most the body limit, and the body cannot exceed it. One that
+        // cannot be read is answered as the SDK answers it.
+        let bytes = match axum::body::to_bytes(body, length).await {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                return (StatusCode::INTERNAL_SERVER_ERROR, format!("Failed to read request body: {e}"))
+                    .into_response();
+            }
         };
         match shape::by_body(&parts, &bytes, self.door.core()) {
             Some(call) => run(&self.door, &parts, call).await,
@@ -84,22 +89,33 @@ where
     }
 }
 
-/// Runs the call, and answers it as the SDK would: one JSON-RPC message in a JSON body.
+/// Runs the call, and answers it as the SDK would: one JSON-RPC message in a JSON body. A host that goes away
+/// before the answer does not cancel the call, as it does not on the SDK's path (whose handler runs in a task of
+/// its own): it finishes in a task of its own.
 async fn run(door: &FrontDoor, parts: &Parts, direct: DirectCall) -> Response {
     let DirectCall { id, principal, name, arguments, meta } = direct;
     let parent = calls::parent(meta.get_traceparent(), &parts.headers);
     let arguments = serde_json::Value::Object(arguments.unwrap_or_default()).to_string();
-    let asked = Asked { principal, session: String::new(), name, arguments, request_state: None };
+    let asked = HostCall { principal, session: String::new(), name, arguments, request_state: None };
     let answered = match calls::start(door.core(), door.state_key(), asked) {
         CallStart::Answered(answered) => answered,
-        CallStart::Run(Cleared { _permit, call, ctx, reviewed }) => {
-            let req = CallRequest { door: Door::Mcp, ..CallRequest::new(&call, &ctx, None, ReviewMode::Defer) };
-            let message = in_context(&parent, std::pin::pin!(door.core().executor.execute(req))).await;
+        CallStart::Run(Cleared { permit, call, ctx, reviewed }) => {
+            let core = Arc::clone(door.core());
+            // Built in its box: the run is a large future, and `Box::new` would build it on the stack and copy it.
+            let run = Box::write(Box::new_uninit(), async move {
+                let req = CallRequest { door: Door::Mcp, ..CallRequest::new(&call, &ctx, None, ReviewMode::Defer) };
+                let message = core.executor.execute(req).await;
+                drop(permit);
+                message
+            });
+            let run = Detachable::new(Box::into_pin(run), parent.clone(), "its answer is lost");
+            let message = in_context(&parent, std::pin::pin!(run)).await;
             Ok(calls::answer(door.state_key(), reviewed, true, message))
         }
     };
     let message = match answered {
         Ok(response) => ServerJsonRpcMessage::response(ServerResult::from(response), id),
+        // Only a `requestState` refused answers so, and such a retry is the SDK's; rmcp answers it 200 too.
         Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
     };
     match serde_json::to_vec(&message) {

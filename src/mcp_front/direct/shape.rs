@@ -30,26 +30,46 @@ pub struct DirectCall {
     pub meta: RequestMetaObject,
 }
 
-/// The JSON-RPC request, with nothing the direct path does not know: a field more (a task, a `requestState`, a
-/// batch) and it is the SDK's.
+/// The JSON-RPC request, with nothing the direct path does not know: a field more (a task, a `requestState`) and it
+/// is the SDK's. Read from JSON objects alone (`Object`), as the SDK reads it.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Envelope {
+struct WireCall {
     #[allow(dead_code)] // Read only to be checked: "2.0".
     jsonrpc: JsonRpcVersion2_0,
     id: RequestId,
     method: String,
-    params: Params,
+    params: Object<WireParams>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Params {
+struct WireParams {
     name: String,
     #[serde(default)]
     arguments: Option<JsonObject>,
     #[serde(rename = "_meta", default)]
     meta: RequestMetaObject,
+}
+
+/// `T` read from a JSON object only: a derived struct also reads a JSON array, field by field in order, which the
+/// SDK refuses.
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Fields<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, map: M) -> Result<T, M::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_map(Fields(std::marker::PhantomData)).map(Object)
+    }
 }
 
 /// From the head alone: the length of a body the direct path may take, or `None` for the SDK's.
@@ -62,6 +82,8 @@ pub fn by_head(parts: &Parts, checks: &DoorChecks) -> Option<usize> {
         && sole(headers, "mcp-protocol-version") == Some(VERSION)
         && sole(headers, "mcp-method") == Some("tools/call")
         && sole(headers, "mcp-name").is_some_and(|name| !name.starts_with("=?"))
+        // Checked by the SDK against the tool's schema, should the door ever give it one.
+        && !headers.keys().any(|name| name.as_str().starts_with("mcp-param-"))
         && parts.extensions.get::<Principal>().is_some()
         && accepts_json_and_events(headers)
         && sends_json(headers)
@@ -84,8 +106,8 @@ pub fn by_body(parts: &Parts, body: &[u8], core: &Core) -> Option<DirectCall> {
 
 /// The body read as a plain `tools/call` that agrees with the head.
 fn parse(parts: &Parts, body: &[u8]) -> Option<DirectCall> {
-    let Envelope { id, method, params, .. } = serde_json::from_slice(body).ok()?;
-    let Params { name, arguments, meta } = params;
+    let Object(WireCall { id, method, params: Object(params), .. }) = serde_json::from_slice(body).ok()?;
+    let WireParams { name, arguments, meta } = params;
     let version = ProtocolVersion::V_2026_07_28;
     let plain = method == "tools/call"
         && sole(&parts.headers, "mcp-name") == Some(name.as_str())
@@ -213,6 +235,7 @@ mod tests {
         assert_eq!(sdk(Box::new(set("content-type", "text/plain"))), None, "not JSON");
         assert_eq!(sdk(Box::new(set("content-length", "1025"))), None, "over the body limit");
         assert_eq!(sdk(Box::new(set("transfer-encoding", "chunked"))), None, "chunked");
+        assert_eq!(sdk(Box::new(set("mcp-param-region", "eu"))), None, "a parameter in a header");
         let twice = |b: &mut http::request::Builder| {
             b.headers_mut().unwrap().append("mcp-method", http::HeaderValue::from_static("tools/call"));
         };
@@ -264,6 +287,11 @@ mod tests {
         request["method"] = json!("tools/list");
         assert!(sdk(serde_json::to_vec(&request).unwrap()), "another method");
         assert!(sdk(b"[]".to_vec()), "a batch");
+        let envelope = json!(["2.0", 7, "tools/call", {"name": "transfer", "_meta": meta()}]);
+        assert!(sdk(serde_json::to_vec(&envelope).unwrap()), "a request written as an array");
+        let mut request: Value = serde_json::from_slice(&body(meta())).unwrap();
+        request["params"] = json!(["transfer", {"amount": 1}, meta()]);
+        assert!(sdk(serde_json::to_vec(&request).unwrap()), "params written as an array");
         assert!(sdk(b"{".to_vec()), "not JSON");
         assert!(!sdk(body(meta())), "the plain call itself is taken");
         let mut progress = meta();

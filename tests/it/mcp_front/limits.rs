@@ -1,7 +1,7 @@
-//! The front door's bounds and identity rules over real HTTP: sessions capped per principal and in all (a
-//! 2026-07-28 call takes no place), each the opener's alone, reaped sessions answered 404, `Origin` checked against loopback by default, `tools/call` shed
-//! by the gateway-wide cap gRPC's calls share, an unanswered confirmation bounded, and a chunked body over the
-//! limit refused with 413.
+//! The front door's bounds and identity rules over real HTTP: sessions capped per principal and in all (a 2026-07-28
+//! call takes no place), each the opener's alone, reaped sessions answered 404, `Origin` checked against loopback by
+//! default, `tools/call` shed by the gateway-wide cap gRPC's calls share, an unanswered confirmation bounded, and a
+//! chunked body over the limit refused with 413.
 
 use super::direct::{self, PLAIN, WEIGHED};
 use super::{ALICE, BOB, call, client, front_with, text, toolgate_meta, transfer};
