@@ -1,5 +1,5 @@
 //! The session guard, the middleware after authentication: a request on a session goes on only from its owner, and a
-//! new session is opened only with room for it; a 2026-07-28 request, which opens none, takes no room. In cluster mode
+//! new session is opened only with room for it; a 2026-07-28 request, which opens none, takes no room (but a listen). In cluster mode
 //! a session is the fleet's: one opened here is recorded in Redis before its id is answered (503 with `Retry-After` if
 //! it cannot be), one this gateway does not hold is resumed from its record for its owner, and one closed through
 //! another gateway ends here at its next request. While Redis cannot say whether a session it does not hold exists, a
@@ -63,19 +63,22 @@ pub async fn guard(State(sessions): State<Arc<McpSessions>>, request: Request, n
         // Only a POST without a session opens one (with `initialize`); anything else the SDK refuses.
         None if request.method() != Method::POST => next.run(request).await,
         // A 2026-07-28 request stands alone: it takes no place among the sessions, however many run at once.
-        None if cannot_open(&request) => next.run(request).await,
+        None if takes_no_place(&request) => next.run(request).await,
         None => open(&sessions, &principal, request, next).await,
     }
 }
 
-/// A request that cannot open a session: of 2026-07-28 or later (by its `MCP-Protocol-Version`, read as the SDK
-/// reads it), with an `Mcp-Method` that is not `initialize`. The SDK refuses an `initialize` whose `Mcp-Method` says
-/// otherwise before it opens anything; `a_2026_call_takes_no_session_place_and_cannot_open_one` holds it to that.
-fn cannot_open(request: &Request) -> bool {
+/// A request that needs no place among the sessions: of 2026-07-28 or later (by its `MCP-Protocol-Version`, read as
+/// the SDK reads it), with an `Mcp-Method` (which the SDK holds to the body's method) that is neither `initialize`
+/// nor `subscriptions/listen`. The SDK refuses an `initialize` whose `Mcp-Method` says otherwise before it opens
+/// anything (`a_2026_call_takes_no_session_place_and_cannot_open_one` holds it to that); a listen stays open as long
+/// as a session may, and is held to the sessions' caps, the only bound on how many a caller keeps open.
+fn takes_no_place(request: &Request) -> bool {
     let headers = request.headers();
     let version = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok());
     let standard = version.is_some_and(|v| v >= ProtocolVersion::STANDARD_HEADERS.as_str());
-    standard && headers.get("mcp-method").is_some_and(|method| method != "initialize")
+    standard
+        && headers.get("mcp-method").is_some_and(|method| method != "initialize" && method != "subscriptions/listen")
 }
 
 /// A request on session `id`: its owner's on a session held here, or one the fleet holds, resumed here.

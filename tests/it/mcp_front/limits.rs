@@ -107,6 +107,9 @@ async fn a_2026_call_takes_no_session_place_and_cannot_open_one() {
     assert_eq!(sneaky.status(), 400, "{:?}", sneaky.headers());
     assert!(sneaky.headers().get("mcp-session-id").is_none(), "no session opened");
     assert_eq!(initialize_as("initialize").await.unwrap().status(), 503, "the door is still full");
+    // A listen stays open as a session may: it is held to the same caps.
+    let listen = initialize_as("subscriptions/listen").await.unwrap();
+    assert_eq!(listen.status(), 503, "a listen needs a place");
 }
 
 #[tokio::test]
