@@ -148,6 +148,11 @@ impl HttpClient {
             let structured = structured_of(&text);
             return Ok(Output::text(text, structured));
         }
+        if status.is_redirection() {
+            let to = response.headers().get(reqwest::header::LOCATION).and_then(|l| l.to_str().ok());
+            tracing::warn!(tool = call.tool, %status, location = to.unwrap_or_default(), "an HTTP tool redirected");
+            return Err(status_error(status, "the tool's URL redirects, and redirects are not followed"));
+        }
         Err(status_error(status, &text))
     }
 }
@@ -171,6 +176,9 @@ fn builder(connect_timeout: Duration, tls: &ClientTls) -> reqwest::ClientBuilder
     reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .user_agent(concat!("toolgate/", env!("CARGO_PKG_VERSION")))
+        // A redirect is answered as the tool's failure, not followed: a 301 or 302 would turn the call's POST into a
+        // GET without its arguments, and any redirect would send them to a URL nobody registered.
+        .redirect(reqwest::redirect::Policy::none())
         .tls_backend_preconfigured((*tls.http()).clone())
 }
 

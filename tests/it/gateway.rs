@@ -152,6 +152,9 @@ async fn backend_failures_are_typed_messages() {
         // A misrouted backend is the operator's to fix, not the model's.
         ("http_404", url("/status/404"), 0, K::ToolError, false, false),
         ("http_401", url("/status/401"), 0, K::ToolError, false, false),
+        // A redirect is not followed: a 302 would reach `/echo` as a GET without the arguments, a 307 as the POST.
+        ("http_302", url("/moved/302"), 0, K::ToolError, false, false),
+        ("http_307", url("/moved/307"), 0, K::ToolError, false, false),
         ("http_503", url("/status/503"), 0, K::ToolError, false, true),
         ("http_slow", url("/sleep/60000"), 100, K::Timeout, false, true),
         (
@@ -198,6 +201,10 @@ async fn backend_failures_are_typed_messages() {
     assert!(m.content.contains("HTTP 400 Bad Request: failed with 400"), "{}", m.content);
     let m = gw.call("http_404", "{}").await;
     assert!(m.content.contains("HTTP 404 Not Found") && !m.content.contains("fix"), "not the model's: {}", m.content);
+    for moved in ["http_302", "http_307"] {
+        let m = gw.call(moved, r#"{"a": 1}"#).await;
+        assert!(m.content.contains("redirects are not followed"), "{moved}: {}", m.content);
+    }
     let m = gw.call("fail", "{}").await;
     assert_eq!(m.content, "Error: fail failed: the tool broke");
 }

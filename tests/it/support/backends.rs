@@ -92,7 +92,8 @@ pub const PIXEL_PNG: &[u8] = &[
 
 /// Starts an HTTP tool server on 127.0.0.1:0 and returns its base URL.
 /// `POST /echo` answers the body; `/status/{code}` answers that status; `/sleep/{ms}` waits; `/text` answers text;
-/// `/traceparent` answers the `traceparent` header it received; `/image` answers [`PIXEL_PNG`] as `image/png`.
+/// `/traceparent` answers the `traceparent` header it received; `/image` answers [`PIXEL_PNG`] as `image/png`;
+/// `/moved/{code}` redirects to `/echo` with that status.
 pub async fn start_http() -> String {
     let app = axum::Router::new()
         .route("/echo", post(|body: String| async move { ([("content-type", "application/json")], body) }))
@@ -110,6 +111,10 @@ pub async fn start_http() -> String {
             }),
         )
         .route("/text", post(|| async { "plain text answer" }))
+        .route(
+            "/moved/{code}",
+            post(|Path(code): Path<u16>| async move { (StatusCode::from_u16(code).unwrap(), [("location", "/echo")]) }),
+        )
         .route("/image", post(|| async { ([("content-type", "image/png; charset=binary")], PIXEL_PNG.to_vec()) }))
         .route(
             "/traceparent",
