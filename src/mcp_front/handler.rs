@@ -177,11 +177,15 @@ impl ServerHandler for FrontDoor {
             host: Some(&asked),
             ..CallRequest::new(&call, &ctx, None, ReviewMode::Defer)
         };
-        let mut message = in_context(&parent, std::pin::pin!(self.core.executor.execute(req))).await;
+        // Boxed, as every large future a handler awaits: the SDK moves each request's task by value several times,
+        // and the task is as large as the largest handler's future (this one's was 9.5 KB with the executor's
+        // inside, 1.7 KB with it boxed).
+        let mut run = Box::pin(self.core.executor.execute(req));
+        let mut message = in_context(&parent, run.as_mut()).await;
         let modern = context.meta.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
         if reviewed.as_ref().is_some_and(|r| r.confirmable) && !modern && confirm::can_ask(&context.peer) {
             let asked = confirm::ask(&self.core, &context.peer, req, message, self.confirm_timeout);
-            message = asked.with_context(parent).await;
+            message = Box::pin(asked.with_context(parent)).await;
         }
         // Everything the call's server sent before its answer reaches the host before the result.
         host.finish().await;
@@ -197,7 +201,7 @@ impl ServerHandler for FrontDoor {
     ) -> Result<ListResourcesResult, McpError> {
         let (principal, _) = caller(&context)?;
         self.offers.seen(&principal.tenant);
-        Ok(ListResourcesResult::with_all_items(self.core.mcp.resources(&principal.tenant).await))
+        Ok(ListResourcesResult::with_all_items(Box::pin(self.core.mcp.resources(&principal.tenant)).await))
     }
 
     async fn list_resource_templates(
@@ -206,7 +210,8 @@ impl ServerHandler for FrontDoor {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         let (principal, _) = caller(&context)?;
-        Ok(ListResourceTemplatesResult::with_all_items(self.core.mcp.resource_templates(&principal.tenant).await))
+        let templates = Box::pin(self.core.mcp.resource_templates(&principal.tenant)).await;
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
     }
 
     async fn read_resource(
@@ -215,7 +220,7 @@ impl ServerHandler for FrontDoor {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let (principal, _) = caller(&context)?;
-        let read = self.core.mcp.read_resource(&principal.tenant, &request.uri).await;
+        let read = Box::pin(self.core.mcp.read_resource(&principal.tenant, &request.uri)).await;
         read.map(ReadResourceResponse::Complete)
     }
 
@@ -226,7 +231,7 @@ impl ServerHandler for FrontDoor {
     ) -> Result<(), McpError> {
         let (principal, _) = caller(&context)?;
         self.offers.seen(&principal.tenant);
-        self.offers.subscribe(&self.core, &principal.tenant, &request.uri).await
+        Box::pin(self.offers.subscribe(&self.core, &principal.tenant, &request.uri)).await
     }
 
     async fn unsubscribe(
@@ -235,7 +240,7 @@ impl ServerHandler for FrontDoor {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         caller(&context)?;
-        self.offers.unsubscribe(&self.core, &request.uri).await;
+        Box::pin(self.offers.unsubscribe(&self.core, &request.uri)).await;
         Ok(())
     }
 
@@ -247,7 +252,7 @@ impl ServerHandler for FrontDoor {
     ) -> Result<ListPromptsResult, McpError> {
         let (principal, _) = caller(&context)?;
         self.offers.seen(&principal.tenant);
-        Ok(ListPromptsResult::with_all_items(self.core.mcp.prompts(&principal.tenant).await))
+        Ok(ListPromptsResult::with_all_items(Box::pin(self.core.mcp.prompts(&principal.tenant)).await))
     }
 
     async fn get_prompt(
@@ -256,7 +261,7 @@ impl ServerHandler for FrontDoor {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let (principal, _) = caller(&context)?;
-        let got = self.core.mcp.get_prompt(&principal.tenant, &request.name, request.arguments).await;
+        let got = Box::pin(self.core.mcp.get_prompt(&principal.tenant, &request.name, request.arguments)).await;
         got.map(GetPromptResponse::Complete)
     }
 
@@ -280,7 +285,7 @@ impl ServerHandler for FrontDoor {
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
         let (principal, _) = caller(subscription.request_context())?;
-        listen::listen(Arc::clone(&self.core), subscription, &principal.tenant).await
+        Box::pin(listen::listen(Arc::clone(&self.core), subscription, &principal.tenant)).await
     }
 
     /// The SDK hands over a request whose params it could not read as a custom one: a `tools/call` whose
