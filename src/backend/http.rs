@@ -38,7 +38,7 @@ struct Route {
     url: reqwest::Url,
 }
 
-/// Routes kept before the map is emptied: registered URLs only, but tools come and go.
+/// Routes, and Unix sockets' pools, kept before their map is emptied: registered URLs only, but tools come and go.
 const MAX_ROUTES: usize = 4096;
 
 impl HttpClient {
@@ -81,6 +81,10 @@ impl HttpClient {
                             .unix_socket(path.clone())
                             .build()
                             .map_err(unavailable)?;
+                        // Bounded as the routes are: a pool a kept route holds lives on in it.
+                        if pools.sockets.len() >= MAX_ROUTES {
+                            pools.sockets.clear();
+                        }
                         pools.sockets.insert(path, client.clone());
                         client
                     }
@@ -268,5 +272,17 @@ mod tests {
         assert_eq!(routes(&client), MAX_ROUTES);
         client.route(&spec("http://127.0.0.1:1/other")).unwrap();
         assert_eq!(routes(&client), 1, "emptied, then the new route kept");
+    }
+
+    #[test]
+    fn the_unix_sockets_pools_are_bounded() {
+        let client = client();
+        let sockets = |client: &HttpClient| client.pools.read().unwrap().sockets.len();
+        for n in 0..MAX_ROUTES {
+            client.route(&spec(&format!("unix:/run/tool-{n}.sock:/"))).unwrap();
+        }
+        assert_eq!(sockets(&client), MAX_ROUTES);
+        client.route(&spec("unix:/run/another.sock:/")).unwrap();
+        assert_eq!(sockets(&client), 1, "emptied, then the new socket's pool kept");
     }
 }
