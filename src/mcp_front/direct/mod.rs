@@ -22,23 +22,25 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use tower::{Service, ServiceExt};
 
-/// The front door's `/mcp` service: the direct path before `sdk`.
+/// The front door's `/mcp` service: the direct path before `sdk`. The router clones it for each request, and it
+/// clones itself into each request's future: the SDK's service (its whole configuration) is cloned only for a
+/// request handed to it, and the SDK clones it again in its own `call`.
 #[derive(Clone)]
 pub struct Direct<S> {
     door: Arc<FrontDoor>,
     checks: Arc<DoorChecks>,
-    sdk: S,
+    sdk: Arc<S>,
 }
 
 impl<S> Direct<S> {
     pub fn new(door: FrontDoor, checks: DoorChecks, sdk: S) -> Self {
-        Self { door: Arc::new(door), checks: Arc::new(checks), sdk }
+        Self { door: Arc::new(door), checks: Arc::new(checks), sdk: Arc::new(sdk) }
     }
 }
 
 impl<S> Service<Request<Body>> for Direct<S>
 where
-    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send + Sync + 'static,
     S::Future: Send,
 {
     type Response = Response;
@@ -58,7 +60,7 @@ where
 
 impl<S> Direct<S>
 where
-    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send + Sync + 'static,
     S::Future: Send,
 {
     async fn serve(self, request: Request<Body>) -> Response {
@@ -82,7 +84,7 @@ where
     }
 
     async fn pass(self, request: Request<Body>) -> Response {
-        match self.sdk.oneshot(request).await {
+        match S::clone(&self.sdk).oneshot(request).await {
             Ok(response) => response,
             Err(never) => match never {},
         }
