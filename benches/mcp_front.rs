@@ -80,8 +80,8 @@ async fn main() {
     let bare = BareHost::new(format!("http://{front}/mcp"));
     let bare_session = BareHost::new(format!("http://{front}/mcp")).in_a_session().await;
 
-    // `MCP_FRONT_ONLY=grpc`, `2025-11-25`, `2026-07-28`, `bare` or `bare-2025` calls through that door alone (to count its
-    // instructions under callgrind); the others report nothing.
+    // `MCP_FRONT_ONLY=grpc`, `2025-11-25`, `2026-07-28`, `bare` or `bare-2025` calls through that door alone (to
+    // count its instructions under callgrind); the others report nothing.
     let only = std::env::var("MCP_FRONT_ONLY").ok();
     let runs = |door: &str| only.as_deref().is_none_or(|only| only == door);
     let (mut by_grpc, mut by_mcp, mut by_stateless) = (Vec::new(), Vec::new(), Vec::new());
@@ -210,19 +210,19 @@ impl BareHost {
                                      "io.modelcontextprotocol/clientCapabilities": {}});
         }
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
-        let (answer, kind) = if self.session.is_some() {
-            let sent = self.post(&body, "2025-11-25").send().await.unwrap();
-            let kind = sent.headers().get("content-type").cloned();
-            (last_event(&sent.bytes().await.unwrap()), kind)
-        } else {
-            let post = self.post(&body, "2026-07-28").header("mcp-method", "tools/call").header("mcp-name", "forecast");
-            let sent = post.send().await.unwrap();
-            let kind = sent.headers().get("content-type").cloned();
-            (serde_json::from_slice(&sent.bytes().await.unwrap()).unwrap(), kind)
+        let (post, expected) = match &self.session {
+            Some(_) => (self.post(&body, "2025-11-25"), "text/event-stream"),
+            None => {
+                let post = self.post(&body, "2026-07-28").header("mcp-method", "tools/call");
+                (post.header("mcp-name", "forecast"), "application/json")
+            }
         };
+        let sent = post.send().await.unwrap();
+        let kind = sent.headers().get("content-type").cloned();
+        let bytes = sent.bytes().await.unwrap();
+        let answer = if self.session.is_some() { last_event(&bytes) } else { serde_json::from_slice(&bytes).unwrap() };
         let took = started.elapsed();
-        let json = if self.session.is_some() { "text/event-stream" } else { "application/json" };
-        assert_eq!(kind.as_ref().and_then(|k| k.to_str().ok()), Some(json), "{answer}");
+        assert_eq!(kind.as_ref().and_then(|k| k.to_str().ok()), Some(expected), "{answer}");
         assert_eq!(answer["id"], json!(id), "{answer}");
         assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
         assert_eq!(answer["result"]["structuredContent"], json!({"city": "Oslo", "days": 3}), "{answer}");
