@@ -11,6 +11,8 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[path = "../tests/it/support/ports.rs"]
+mod ports;
 #[allow(dead_code)]
 #[path = "hardening_support/served.rs"]
 mod served;

@@ -20,6 +20,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod attack;
 #[path = "hardening_support/overload.rs"]
 mod overload;
+#[path = "../tests/it/support/ports.rs"]
+mod ports;
 #[path = "hardening_support/round2.rs"]
 mod round2;
 #[path = "hardening_support/served.rs"]

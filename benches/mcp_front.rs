@@ -19,6 +19,11 @@ use std::time::{Duration, Instant};
 use toolgate::config::McpFrontSettings;
 use toolgate::pb::v1::{self as pb, tool_gateway_client::ToolGatewayClient, tool_registry_client::ToolRegistryClient};
 
+#[path = "../tests/it/support/ports.rs"]
+mod ports;
+#[path = "e2e_support/serving.rs"]
+mod serving;
+
 const ARGUMENTS: &str = r#"{"city": "Oslo", "days": 3}"#;
 
 fn env_or(name: &str, default: usize) -> usize {
@@ -46,20 +51,12 @@ async fn main() {
         if smoke { (50, 1) } else { (env_or("MCP_FRONT_CALLS", 5_000), env_or("MCP_FRONT_ROUNDS", 3)) };
     let _ = rustls::crypto::ring::default_provider().install_default();
     let data = tempfile::tempdir().unwrap();
-    let front = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let front = ports::free_addr();
     let mut config = toolgate::Config { data_dir: data.path().to_path_buf(), ..toolgate::Config::default() };
     config.mcp_front = McpFrontSettings { listen: Some(front), ..McpFrontSettings::default() };
     config.mcp_front.allowed_hosts = vec!["127.0.0.1".into()];
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let grpc = listener.local_addr().unwrap();
-    tokio::spawn(toolgate::run(listener, config, std::future::pending()));
-
-    let channel = loop {
-        match tonic::transport::Endpoint::from_shared(format!("http://{grpc}")).unwrap().connect().await {
-            Ok(channel) => break channel,
-            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-        }
-    };
+    let channel = serving::gateway(listener, config).await;
     let spec = json!({"name": "forecast", "input_schema": {"type": "object", "properties": {
         "city": {"type": "string"}, "days": {"type": "integer"}}}, "backend": {"http": {"url": start_tool().await}}});
     let spec: toolgate::registry::ToolSpec = serde_json::from_value(spec).unwrap();

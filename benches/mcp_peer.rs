@@ -21,6 +21,11 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "../tests/it/support/ports.rs"]
+mod ports;
+#[path = "e2e_support/serving.rs"]
+mod serving;
+
 type Host = RunningService<RoleClient, ()>;
 
 fn env_or(name: &str, default: usize) -> usize {
@@ -71,20 +76,20 @@ async fn start_backend() -> String {
 
 /// A gateway importing the backend with no prefix, its front door on a port of its own: the door's URL.
 async fn start_toolgate(backend: &str, data: &std::path::Path) -> String {
-    let front = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let front = ports::free_addr();
     let mut config = toolgate::Config { data_dir: data.to_path_buf(), ..toolgate::Config::default() };
     config.mcp_front = toolgate::config::McpFrontSettings { listen: Some(front), ..Default::default() };
     config.mcp_front.allowed_hosts = vec!["127.0.0.1".into()];
     config.mcp_servers = vec![serde_json::from_value(json!({"name": "peer", "url": backend, "prefix": ""})).unwrap()];
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    tokio::spawn(toolgate::run(listener, config, std::future::pending()));
+    serving::gateway(listener, config).await;
     format!("http://{front}/mcp")
 }
 
 /// mcp-proxy with the backend as `b`, in a process of its own (killed when the handle drops): its URL. Fails
 /// saying how to get it when it cannot be started.
 async fn start_proxy(backend: &str, dir: &std::path::Path) -> (tokio::process::Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = ports::free_addr().port();
     let config = dir.join("proxy.toml");
     let toml = format!(
         "[proxy]\nname = \"bench\"\nseparator = \"/\"\n[proxy.listen]\nhost = \"127.0.0.1\"\nport = {port}\n\n\

@@ -35,6 +35,8 @@ mod load;
 #[allow(dead_code)]
 #[path = "e2e_support/otlp_sink.rs"]
 mod otlp_sink;
+#[path = "../tests/it/support/ports.rs"]
+mod ports;
 #[allow(dead_code)]
 #[path = "hardening_support/served.rs"]
 mod served;

@@ -15,6 +15,8 @@
 
 #[path = "registry_support/lookup.rs"]
 mod lookup;
+#[path = "../tests/it/support/ports.rs"]
+mod ports;
 #[path = "registry_support/server.rs"]
 mod server;
 #[path = "registry_support/tools.rs"]

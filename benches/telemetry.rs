@@ -7,6 +7,8 @@
 
 #[path = "e2e_support/otlp_sink.rs"]
 mod otlp_sink;
+#[path = "../tests/it/support/ports.rs"]
+mod ports;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use opentelemetry::context::FutureExt;
@@ -55,7 +57,7 @@ fn benches(c: &mut Criterion) {
     let call = ToolCall { id: "call_1".into(), name: "get_weather".into(), arguments: r#"{"city": "Oslo"}"#.into() };
     let ctx =
         CallContext { tenant: "acme".into(), user_id: "u-1".into(), session_id: "s-1".into(), ..Default::default() };
-    let free_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let free_port = ports::free_addr();
     let sink = runtime.block_on(otlp_sink::Sink::start());
     let sides = [
         ("off", RawTelemetry::default()),

@@ -34,7 +34,7 @@ impl Served {
     /// `start`, with the build at `bin`.
     pub async fn start_build(bin: &std::path::Path, extra: &str) -> Served {
         let dir = tempfile::tempdir().expect("a temp dir");
-        let addr = free_port().await;
+        let addr = crate::ports::free_addr();
         let config = format!("listen = \"{addr}\"\ndata_dir = \"{}\"\n{extra}\n", dir.path().join("data").display());
         let path = dir.path().join("toolgate.toml");
         std::fs::write(&path, config).expect("the config is written");
@@ -82,11 +82,6 @@ impl Served {
         let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()?).ok()?);
         Some(nix::time::clock_getcpuclockid(pid).ok()?.now().ok()?.into())
     }
-}
-
-async fn free_port() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
-    listener.local_addr().expect("a local address")
 }
 
 /// Connects, retrying while the server starts.

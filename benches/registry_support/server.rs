@@ -2,7 +2,7 @@
 //! `/proc/<pid>/status`, and stopped with SIGTERM as an orchestrator would.
 
 use std::fs::File;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -34,7 +34,7 @@ pub struct Ready {
 impl Server {
     /// Starts `toolgate serve` on `data_dir`, its output appended to `log`, with no inherited config or tokens.
     pub fn spawn(data_dir: &Path, log: &Path) -> Result<Self, String> {
-        let addr = free_port()?;
+        let addr = crate::ports::free_addr();
         let out = File::options().create(true).append(true).open(log).map_err(|e| format!("log: {e}"))?;
         let err = out.try_clone().map_err(|e| format!("log: {e}"))?;
         let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
@@ -134,10 +134,4 @@ pub async fn list_definitions(channel: Channel) -> Result<usize, String> {
     let request = pb::ListToolDefinitionsRequest { format: pb::DefinitionFormat::Openai as i32, ..Default::default() };
     let response = gateway.list_tool_definitions(request).await.map_err(|e| format!("ListToolDefinitions: {e}"))?;
     Ok(response.into_inner().definitions.len())
-}
-
-/// A port nothing listens on right now; the server binds it a moment later.
-fn free_port() -> Result<SocketAddr, String> {
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("bind: {e}"))?;
-    listener.local_addr().map_err(|e| e.to_string())
 }
