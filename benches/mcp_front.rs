@@ -207,17 +207,18 @@ impl BareHost {
                                      "io.modelcontextprotocol/clientCapabilities": {}});
         }
         let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
-        let (post, expected) = match &self.session {
-            Some(_) => (self.post(&body, "2025-11-25"), "text/event-stream"),
+        let (post, expected, read): (_, _, fn(&[u8]) -> serde_json::Value) = match &self.session {
+            Some(_) => (self.post(&body, "2025-11-25"), "text/event-stream", last_event),
             None => {
                 let post = self.post(&body, "2026-07-28").header("mcp-method", "tools/call");
-                (post.header("mcp-name", "forecast"), "application/json")
+                (post.header("mcp-name", "forecast"), "application/json", |bytes| {
+                    serde_json::from_slice(bytes).unwrap()
+                })
             }
         };
         let sent = post.send().await.unwrap();
         let kind = sent.headers().get("content-type").cloned();
-        let bytes = sent.bytes().await.unwrap();
-        let answer = if self.session.is_some() { last_event(&bytes) } else { serde_json::from_slice(&bytes).unwrap() };
+        let answer = read(&sent.bytes().await.unwrap());
         let took = started.elapsed();
         assert_eq!(kind.as_ref().and_then(|k| k.to_str().ok()), Some(expected), "{answer}");
         assert_eq!(answer["id"], json!(id), "{answer}");

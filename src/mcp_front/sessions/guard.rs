@@ -2,8 +2,9 @@
 //! new session is opened only with room for it; a 2026-07-28 request, which opens none, takes no room (but a listen).
 //! In cluster mode a session is the fleet's: one opened here is recorded in Redis before its id is answered (503 with
 //! `Retry-After` if it cannot be), one this gateway does not hold is resumed from its record for its owner, and one
-//! closed through another gateway ends here at its next request. While Redis cannot say whether a session it does not hold exists, a
-//! request on it is answered 503 with `Retry-After`, never 404: a 404 would make the host start over.
+//! closed through another gateway ends here at its next request. While Redis cannot say whether a session it does
+//! not hold exists, a request on it is answered 503 with `Retry-After`, never 404: a 404 would make the host start
+//! over.
 
 use super::shared::Unrecorded;
 use super::{Elsewhere, McpSessions};
