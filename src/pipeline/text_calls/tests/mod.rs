@@ -3,6 +3,8 @@
 use super::*;
 use serde_json::json;
 
+mod kinds;
+
 const TOOLS: [&str; 3] = ["get_weather", "convert_currency", "ecology.get_population"];
 
 fn read(text: &str) -> FromText {
