@@ -1,25 +1,27 @@
 //! Calls a model wrote in its text: found by the pipeline, then, when the caller asks, run as one batch.
 
-use super::offload::{self, CpuPool};
+use super::offload::CpuPool;
 use super::{Executor, ReviewMode};
-use crate::pipeline::{self, CallContext, CallError, MAX_TEXT_CALLS, RepairSettings, TextExtraction};
+use crate::pipeline::{self, CallContext, CallError, MAX_TEXT_CALLS, RepairSettings, TextExtraction, TextFormat};
 use crate::pipeline::{ToolCall, ToolMessage};
 use crate::registry::Catalog;
 use std::sync::Arc;
 use tokio::time::Instant;
 
 impl Executor {
-    /// The calls `text` holds to the tools the caller sees (of `tools`, when it names any). A long text is read on
-    /// the CPU pool, as a call's large arguments are checked there, so that it cannot hold up the async workers.
+    /// The calls `text` holds, written in `format`, to the tools the caller sees (of `tools`, when it names any).
+    /// Every text is read on the CPU pool, as a call's large arguments are checked there: reading is bounded by
+    /// the text's length, but a few milliseconds of it must not hold up the async workers.
     pub async fn calls_in_text(
         &self,
         ctx: &CallContext,
         text: String,
+        format: TextFormat,
         tools: Vec<String>,
         deadline: Option<Instant>,
     ) -> Result<TextExtraction, CallError> {
         let (catalog, repair) = (self.registry.catalog(), self.settings.prepare.repair);
-        find(catalog, &self.cpu, repair, Asked { tenant: ctx.tenant.clone(), text, tools }, deadline).await
+        find(catalog, &self.cpu, repair, Asked { tenant: ctx.tenant.clone(), text, format, tools }, deadline).await
     }
 
     /// Runs the calls found as `execute_batch` does, call `i` with the id `{id_prefix}-{i}` (set on the call),
@@ -46,15 +48,16 @@ impl Executor {
     }
 }
 
-/// What a caller asked to have read: its tenant, the text, and the tools it names.
+/// What a caller asked to have read: its tenant, the text, its format, and the tools it names.
 struct Asked {
     tenant: String,
     text: String,
+    format: TextFormat,
     tools: Vec<String>,
 }
 
-/// `pipeline::calls_from_text`, on the pool for a text of `HEAVY_ARGUMENT_BYTES` or more: refused as UNAVAILABLE,
-/// retryable, when the pool's queue is full, and as TIMEOUT when the deadline passes before a thread takes it up.
+/// `pipeline::calls_from_text`, on the CPU pool: refused as UNAVAILABLE, retryable, when the pool's queue is
+/// full, and as TIMEOUT when the deadline passes before a thread takes it up.
 async fn find(
     catalog: Arc<Catalog>,
     cpu: &CpuPool,
@@ -62,11 +65,8 @@ async fn find(
     asked: Asked,
     deadline: Option<Instant>,
 ) -> Result<TextExtraction, CallError> {
-    let short = asked.text.len() < offload::HEAVY_ARGUMENT_BYTES;
-    let read = move || pipeline::calls_from_text(&catalog, &asked.tenant, &asked.text, repair, &asked.tools);
-    if short {
-        return Ok(read());
-    }
+    let read =
+        move || pipeline::calls_from_text(&catalog, &asked.tenant, &asked.text, asked.format, repair, &asked.tools);
     let started = Instant::now();
     cpu.run(deadline, read).await.map_err(|refused| {
         refused.into_error(started, |queued| {
@@ -78,6 +78,7 @@ async fn find(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::executor::offload;
     use crate::registry::{CompiledTool, SchemaDocuments, ToolSpec};
     use serde_json::json;
 
@@ -88,11 +89,11 @@ mod tests {
     }
 
     fn asked(text: &str) -> Asked {
-        Asked { tenant: String::new(), text: text.to_owned(), tools: Vec::new() }
+        Asked { tenant: String::new(), text: text.to_owned(), format: TextFormat::Auto, tools: Vec::new() }
     }
 
     #[tokio::test]
-    async fn a_long_text_is_read_on_the_cpu_pool_and_a_short_one_at_once() {
+    async fn every_text_short_or_long_is_read_on_the_cpu_pool() {
         let (pool, repair) = (CpuPool::new(1), RepairSettings::default());
         // The pool's one thread, held until `hold` sends.
         let (started, running) = std::sync::mpsc::channel::<()>();
@@ -104,16 +105,17 @@ mod tests {
         assert!(futures::poll!(blocker.as_mut()).is_pending());
         running.recv().unwrap();
         let short = "[get_weather(city='Oslo')]";
-        let found = find(catalog(), &pool, repair, asked(short), None).await.unwrap();
-        assert_eq!(found.calls.len(), 1, "a short text is read while the pool is busy");
         let long = format!("{}{short}", " ".repeat(offload::HEAVY_ARGUMENT_BYTES));
-        let mut waiting = std::pin::pin!(find(catalog(), &pool, repair, asked(&long), None));
-        assert!(futures::poll!(waiting.as_mut()).is_pending(), "a long text waits for the pool's thread");
+        let mut short_waits = std::pin::pin!(find(catalog(), &pool, repair, asked(short), None));
+        let mut long_waits = std::pin::pin!(find(catalog(), &pool, repair, asked(&long), None));
+        assert!(futures::poll!(short_waits.as_mut()).is_pending(), "a short text waits for the pool's thread");
+        assert!(futures::poll!(long_waits.as_mut()).is_pending(), "so does a long one");
         hold.send(()).unwrap();
         blocker.await.unwrap();
-        let found = waiting.await.unwrap();
-        let direct = pipeline::calls_from_text(&catalog(), "", &long, repair, &[]);
-        assert_eq!(found.calls, direct.calls);
-        assert_eq!(found.calls.len(), 1);
+        for (text, waiting) in [(short, short_waits.await.unwrap()), (long.as_str(), long_waits.await.unwrap())] {
+            let direct = pipeline::calls_from_text(&catalog(), "", text, TextFormat::Auto, repair, &[]);
+            assert_eq!(waiting.calls, direct.calls);
+            assert_eq!(waiting.calls.len(), 1);
+        }
     }
 }

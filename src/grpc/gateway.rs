@@ -5,7 +5,7 @@ use super::status::ServiceError;
 use crate::definitions::{self, DefinitionFormat};
 use crate::executor::{CallRequest, Executor, OwnedCall, ReviewMode};
 use crate::pb::v1::{self as pb, tool_gateway_server::ToolGateway};
-use crate::pipeline::{CallContext, CallError, MAX_TEXT_BYTES, ToolCall};
+use crate::pipeline::{CallContext, CallError, MAX_TEXT_BYTES, TextFormat, ToolCall};
 use crate::registry::Registry;
 use crate::telemetry::{in_context, propagation};
 use crate::tls::PeerIdentity;
@@ -98,7 +98,8 @@ impl ToolGateway for GatewayService {
             let reason = format!("text is {} bytes; at most {MAX_TEXT_BYTES} are read for calls", req.text.len());
             return Err(ServiceError::BadRequest(reason).into());
         }
-        let found = self.executor.calls_in_text(&ctx, req.text, req.tools, deadline).await;
+        let format = TextFormat::parse(&req.format).map_err(ServiceError::BadRequest)?;
+        let found = self.executor.calls_in_text(&ctx, req.text, format, req.tools, deadline).await;
         let mut found = found.map_err(|error| match error {
             CallError::Timeout { after_ms } => ServiceError::DeadlineExceeded(format!(
                 "the deadline passed after {after_ms} ms, before the text was read"

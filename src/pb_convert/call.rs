@@ -24,7 +24,8 @@ impl From<TextExtraction> for pb::CallsFromTextResponse {
             envelope: found.envelope.map(|e| e.name().to_owned()).unwrap_or_default(),
             wrappers: found.wrappers.iter().map(|w| (*w).to_owned()).collect(),
             rest: found.rest,
-            refusal: found.refusal.unwrap_or_default(),
+            refusal_reason: found.refusal.as_ref().map(|r| r.reason.name().to_owned()).unwrap_or_default(),
+            refusal: found.refusal.map(|r| r.detail).unwrap_or_default(),
             messages: Vec::new(),
         }
     }

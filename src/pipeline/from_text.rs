@@ -2,8 +2,8 @@
 
 use super::message::{Repair, ToolCall};
 use super::repair::{RepairRule, RepairSettings};
-use super::resolve::resolve_tool;
-use super::text_calls::{self, FromText};
+use super::resolve::resolves;
+use super::text_calls::{self, Format, FromText, Reason, Refusal};
 use crate::registry::Catalog;
 use serde_json::{Value, json};
 
@@ -15,28 +15,31 @@ pub struct TextExtraction {
     pub calls: Vec<(ToolCall, Repair)>,
 }
 
-/// Finds the calls in `text` to the tools a caller of `tenant` sees, and of those only the ones named in `tools`
-/// when it names any (the tools the model was bound to). A name counts as offered when resolution would find its
-/// tool (exactly, behind a namespace, or spelled with other separators); never by a typo.
+/// Finds the calls in `text`, written in `format`, to the tools a caller of `tenant` sees, and of those only the
+/// ones named in `tools` when it names any (the tools the model was bound to). A name counts as offered when
+/// resolution would find its tool (exactly, behind a namespace, or spelled with other separators); never by a
+/// typo, and without the suggestions a miss would search the catalog for.
 pub fn calls_from_text(
     catalog: &Catalog,
     tenant: &str,
     text: &str,
+    format: Format,
     settings: RepairSettings,
     tools: &[String],
 ) -> TextExtraction {
     if !settings.allows(RepairRule::CallsFromText) {
-        let refusal = Some("reading calls from text is turned off (repair rule calls_from_text)".to_owned());
+        let why = "reading calls from text is turned off (repair rule calls_from_text)";
+        let refusal = Some(Refusal::new(Reason::Disabled, why));
         return TextExtraction {
             found: FromText { rest: text.to_owned(), refusal, ..FromText::default() },
             calls: vec![],
         };
     }
     let offered = |name: &str| {
-        resolve_tool(catalog, tenant, name, settings)
-            .is_ok_and(|found| tools.is_empty() || tools.iter().any(|t| *t == found.tool.spec.name))
+        resolves(catalog, tenant, name, settings)
+            .is_some_and(|tool| tools.is_empty() || tools.iter().any(|t| *t == tool.spec.name))
     };
-    let found = text_calls::calls_in_text(text, &offered);
+    let found = text_calls::calls_in_text(text, format, &offered);
     let envelope = found.envelope.map_or("", |e| e.name());
     let how = match found.wrappers.as_slice() {
         [] => envelope.to_owned(),

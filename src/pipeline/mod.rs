@@ -24,10 +24,12 @@ pub use message::{
 };
 pub use parse::{ParseLimits, parse_arguments};
 pub use repair::{RepairRule, RepairSettings, Repaired, repair_arguments};
-pub use resolve::{Resolved, exact as exact_tool, resolve_tool};
+pub use resolve::{Resolved, exact as exact_tool, resolve_tool, resolves};
 pub use split::{MAX_PARTS, Split, SplitMode};
 pub use strict::from_str as read_json;
-pub use text_calls::{Envelope, FromText, MAX_TEXT_BYTES, MAX_TEXT_CALLS, TextCall};
+pub use text_calls::{
+    Envelope, Format as TextFormat, FromText, MAX_TEXT_BYTES, MAX_TEXT_CALLS, Reason as TextRefusal, Refusal, TextCall,
+};
 pub use validate::validate_arguments;
 
 use crate::registry::{Catalog, CompiledTool};

@@ -30,6 +30,29 @@ pub fn resolve_tool(
     name: &str,
     settings: RepairSettings,
 ) -> Result<Resolved, CallError> {
+    let (wanted, variants) = match lookup(catalog, tenant, name, settings) {
+        Ok(resolved) => return Ok(resolved),
+        Err(miss) => miss,
+    };
+    let suggestions = match (wanted, variants.is_empty()) {
+        (None, _) => Vec::new(),
+        (Some(wanted), true) => catalog.closest_names(tenant, wanted, MAX_SUGGESTIONS),
+        (Some(_), false) => variants.iter().take(MAX_SUGGESTIONS).map(|t| t.spec.name.clone()).collect(),
+    };
+    Err(CallError::NotFound { suggestions })
+}
+
+/// The tool `name` resolves to, as `resolve_tool` finds it, without the suggestions a miss would search the
+/// catalog for: whether a name read in a text is a tool offered.
+pub fn resolves(catalog: &Catalog, tenant: &str, name: &str, settings: RepairSettings) -> Option<Arc<CompiledTool>> {
+    lookup(catalog, tenant, name, settings).ok().map(|resolved| resolved.tool)
+}
+
+/// A miss: the name as it was looked for (none when it is too long to be any), and the tools it matches more
+/// than one of.
+type Miss<'a> = (Option<&'a str>, Vec<Arc<CompiledTool>>);
+
+fn lookup<'a>(catalog: &Catalog, tenant: &str, name: &'a str, settings: RepairSettings) -> Result<Resolved, Miss<'a>> {
     let mut repairs = Vec::new();
     let mut wanted = name;
     if let Some(cut) = wanted.find("<|").filter(|_| settings.allows(RepairRule::ToolNameResidue)) {
@@ -38,7 +61,7 @@ pub fn resolve_tool(
     }
     // Cheap refusal: a name this long matches nothing and is close to nothing, so it is never compared.
     if normalized_longer_than(wanted, MAX_CALLED_NAME_LEN) {
-        return Err(CallError::NotFound { suggestions: Vec::new() });
+        return Err((None, Vec::new()));
     }
     if let Some(tool) = exact(catalog, tenant, wanted) {
         return Ok(Resolved { tool, repairs });
@@ -57,12 +80,7 @@ pub fn resolve_tool(
         repairs.push(name_repair(RepairRule::ToolNameNormalized, wanted, &tool.spec.name));
         return Ok(Resolved { tool: Arc::clone(tool), repairs });
     }
-    let suggestions = if variants.is_empty() {
-        catalog.closest_names(tenant, wanted, MAX_SUGGESTIONS)
-    } else {
-        variants.iter().take(MAX_SUGGESTIONS).map(|t| t.spec.name.clone()).collect()
-    };
-    Err(CallError::NotFound { suggestions })
+    Err((Some(wanted), variants.into_iter().cloned().collect()))
 }
 
 /// The tool by its registered name, or by the provider-safe name our definitions hand out (not a mistake).

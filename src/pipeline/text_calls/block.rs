@@ -3,7 +3,7 @@
 
 use super::literal::{PyCall, Reader};
 use super::objects;
-use super::{Envelope, TextCall};
+use super::{Envelope, FromText, TextCall};
 use serde_json::Value;
 use std::ops::Range;
 
@@ -13,6 +13,16 @@ pub(super) struct Block {
     pub span: Range<usize>,
     pub envelope: Envelope,
     pub wrappers: Vec<&'static str>,
+    /// Read from a loose shape (`{"tool": {…}}`, `{"name": "tool", "a": 1}`, parameters that are a schema), which
+    /// counts only as the whole answer.
+    pub loose: bool,
+}
+
+/// What reading a block asks of its reader: whether a name is a tool offered, and the calls a string in a list
+/// holds, read as an answer of its own.
+pub(super) struct Look<'a> {
+    pub offered: &'a dyn Fn(&str) -> bool,
+    pub nested: &'a dyn Fn(&str) -> FromText,
 }
 
 /// What reading at one place gave.
@@ -34,8 +44,8 @@ impl Attempt {
 }
 
 /// Blocks one after another, `,` or `;` between them (`f(a=1), g(b=2)`, `[f(a=1)], [g(b=2)]`): one block.
-pub(super) fn sequence(r: &mut Reader, offered: &dyn Fn(&str) -> bool) -> Attempt {
-    let mut block = match attempt(r, offered) {
+pub(super) fn sequence(r: &mut Reader, look: &Look) -> Attempt {
+    let mut block = match attempt(r, look) {
         Attempt::Calls(block) => block,
         other => return other,
     };
@@ -48,7 +58,7 @@ pub(super) fn sequence(r: &mut Reader, offered: &dyn Fn(&str) -> bool) -> Attemp
             return Attempt::Calls(block);
         }
         r.space();
-        match attempt(r, offered) {
+        match attempt(r, look) {
             Attempt::Calls(more) => {
                 block.calls.extend(more.calls);
                 for wrapper in more.wrappers {
@@ -67,11 +77,11 @@ pub(super) fn sequence(r: &mut Reader, offered: &dyn Fn(&str) -> bool) -> Attemp
 }
 
 /// Reads the block at the reader's place: `print(…)` around one, a list, an object, or a call.
-fn attempt(r: &mut Reader, offered: &dyn Fn(&str) -> bool) -> Attempt {
+fn attempt(r: &mut Reader, look: &Look) -> Attempt {
     let start = r.pos;
     if r.eat("print(") {
         r.space();
-        let inner = attempt(r, offered);
+        let inner = attempt(r, look);
         r.space();
         return match inner {
             Attempt::Calls(mut block) if r.eat(")") => {
@@ -85,22 +95,20 @@ fn attempt(r: &mut Reader, offered: &dyn Fn(&str) -> bool) -> Attempt {
     }
     let attempt = match r.peek() {
         Some(open @ ('[' | '{')) => match r.value() {
-            Ok(value) => of_value(&value, offered),
+            Ok(value) => of_value(&value, look),
             Err(why) if open == '[' => {
                 r.pos = start;
                 match pythonic_list(r).or_else(|| {
                     r.pos = start;
                     quoted_calls(r)
                 }) {
-                    Attempt::NoCall => named_in_line(r.text, start, offered).map_or(Attempt::NoCall, |name| {
+                    Attempt::NoCall => named_in_line(r.text, start, look).map_or(Attempt::NoCall, |name| {
                         Attempt::Broken(name, format!("a call object is unreadable: {why}"))
                     }),
                     other => other,
                 }
             }
-            Err(why) => {
-                named_in_line(r.text, start, offered).map_or(Attempt::NoCall, |name| Attempt::Broken(name, why))
-            }
+            Err(why) => named_in_line(r.text, start, look).map_or(Attempt::NoCall, |name| Attempt::Broken(name, why)),
         },
         Some(_) => match r.call() {
             Ok(call) => Attempt::Calls(pythonic(vec![call])),
@@ -110,13 +118,13 @@ fn attempt(r: &mut Reader, offered: &dyn Fn(&str) -> bool) -> Attempt {
     };
     if let Attempt::NoCall = attempt {
         r.pos = start;
-        if let Some(name) = called_name(r).filter(|name| offered(name)) {
+        if let Some(name) = called_name(r).filter(|name| (look.offered)(name)) {
             r.pos = start;
             return Attempt::Broken(name.clone(), format!("the call of {name} is not written in literals alone"));
         }
     }
     match attempt {
-        Attempt::Calls(mut block) if block.calls.iter().any(|c| offered(&c.name)) => {
+        Attempt::Calls(mut block) if block.calls.iter().any(|c| (look.offered)(&c.name)) => {
             block.span = start..r.pos;
             Attempt::Calls(block)
         }
@@ -126,7 +134,7 @@ fn attempt(r: &mut Reader, offered: &dyn Fn(&str) -> bool) -> Attempt {
 }
 
 /// The tool a call object on the line from `start` names (`"name": "tool"`), when one is offered.
-fn named_in_line(text: &str, start: usize, offered: &dyn Fn(&str) -> bool) -> Option<String> {
+fn named_in_line(text: &str, start: usize, look: &Look) -> Option<String> {
     let line = text[start..].split('\n').next().unwrap_or_default();
     let mut rest = line;
     while let Some(at) = rest.find("name") {
@@ -134,7 +142,7 @@ fn named_in_line(text: &str, start: usize, offered: &dyn Fn(&str) -> bool) -> Op
         let value = rest.trim_start_matches(['\'', '"']).trim_start().strip_prefix(':')?.trim_start();
         let quote = value.chars().next().filter(|q| matches!(q, '\'' | '"'))?;
         let name = value[1..].split(quote).next()?;
-        if offered(name) {
+        if (look.offered)(name) {
             return Some(name.to_owned());
         }
     }
@@ -145,7 +153,7 @@ fn named_in_line(text: &str, start: usize, offered: &dyn Fn(&str) -> bool) -> Op
 fn called_name(r: &mut Reader) -> Option<String> {
     r.eat("[");
     r.eat("print(");
-    let name = r.dotted()?.to_owned();
+    let name = r.dotted()?.into_owned();
     r.eat(" ");
     r.eat("(").then_some(name)
 }
@@ -154,7 +162,7 @@ fn pythonic(calls: Vec<PyCall>) -> Block {
     let as_dict = calls.iter().any(|c| c.as_dict);
     let calls = calls.into_iter().map(|c| TextCall { name: c.name, arguments: Value::Object(c.arguments) }).collect();
     let wrappers = if as_dict { vec!["arguments_dict"] } else { Vec::new() };
-    Block { calls, span: 0..0, envelope: Envelope::Pythonic, wrappers }
+    Block { calls, span: 0..0, envelope: Envelope::Pythonic, wrappers, loose: false }
 }
 
 /// `['f(a='x')', 'g(b=2)']`: calls each between quotes in a list, read as calls where the quotes inside them
@@ -202,32 +210,33 @@ fn pythonic_list(r: &mut Reader) -> Attempt {
 }
 
 /// A literal that is calls: call objects, or a list of strings each holding one pythonic call.
-fn of_value(value: &Value, offered: &dyn Fn(&str) -> bool) -> Attempt {
-    if let Some(calls) = parts(value, offered) {
+fn of_value(value: &Value, look: &Look) -> Attempt {
+    if let Some(calls) = parts(value, look) {
         return calls;
     }
-    match objects::calls_of(value, offered) {
-        Ok(Some(calls)) => {
+    match objects::calls_of(value, look.offered) {
+        Ok(Some((calls, loose))) => {
             let llama = value_has(value, "parameters");
             let envelope = if llama { Envelope::LlamaJson } else { Envelope::Json };
-            Attempt::Calls(Block { calls, span: 0..0, envelope, wrappers: Vec::new() })
+            Attempt::Calls(Block { calls, span: 0..0, envelope, wrappers: Vec::new(), loose })
         }
         Err((name, why)) => Attempt::Broken(name, why),
-        Ok(None) => string_list(value, offered),
+        Ok(None) => string_list(value, look),
     }
 }
 
 /// A response's parts as some APIs list them: text parts (strings) and call objects, at least one of each.
-fn parts(value: &Value, offered: &dyn Fn(&str) -> bool) -> Option<Attempt> {
+fn parts(value: &Value, look: &Look) -> Option<Attempt> {
     let Value::Array(items) = value else { return None };
     let (texts, calls): (Vec<&Value>, Vec<&Value>) = items.iter().partition(|i| i.is_string());
     if texts.is_empty() || calls.is_empty() {
         return None;
     }
     let calls = Value::Array(calls.into_iter().cloned().collect());
-    match objects::calls_of(&calls, offered) {
-        Ok(Some(calls)) => {
-            Some(Attempt::Calls(Block { calls, span: 0..0, envelope: Envelope::Json, wrappers: vec!["text_parts"] }))
+    match objects::calls_of(&calls, look.offered) {
+        Ok(Some((calls, loose))) => {
+            let wrappers = vec!["text_parts"];
+            Some(Attempt::Calls(Block { calls, span: 0..0, envelope: Envelope::Json, wrappers, loose }))
         }
         _ => None,
     }
@@ -243,7 +252,7 @@ fn value_has(value: &Value, key: &str) -> bool {
 
 /// `["f(a=1)", "g(b=2)"]`: every string one call and nothing else; or strings that are answers of their own,
 /// each read as a text (some APIs hand back a model's parts as a list of strings).
-fn string_list(value: &Value, offered: &dyn Fn(&str) -> bool) -> Attempt {
+fn string_list(value: &Value, look: &Look) -> Attempt {
     let Value::Array(items) = value else { return Attempt::NoCall };
     let texts: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
     if texts.is_empty() || texts.len() < items.len() {
@@ -254,7 +263,7 @@ fn string_list(value: &Value, offered: &dyn Fn(&str) -> bool) -> Attempt {
         let mut r = Reader::new(text.trim());
         match r.call() {
             Ok(call) if r.at_end() => calls.push(call),
-            _ => return texts_in_list(&texts, offered),
+            _ => return texts_in_list(&texts, look),
         }
     }
     let mut block = pythonic(calls);
@@ -263,12 +272,13 @@ fn string_list(value: &Value, offered: &dyn Fn(&str) -> bool) -> Attempt {
 }
 
 /// Strings each read as a whole answer, for calls in any envelope.
-fn texts_in_list(texts: &[&str], offered: &dyn Fn(&str) -> bool) -> Attempt {
-    let mut block = Block { calls: Vec::new(), span: 0..0, envelope: Envelope::Pythonic, wrappers: vec![] };
+fn texts_in_list(texts: &[&str], look: &Look) -> Attempt {
+    let mut block =
+        Block { calls: Vec::new(), span: 0..0, envelope: Envelope::Pythonic, wrappers: vec![], loose: false };
     for text in texts {
-        let found = super::calls_in_text(text, offered);
+        let found = (look.nested)(text);
         if let Some(why) = found.refusal {
-            return Attempt::Broken(found.calls.first().map(|c| c.name.clone()).unwrap_or_default(), why);
+            return Attempt::Broken(found.calls.first().map(|c| c.name.clone()).unwrap_or_default(), why.detail);
         }
         if let Some(envelope) = found.envelope.filter(|_| block.calls.is_empty()) {
             block.envelope = envelope;

@@ -5,6 +5,7 @@
 //! f-string or a positional argument, is refused: reading it would be guessing.
 
 use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
 
 /// How deep literals may nest: the parse limit's default, so nothing read here is deeper than a call may be.
 const MAX_DEPTH: usize = 64;
@@ -70,19 +71,38 @@ impl<'a> Reader<'a> {
         self.pos += rest.len() - rest.trim_start().len();
     }
 
-    /// `a` or `a.b.c`: a Python name, possibly dotted.
-    pub fn dotted(&mut self) -> Option<&'a str> {
+    /// `a` or `a.b.c`: a Python name, possibly dotted. Markdown escapes of `_` (`get\_weather`, as some models
+    /// write names in Markdown) are read as the `_` they escape: a name holds no backslash.
+    pub fn dotted(&mut self) -> Option<Cow<'a, str>> {
         let start = self.pos;
+        let mut escaped = false;
         loop {
-            let ident = self.rest().find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(self.rest().len());
-            if ident == 0 || self.rest().starts_with(|c: char| c.is_ascii_digit()) {
+            let rest = self.rest();
+            if rest.starts_with(|c: char| c.is_ascii_digit()) {
+                self.pos = start;
+                return None;
+            }
+            let mut ident = 0;
+            loop {
+                let tail = &rest[ident..];
+                match tail.chars().next() {
+                    Some(c) if c.is_alphanumeric() || c == '_' => ident += c.len_utf8(),
+                    Some('\\') if tail[1..].starts_with('_') && ident > 0 => {
+                        ident += 2;
+                        escaped = true;
+                    }
+                    _ => break,
+                }
+            }
+            if ident == 0 {
                 self.pos = start;
                 return None;
             }
             self.pos += ident;
             if !(self.rest().starts_with('.') && self.rest()[1..].starts_with(|c: char| c.is_alphabetic() || c == '_'))
             {
-                return Some(&self.text[start..self.pos]);
+                let name = &self.text[start..self.pos];
+                return Some(if escaped { Cow::Owned(name.replace("\\_", "_")) } else { Cow::Borrowed(name) });
             }
             self.pos += 1;
         }
@@ -99,7 +119,7 @@ impl<'a> Reader<'a> {
     }
 
     fn call_inner(&mut self) -> Result<PyCall, String> {
-        let name = self.dotted().ok_or("no name")?.to_owned();
+        let name = self.dotted().ok_or("no name")?.into_owned();
         if !self.eat("(") {
             return Err(format!("{name} is not called"));
         }
@@ -127,7 +147,7 @@ impl<'a> Reader<'a> {
             };
             self.space();
             let value = self.value()?;
-            if arguments.insert(key.to_owned(), value).is_some() {
+            if arguments.insert(key.clone().into_owned(), value).is_some() {
                 return Err(format!("{name} is given {key} twice"));
             }
             self.space();
@@ -162,7 +182,7 @@ impl<'a> Reader<'a> {
     fn word(&mut self) -> Result<Value, String> {
         let start = self.pos;
         let word = self.dotted().unwrap_or_default();
-        let value = match word {
+        let value = match word.as_ref() {
             "True" | "true" => Value::Bool(true),
             "False" | "false" => Value::Bool(false),
             "None" | "null" => Value::Null,

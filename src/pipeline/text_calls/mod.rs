@@ -1,20 +1,33 @@
 //! Calls a model wrote into its text instead of making them: found in the envelopes of today's models, read
-//! exactly, and never taken from prose.
+//! exactly, and taken only when they are the answer's action.
 //!
 //! Pure, like the rest of the pipeline. `calls_in_text` finds the calls and says which envelope held them;
-//! their arguments then go through the normal repair and validation. A call only mentioned in a sentence, shown
-//! as an example, made conditional, or naming a tool not offered is never extracted; where the text is
-//! ambiguous nothing is, and `refusal` says why.
+//! their arguments then go through the normal repair and validation. The default is no call: a call quoted
+//! (`quoted`), in the model's reasoning, shown, offered, refused, supposed or remembered (`intent`), naming a
+//! tool not offered, or in a text that cannot be read with one meaning gives none, and `refusal` says why.
+//! Reading is bounded by the text's length alone (`scan`), whatever the catalog.
 
 mod block;
+mod cues;
+mod format;
+mod intent;
 mod literal;
 mod objects;
 mod plain;
-mod prose;
+mod quoted;
+mod refusal;
+mod scan;
 mod tagged;
 
+pub use format::{Envelope, Format};
+pub use refusal::{Reason, Refusal};
+
+use block::Look;
+use quoted::Quoted;
+use scan::{Budget, Offered};
 use serde_json::Value;
 use std::ops::Range;
+use tagged::Tagged;
 
 /// The longest text read for calls; a longer one is refused whole rather than read in part.
 pub const MAX_TEXT_BYTES: usize = 256 * 1024;
@@ -28,42 +41,6 @@ pub struct TextCall {
     pub arguments: Value,
 }
 
-/// The format a model wrote its calls in, each as its model family's chat template or parser defines it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Envelope {
-    /// `<tool_call>{"name", "arguments"}</tool_call>`: Hermes 2 Pro, Qwen 2.5 and Qwen 3.
-    Hermes,
-    /// `<tool_call><function=name><parameter=p>v</parameter></function></tool_call>`: Qwen3-Coder.
-    QwenXml,
-    /// `{"name", "parameters"}` as the whole answer: Llama 3.1 to 3.3's JSON tool calling.
-    LlamaJson,
-    /// `<|python_tag|>` then a call or JSON: Llama 3.1's built-in and custom tool calls.
-    PythonTag,
-    /// `[TOOL_CALLS][{…}]` or `[TOOL_CALLS]name[ARGS]{…}`: Mistral's tokenizers v3 and v11.
-    Mistral,
-    /// `to=functions.name … <|message|>{…}<|call|>`: gpt-oss's harmony format.
-    Harmony,
-    /// `[f(a=1), g(b="x")]`: Llama 3.2's and BFCL's pythonic calls.
-    Pythonic,
-    /// `{"name", "arguments"}` objects in the text, alone or in a list: OpenAI's call shape written out.
-    Json,
-}
-
-impl Envelope {
-    pub fn name(self) -> &'static str {
-        match self {
-            Envelope::Hermes => "hermes",
-            Envelope::QwenXml => "qwen3_coder_xml",
-            Envelope::LlamaJson => "llama3_json",
-            Envelope::PythonTag => "llama3_python_tag",
-            Envelope::Mistral => "mistral",
-            Envelope::Harmony => "harmony",
-            Envelope::Pythonic => "pythonic",
-            Envelope::Json => "json",
-        }
-    }
-}
-
 /// What a text gave: its calls in order (none when `refusal` says why), and the text that is not a call.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FromText {
@@ -73,8 +50,8 @@ pub struct FromText {
     pub wrappers: Vec<&'static str>,
     /// The text with the calls taken out, trimmed: what the model said besides them.
     pub rest: String,
-    /// Why a text that looked like it held calls gave none.
-    pub refusal: Option<String>,
+    /// Why a text that showed a call gave none.
+    pub refusal: Option<Refusal>,
 }
 
 /// Where calls were found: the calls, the byte ranges of the text they take, and how they were written.
@@ -94,34 +71,121 @@ impl Found {
     }
 }
 
-/// The calls written in `text`, for the tools `offered` says exist (it is asked names as written).
-pub fn calls_in_text(text: &str, offered: &dyn Fn(&str) -> bool) -> FromText {
-    let refused = |why: String| FromText { rest: text.trim().to_owned(), refusal: Some(why), ..FromText::default() };
+/// The calls written in `text` in `format`, for the tools `offered` says exist (it is asked names as written).
+pub fn calls_in_text(text: &str, format: Format, offered: &dyn Fn(&str) -> bool) -> FromText {
     if text.len() > MAX_TEXT_BYTES {
-        return refused(format!("the text is longer than {MAX_TEXT_BYTES} bytes; it is not read for calls"));
+        let why = format!("the text is longer than {MAX_TEXT_BYTES} bytes; it is not read for calls");
+        return refused(text, Refusal::new(Reason::TooLong, why));
     }
+    let budget = Budget::for_text(text);
+    let offered = Offered::new(offered, &budget);
+    read(text, format, &offered, true)
+}
+
+fn refused(text: &str, why: Refusal) -> FromText {
+    FromText { rest: text.trim().to_owned(), refusal: Some(why), ..FromText::default() }
+}
+
+/// One answer read: `outer` for the whole text, not for a string of a list inside it (read once, not again).
+fn read(text: &str, format: Format, offered: &Offered, outer: bool) -> FromText {
     let answer = &text[..invented_turn(text)];
-    let found = match tagged::find(answer).unwrap_or_else(|| plain::find(answer, offered)) {
-        Ok(Some(found)) => found,
-        Ok(None) => return FromText { rest: text.trim().to_owned(), ..FromText::default() },
-        Err(why) => return refused(why),
+    let found = calls_of(answer, format, offered, outer);
+    let found = match found {
+        Ok(None) if answer.len() < text.len() => invented_calls(&text[answer.len()..], offered).map_or(Ok(None), Err),
+        other => other,
     };
+    match found {
+        Ok(Some((found, tagged, loose))) => match accept(answer, &found, tagged, loose, offered) {
+            Ok(()) => FromText {
+                rest: rest_of(text, &found.spans),
+                calls: found.calls,
+                envelope: found.envelope,
+                wrappers: found.wrappers,
+                refusal: None,
+            },
+            Err(why) => refused(text, why),
+        },
+        Ok(None) => FromText { rest: text.trim().to_owned(), ..FromText::default() },
+        Err(why) => refused(text, why),
+    }
+}
+
+/// The calls `answer` writes, whether in tags, and whether in a loose shape; `Ok(None)` when it writes none, and
+/// `Err` when it shows calls it does not make.
+fn calls_of(
+    answer: &str,
+    format: Format,
+    offered: &Offered,
+    outer: bool,
+) -> Result<Option<(Found, bool, bool)>, Refusal> {
+    let budget = offered.budget();
+    budget.spend(answer.len())?;
+    let quoted = Quoted::of(answer);
+    let mut passed_over = None;
+    if format.reads_tags() && (format != Format::Auto || tagged::holds_tags(answer)) {
+        match tagged::find(answer, format, &quoted, budget)? {
+            Tagged::Found(found) => return Ok(Some((found, true, false))),
+            Tagged::None { quoted } => passed_over = quoted,
+        }
+    }
+    let nested = |text: &str| match outer {
+        true => read(text, format, offered, false),
+        false => FromText { rest: text.to_owned(), ..FromText::default() },
+    };
+    let look = Look { offered: &|name| offered.has(name), nested: &nested };
+    if !format.reads_plain() {
+        let other = tagged::holds_tags(answer) || plain::mentioned(answer, &look, budget)?.is_some();
+        let why = Refusal::new(Reason::OtherFormat, format!("the text holds no call in {}'s tags", format.name()));
+        return passed_over.or(other.then_some(why)).map_or(Ok(None), Err);
+    }
+    if format != Format::Auto && tagged::holds_tags(answer) {
+        if let Tagged::Found(found) = tagged::find(answer, Format::Auto, &quoted, budget)? {
+            let written = found.envelope.map_or("a template", |e| e.name());
+            let why = format!("the calls are written in {written}'s tags, not as {}", format.name());
+            return Err(Refusal::new(Reason::OtherFormat, why));
+        }
+    }
+    let plain = plain::find(answer, format, &quoted, &look, budget)?;
+    if let Some(found) = plain.found {
+        return Ok(Some((found, false, plain.loose)));
+    }
+    if let Some(why) = passed_over.or(plain.skipped) {
+        return Err(why);
+    }
+    match plain::mentioned(answer, &look, budget)? {
+        Some(name) => Err(Refusal::new(Reason::Mention, format!("{name}(…) is named inside a sentence, not made"))),
+        None => Ok(None),
+    }
+}
+
+/// Refuses calls that are too many, name a tool not offered, were read from a text not read whole, take a loose
+/// shape beside other words, or are not the answer's action.
+fn accept(answer: &str, found: &Found, tagged: bool, loose: bool, offered: &Offered) -> Result<(), Refusal> {
     if found.calls.len() > MAX_TEXT_CALLS {
-        return refused(format!("the text holds more than {MAX_TEXT_CALLS} calls"));
+        return Err(Refusal::new(Reason::TooManyCalls, format!("the text holds more than {MAX_TEXT_CALLS} calls")));
     }
-    if let Some(call) = found.calls.iter().find(|c| !offered(&c.name)) {
-        return refused(format!("{} is not a tool offered", call.name));
+    if let Some(call) = found.calls.iter().find(|c| !offered.has(&c.name)) {
+        return Err(Refusal::new(Reason::NotOffered, format!("{} is not a tool offered", call.name)));
     }
-    if let Err(why) = prose::check(answer, &found.spans) {
-        return refused(why);
+    if let Some(why) = offered.budget().exhausted() {
+        return Err(why);
     }
-    FromText {
-        rest: rest_of(text, &found.spans),
-        calls: found.calls,
-        envelope: found.envelope,
-        wrappers: found.wrappers,
-        refusal: None,
+    if loose && !rest_of(answer, &found.spans).is_empty() {
+        let why =
+            "a call written as a loose object is taken only as the whole answer, and this one has words beside it";
+        return Err(Refusal::new(Reason::NotWhole, why));
     }
+    intent::judge(answer, &found.spans, tagged, &Quoted::of(answer))
+}
+
+/// Why a text's calls past a turn the model made up are not taken, when that part holds one.
+fn invented_calls(past: &str, offered: &Offered) -> Option<Refusal> {
+    let nested = |text: &str| FromText { rest: text.to_owned(), ..FromText::default() };
+    let look = Look { offered: &|name| offered.has(name), nested: &nested };
+    let called = tagged::holds_tags(past) || plain::mentioned(past, &look, offered.budget()).ok()?.is_some();
+    let turn = past.lines().find(|l| !l.trim().is_empty()).unwrap_or_default().trim();
+    let why = format!("the calls follow a turn the model wrote for another speaker ({turn:?}): they answer nobody");
+    called.then(|| Refusal::new(Reason::OtherSpeaker, why))
 }
 
 /// Where a turn the model made up begins (a user's question it wrote itself, as models trained on chat logs

@@ -17,18 +17,25 @@ pub type Broken = (String, String);
 /// `keyed` says which names may also be read in the looser shapes of plain text: `{"tool": {…arguments}}`, as
 /// Gemini and others write them, and `{"name": "tool", "a": 1}`, the call flattened. In plain text it knows the
 /// tools offered; inside a template's tags it knows none, so only the template's own shape is read there.
-pub fn call_of(value: &Value, keyed: &dyn Fn(&str) -> bool) -> Result<Option<TextCall>, Broken> {
+#[cfg(test)]
+fn call_of(value: &Value, keyed: &dyn Fn(&str) -> bool) -> Result<Option<TextCall>, Broken> {
+    Ok(shaped_call_of(value, keyed)?.map(|(call, _)| call))
+}
+
+/// `call_of`, and whether the call is in a loose shape (keyed, flat, or `parameters` that are a schema), which
+/// plain text takes only as the whole answer.
+fn shaped_call_of(value: &Value, keyed: &dyn Fn(&str) -> bool) -> Result<Option<(TextCall, bool)>, Broken> {
     let Value::Object(map) = value else { return Ok(None) };
     if let (1, Some((name, arguments))) = (map.len(), map.iter().next())
         && keyed(name)
     {
-        return arguments_of(name, arguments).map(|arguments| Some(TextCall { name: name.clone(), arguments }));
+        return arguments_of(name, arguments).map(|arguments| Some((TextCall { name: name.clone(), arguments }, true)));
     }
     if let Some(Value::Object(function)) = map.get("function").filter(|_| map.len() <= 3)
         && map.get("type").is_none_or(|t| t == "function")
         && !map.contains_key("name")
     {
-        return call_of(&Value::Object(function.clone()), &|_| false);
+        return shaped_call_of(&Value::Object(function.clone()), &|_| false);
     }
     let Some((name_key, Value::String(name))) = ["name", "function"].iter().find_map(|k| Some((*k, map.get(*k)?)))
     else {
@@ -40,7 +47,7 @@ pub fn call_of(value: &Value, keyed: &dyn Fn(&str) -> bool) -> Result<Option<Tex
     if arguments.is_empty() && name_key == "name" && keyed(name) && !map.contains_key("description") {
         // `{"name": "f", "a": 1}`: the arguments beside the name, as some models flatten a call.
         let flat = map.iter().filter(|(k, _)| k.as_str() != "name").map(|(k, v)| (k.clone(), v.clone())).collect();
-        return Ok(Some(TextCall { name: name.clone(), arguments: Value::Object(flat) }));
+        return Ok(Some((TextCall { name: name.clone(), arguments: Value::Object(flat) }, true)));
     }
     let typed = map.get("type").is_none_or(|t| t == "function");
     let arguments = match (&arguments[..], extra, typed) {
@@ -49,8 +56,9 @@ pub fn call_of(value: &Value, keyed: &dyn Fn(&str) -> bool) -> Result<Option<Tex
         (_, Some(key), _) => return Err((name.clone(), format!("the call of {name} holds {key:?}, not a call's"))),
         _ => return Err((name.clone(), format!("the call of {name} is not one call's object"))),
     };
+    let schema = arguments.get("properties").is_some_and(Value::is_object) && arguments.get("type").is_some();
     let arguments = arguments_of(name, arguments)?;
-    Ok(Some(TextCall { name: name.clone(), arguments }))
+    Ok(Some((TextCall { name: name.clone(), arguments }, schema)))
 }
 
 /// `["name", {…arguments}]`, or the tuple `("name", {…})`, where `keyed` knows the name.
@@ -75,27 +83,31 @@ fn arguments_of(name: &str, arguments: &Value) -> Result<Value, Broken> {
     }
 }
 
-/// The calls a value is: one call object, or a list of them. `Ok(None)` when it names no call.
-pub fn calls_of(value: &Value, keyed: &dyn Fn(&str) -> bool) -> Result<Option<Vec<TextCall>>, Broken> {
+/// The calls a value is: one call object, or a list of them, and whether any is in a loose shape. `Ok(None)` when
+/// it names no call.
+pub fn calls_of(value: &Value, keyed: &dyn Fn(&str) -> bool) -> Result<Option<(Vec<TextCall>, bool)>, Broken> {
     if let Some(call) = pair(value, keyed) {
-        return Ok(Some(vec![call]));
+        return Ok(Some((vec![call], false)));
     }
     match value {
         Value::Array(items) if items.iter().all(|i| pair(i, keyed).is_some()) => {
-            Ok(Some(items.iter().filter_map(|i| pair(i, keyed)).collect()))
+            Ok(Some((items.iter().filter_map(|i| pair(i, keyed)).collect(), false)))
         }
         Value::Array(items) if !items.is_empty() => {
-            let calls: Vec<_> = items.iter().map(|item| call_of(item, keyed)).collect::<Result<_, _>>()?;
+            let calls: Vec<_> = items.iter().map(|item| shaped_call_of(item, keyed)).collect::<Result<_, _>>()?;
             match calls.iter().position(Option::is_none) {
                 _ if calls.iter().all(Option::is_none) => Ok(None),
-                None => Ok(Some(calls.into_iter().flatten().collect())),
+                None => {
+                    let loose = calls.iter().flatten().any(|(_, loose)| *loose);
+                    Ok(Some((calls.into_iter().flatten().map(|(call, _)| call).collect(), loose)))
+                }
                 Some(_) => {
-                    let name = calls.into_iter().flatten().next().map(|c| c.name).unwrap_or_default();
+                    let name = calls.into_iter().flatten().next().map(|(c, _)| c.name).unwrap_or_default();
                     Err((name, "a list holds calls and other values".into()))
                 }
             }
         }
-        _ => Ok(call_of(value, keyed)?.map(|c| vec![c])),
+        _ => Ok(shaped_call_of(value, keyed)?.map(|(call, loose)| (vec![call], loose))),
     }
 }
 

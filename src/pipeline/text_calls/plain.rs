@@ -1,47 +1,44 @@
 //! Calls outside any tag: pythonic calls and call objects, standing on lines of their own or filling a code fence.
 //!
 //! A call counts only where it stands alone: from the start of a line (after a list marker or a lead-in ending
-//! in a colon) to its end. A call inside a sentence is a mention; a call inside other code is code.
+//! in a colon) to its end. A call inside a sentence is a mention; a call inside other code is code; one in a
+//! block quote, inline code inside a sentence or the model's reasoning is quoted. Whether the words around the
+//! calls make them the answer's action is `intent`'s to say.
 
-use super::block::{Attempt, Block, sequence};
+use super::block::{Attempt, Block, Look, sequence};
+use super::format::Format;
 use super::literal::Reader;
+use super::quoted::{Kind, Quoted};
+use super::refusal::{Reason, Refusal};
+use super::scan::Budget;
 use super::{Found, MAX_TEXT_CALLS, TextCall};
 use serde_json::Value;
 use std::ops::Range;
 
-/// How many bytes reading a text for calls may go over, per byte of it (and a floor for short texts): a line
-/// that starts a list may be read to the text's end, and every line may start one, so without a bound a text of
-/// such lines costs the square of its length.
-const READS_PER_BYTE: usize = 8;
-const MIN_READ_BUDGET: usize = 16 * 1024;
-
-/// What reading a text for calls may still cost.
-struct Budget {
-    left: usize,
+/// What the plain reading gave: the calls, if any, and why calls written were passed over.
+#[derive(Default)]
+pub struct Plain {
+    pub found: Option<Found>,
+    /// The first reason a call written was not read: quoted, reasoning, or in another format than asked.
+    pub skipped: Option<Refusal>,
+    /// Whether a call read is in a loose shape, which counts only as the whole answer.
+    pub loose: bool,
 }
 
-impl Budget {
-    fn for_text(text: &str) -> Self {
-        Self { left: text.len().saturating_mul(READS_PER_BYTE).max(MIN_READ_BUDGET) }
-    }
-
-    fn spend(&mut self, bytes: usize) -> Result<(), String> {
-        self.left = self.left.checked_sub(bytes).ok_or_else(|| {
-            format!("reading the text for calls would go over {READS_PER_BYTE} readings of it; it is not read")
-        })?;
-        Ok(())
-    }
-}
-
-/// The calls in a text that holds no tag: `Ok(None)` when there are none.
-pub fn find(text: &str, offered: &dyn Fn(&str) -> bool) -> Result<Option<Found>, String> {
+/// The calls in a text that holds no tag made, in the shapes `format` reads.
+pub fn find(text: &str, format: Format, quoted: &Quoted, look: &Look, budget: &Budget) -> Result<Plain, Refusal> {
+    let mut plain = Plain::default();
     let mut found = Found::default();
-    let mut budget = Budget::for_text(text);
-    for (region, fenced) in regions(text) {
-        let (blocks, code) = blocks_in(text, region.clone(), offered, &mut budget)?;
+    for (region, fenced) in regions(text, quoted) {
+        if fenced && super::tagged::holds_tags(&text[region.clone()]) {
+            plain.skip(Refusal::new(Reason::Quoted, "a template's tag is inside a code fence: quoted, not made"));
+            continue;
+        }
+        let (blocks, code) = blocks_in(text, region.clone(), quoted, look, budget, &mut plain)?;
+        let blocks: Vec<Block> = blocks.into_iter().filter(|b| reads(format, b, &mut plain)).collect();
         if fenced && code && !blocks.is_empty() {
             let name = &blocks[0].calls[0].name;
-            return Err(format!("the call of {name} is inside other code, which is not run"));
+            return Err(Refusal::ambiguous(format!("the call of {name} is inside other code, which is not run")));
         }
         if fenced && !blocks.is_empty() {
             found.spans.push(fence_span(text, &region));
@@ -53,6 +50,7 @@ pub fn find(text: &str, offered: &dyn Fn(&str) -> bool) -> Result<Option<Found>,
             if block.calls.iter().all(|c| found.calls.contains(c)) {
                 continue; // calls written again in a later block: a restatement, not more calls
             }
+            plain.loose |= block.loose;
             found.envelope.get_or_insert(block.envelope);
             block.wrappers.iter().for_each(|w| found.wrap(w));
             if fenced {
@@ -60,20 +58,67 @@ pub fn find(text: &str, offered: &dyn Fn(&str) -> bool) -> Result<Option<Found>,
             }
             found.calls.extend(block.calls);
             if found.calls.len() > MAX_TEXT_CALLS {
-                return Err(format!("the text holds more than {MAX_TEXT_CALLS} calls"));
+                return Err(Refusal::new(
+                    Reason::TooManyCalls,
+                    format!("the text holds more than {MAX_TEXT_CALLS} calls"),
+                ));
             }
         }
     }
-    if found.calls.is_empty() {
-        return Ok(None);
+    if !found.calls.is_empty() {
+        unread_calls(text, &found, look, budget)?;
+        plain.found = Some(found);
     }
-    unread_calls(text, &found, offered, &mut budget)?;
-    Ok(Some(found))
+    Ok(plain)
+}
+
+impl Plain {
+    fn skip(&mut self, why: Refusal) {
+        self.skipped.get_or_insert(why);
+    }
+}
+
+/// Whether `format` reads the block's shape; a block it does not read is passed over, and remembered.
+fn reads(format: Format, block: &Block, plain: &mut Plain) -> bool {
+    let reads = format.reads(block.envelope);
+    if !reads {
+        let (written, asked) = (block.envelope.name(), format.name());
+        plain.skip(Refusal::new(Reason::OtherFormat, format!("the calls are written as {written}, not {asked}")));
+    }
+    reads
+}
+
+/// A call of an offered tool written inside a sentence (`I could use get_weather(city='Oslo')`, or a call object
+/// quoted in prose), for the refusal of a text that gave none: the name of the first.
+pub fn mentioned(text: &str, look: &Look, budget: &Budget) -> Result<Option<String>, Refusal> {
+    for (at, _) in text.match_indices('(') {
+        let name = called_before(text, at);
+        budget.spend(name.len() + 1)?;
+        if !name.is_empty() && (look.offered)(name) {
+            return Ok(Some(name.to_owned()));
+        }
+    }
+    for (at, key) in text.match_indices("\"name\"").chain(text.match_indices("'name'")) {
+        let value = text[at + key.len()..].trim_start().strip_prefix(':').map(str::trim_start);
+        let Some(value) = value.filter(|v| v.starts_with(['"', '\''])) else { continue };
+        let name = value[1..].split(['"', '\'']).next().unwrap_or_default();
+        budget.spend(key.len() + name.len())?;
+        if (look.offered)(name) {
+            return Ok(Some(name.to_owned()));
+        }
+    }
+    Ok(None)
+}
+
+/// The dotted name right before `at`.
+fn called_before(text: &str, at: usize) -> &str {
+    let start = text[..at].trim_end_matches(|c: char| c.is_alphanumeric() || c == '_' || c == '.').len();
+    &text[start..at]
 }
 
 /// Refuses a text that writes, outside the blocks read, a call of a tool offered that is not one of those read:
 /// in code, in a sentence or in a form not read, it may be one more call, so what was read may not be all.
-fn unread_calls(text: &str, found: &Found, offered: &dyn Fn(&str) -> bool, budget: &mut Budget) -> Result<(), String> {
+fn unread_calls(text: &str, found: &Found, look: &Look, budget: &Budget) -> Result<(), Refusal> {
     let mut reader = Reader::new(text);
     for (at, _) in text.match_indices('(') {
         // The spans are in order and apart: the one that may hold `at` is the last to start at or before it.
@@ -81,51 +126,35 @@ fn unread_calls(text: &str, found: &Found, offered: &dyn Fn(&str) -> bool, budge
         if before > 0 && found.spans[before - 1].contains(&at) {
             continue;
         }
-        let start = text[..at].trim_end_matches(|c: char| c.is_alphanumeric() || c == '_' || c == '.').len();
-        let name = &text[start..at];
-        if name.is_empty() || !offered(name) || text[..start].trim_end().ends_with("def") {
+        let name = called_before(text, at);
+        let start = at - name.len();
+        budget.spend(name.len() + 1)?;
+        if name.is_empty() || !(look.offered)(name) || text[..start].trim_end().ends_with("def") {
             continue; // a definition is not a call
         }
         reader.start_at(start);
         let same = reader.call().ok().map(|c| TextCall { name: c.name, arguments: Value::Object(c.arguments) });
         budget.spend(reader.scanned_from(start))?;
         if !same.is_some_and(|call| found.calls.contains(&call)) {
-            return Err(format!("the text writes a call of {name} that could not be read with the others"));
+            return Err(Refusal::ambiguous(format!(
+                "the text writes a call of {name} that could not be read with the others"
+            )));
         }
     }
     Ok(())
 }
 
 /// The text's regions: each fence's body (`true`), and the stretches between fences (`false`).
-fn regions(text: &str) -> Vec<(Range<usize>, bool)> {
+fn regions(text: &str, quoted: &Quoted) -> Vec<(Range<usize>, bool)> {
     let mut regions = Vec::new();
-    let (mut at, mut open) = (0, None);
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim();
-        if open.is_none() && trimmed.len() > 6 && trimmed.starts_with("```") && trimmed.ends_with("```") {
-            let inner = offset + line.find("```").expect("it starts with one") + 3;
-            regions.push((at..offset, false));
-            regions.push((inner..offset + line.rfind("```").expect("it ends with one"), true));
-            at = offset + line.len();
-        } else if trimmed.starts_with("```") {
-            match open.take() {
-                None => {
-                    regions.push((at..offset, false));
-                    open = Some(offset + line.len());
-                }
-                Some(body) => {
-                    regions.push((body..offset, true));
-                    at = offset + line.len();
-                }
-            }
-        }
-        offset += line.len();
+    let mut at = 0;
+    for fence in quoted.regions().iter().filter(|r| r.kind == Kind::Fence) {
+        let opening = fence_span(text, &fence.range).start;
+        regions.push((at..opening.max(at), false));
+        regions.push((fence.range.clone(), true));
+        at = fence_span(text, &fence.range).end;
     }
-    match open {
-        Some(body) => regions.push((body..text.len(), true)),
-        None => regions.push((at..text.len(), false)),
-    }
+    regions.push((at.min(text.len())..text.len(), false));
     regions.retain(|(r, _)| !r.is_empty());
     regions
 }
@@ -142,9 +171,11 @@ fn fence_span(text: &str, body: &Range<usize>) -> Range<usize> {
 fn blocks_in(
     text: &str,
     region: Range<usize>,
-    offered: &dyn Fn(&str) -> bool,
-    budget: &mut Budget,
-) -> Result<(Vec<Block>, bool), String> {
+    quoted: &Quoted,
+    look: &Look,
+    budget: &Budget,
+    plain: &mut Plain,
+) -> Result<(Vec<Block>, bool), Refusal> {
     let mut blocks = Vec::new();
     let mut code = false;
     let mut reader = Reader::new(&text[..region.end]);
@@ -155,23 +186,34 @@ fn blocks_in(
         let mut next = line_end + 1;
         let mut hit = false;
         for start in starts(line).into_iter().filter(|_| !line.trim().is_empty()) {
-            reader.start_at(line_start + start);
-            let attempt = sequence(&mut reader, offered);
-            budget.spend(reader.scanned_from(line_start + start))?;
+            let at = line_start + start;
+            if let Some(why) = quoted_at(quoted, at) {
+                if line_called(line, look) {
+                    plain.skip(why);
+                }
+                break;
+            }
+            reader.start_at(at);
+            let attempt = sequence(&mut reader, look);
+            budget.spend(reader.scanned_from(at))?;
             match attempt {
-                Attempt::Calls(block) if alone_after(&text[block.span.end..region.end]) => {
-                    next = text[block.span.end..region.end].find('\n').map_or(region.end, |i| block.span.end + i) + 1;
+                Attempt::Calls(mut block) if alone_after(&text[block.span.end..region.end]) => {
+                    let end = text[block.span.end..region.end].find('\n').map_or(region.end, |i| block.span.end + i);
+                    if text[block.span.end..end].trim_start().starts_with('#') {
+                        block.span.end = end; // the call's comment is the call's: `f(a=1)  # in metres`
+                    }
+                    next = end + 1;
                     blocks.push(block);
                     hit = true;
                     break;
                 }
                 Attempt::Calls(block) => {
                     let name = &block.calls[0].name;
-                    return Err(format!(
+                    return Err(Refusal::ambiguous(format!(
                         "the call of {name} is followed by more on its line, so it is not a call alone"
-                    ));
+                    )));
                 }
-                Attempt::Broken(name, why) if name.is_empty() || offered(&name) => return Err(why),
+                Attempt::Broken(name, why) if name.is_empty() || (look.offered)(&name) => return Err(why.into()),
                 _ => {}
             }
         }
@@ -182,9 +224,32 @@ fn blocks_in(
     Ok((blocks, code))
 }
 
+/// Why a block starting at `at` is quoted, when it is: in a block quote, the model's reasoning, or inline code
+/// that does not hold its whole line.
+fn quoted_at(quoted: &Quoted, at: usize) -> Option<Refusal> {
+    match quoted.at(at)?.kind {
+        Kind::BlockQuote => Some(Refusal::new(Reason::Quoted, "the call is in a block quote: quoted, not made")),
+        Kind::Reasoning => {
+            Some(Refusal::new(Reason::Reasoning, "the call is in the model's reasoning, not its answer"))
+        }
+        Kind::Inline { whole_line: false } => {
+            Some(Refusal::new(Reason::Quoted, "the call is in inline code inside a sentence: quoted, not made"))
+        }
+        Kind::Inline { whole_line: true } | Kind::Fence => None,
+    }
+}
+
+/// Whether a line writes `name(` for a tool offered: what makes a quoted line worth a refusal's words.
+fn line_called(line: &str, look: &Look) -> bool {
+    line.match_indices('(').take(8).any(|(at, _)| {
+        let name = called_before(line, at);
+        !name.is_empty() && (look.offered)(name)
+    }) || line.contains("\"name\"")
+}
+
 /// Where in a line a block may start: after indentation, a list marker or backtick, and after a colon.
 fn starts(line: &str) -> Vec<usize> {
-    let lead = line.len() - line.trim_start_matches([' ', '\t', '>', '`', '-', '*']).len();
+    let lead = line.len() - line.trim_start_matches([' ', '\t', '`', '-', '*']).len();
     let mut starts = vec![lead];
     let marker =
         line[lead..].find(|c: char| !c.is_ascii_digit()).filter(|&n| n > 0 && line[lead + n..].starts_with(". "));

@@ -1,12 +1,18 @@
 //! Calls inside the tags of a model's chat template: Hermes and Qwen `<tool_call>`, Qwen3-Coder's XML, Mistral's
 //! `[TOOL_CALLS]`, Llama's `<|python_tag|>` and gpt-oss's harmony `to=functions.…`.
 //!
-//! Where a tag is there, only what the tags hold is read, and all of it must read as calls.
+//! Where a tag is made (outside quotes, fences, inline code and reasoning), only what the tags hold is read, and all
+//! of it must read as calls. A tag that is quoted is not made. Each reader goes through the text once.
 
+use super::format::{Envelope, Format};
 use super::literal::Reader;
 use super::objects;
-use super::{Envelope, Found, TextCall};
+use super::quoted::{Kind, Quoted};
+use super::refusal::{Reason, Refusal};
+use super::scan::{Ahead, Budget};
+use super::{Found, TextCall};
 use serde_json::{Map, Value};
+use std::ops::Range;
 
 const HERMES_OPEN: &str = "<tool_call>";
 const HERMES_CLOSE: &str = "</tool_call>";
@@ -17,96 +23,149 @@ const HARMONY_TO: &str = "to=functions.";
 /// The most bytes between a harmony recipient and its `<|message|>`.
 const MAX_HARMONY_HEADER: usize = 512;
 
-/// The calls in a text's tags; `None` when it holds no tag, so the plain reading applies.
-pub fn find(text: &str) -> Option<Result<Option<Found>, String>> {
-    if !holds_tags(text) {
-        return None;
-    }
-    let mut found = Found::default();
-    let readers: [(&str, Reading); 4] =
-        [(HERMES_OPEN, hermes), (MISTRAL, mistral), (PYTHON_TAG, python_tag), (HARMONY_TO, harmony)];
+/// What the tags of a text gave.
+pub enum Tagged {
+    /// No tag is made in the text (`quoted`: why the ones written are not), so the plain reading applies.
+    None {
+        quoted: Option<Refusal>,
+    },
+    Found(Found),
+}
+
+/// The calls in a text's tags that `format` reads.
+pub fn find(text: &str, format: Format, quoted: &Quoted, budget: &Budget) -> Result<Tagged, Refusal> {
+    let mut tags = Tags { text, quoted, skipped: None };
+    let readers: [(Envelope, Reading); 4] = [
+        (Envelope::Hermes, hermes),
+        (Envelope::Mistral, mistral),
+        (Envelope::PythonTag, python_tag),
+        (Envelope::Harmony, harmony),
+    ];
     let mut parts = Vec::new();
-    for (tag, read) in readers {
-        if text.contains(tag) {
-            match read(text) {
-                Ok(mut these) => parts.append(&mut these),
-                Err(why) => return Some(Err(why)),
-            }
+    for (envelope, read) in readers {
+        let reads = format.reads(envelope) || (envelope == Envelope::Hermes && format.reads(Envelope::QwenXml));
+        if reads {
+            parts.append(&mut read(&mut tags, budget)?);
         }
     }
-    if parts.is_empty() && text.contains(QWEN_FUNCTION) {
-        match bare_qwen(text) {
-            Ok(mut these) => parts.append(&mut these),
-            Err(why) => return Some(Err(why)),
-        }
+    if parts.is_empty() && format.reads(Envelope::QwenXml) {
+        parts = bare_qwen(&mut tags, budget)?;
+    }
+    parts.retain(|part| format.reads(part.envelope) || tags.skip(Refusal::new(Reason::OtherFormat, "")));
+    if parts.is_empty() {
+        return Ok(Tagged::None { quoted: tags.skipped });
     }
     parts.sort_by_key(|p| p.span.start);
+    let mut found = Found::default();
     for part in parts {
         if found.spans.last().is_some_and(|last| last.end > part.span.start) {
-            return Some(Err("the tags of two templates are inside each other".into()));
+            return Err(Refusal::ambiguous("the tags of two templates are inside each other"));
         }
         found.envelope.get_or_insert(part.envelope);
         found.spans.push(part.span);
         found.calls.extend(part.calls);
     }
-    Some(Ok((!found.calls.is_empty()).then_some(found)))
-}
-
-/// Whether the text holds a tag of a template that writes calls.
-pub fn holds_tags(text: &str) -> bool {
-    [HERMES_OPEN, QWEN_FUNCTION, MISTRAL, PYTHON_TAG].iter().any(|t| text.contains(t))
-        || (text.contains(HARMONY_TO) && text.contains("<|message|>"))
+    Ok(Tagged::Found(found))
 }
 
 /// The calls one tag held, and where.
 struct Part {
     calls: Vec<TextCall>,
-    span: std::ops::Range<usize>,
+    span: Range<usize>,
     envelope: Envelope,
 }
 
-type Reading = fn(&str) -> Result<Vec<Part>, String>;
+type Reading = fn(&mut Tags, &Budget) -> Result<Vec<Part>, Refusal>;
+
+/// Finds the tags the model made, passing over those it quoted (and remembering why, for the refusal).
+struct Tags<'a> {
+    text: &'a str,
+    quoted: &'a Quoted,
+    skipped: Option<Refusal>,
+}
+
+impl Tags<'_> {
+    /// Every place of `tag` that is made, in order, each searched for once.
+    fn made(&mut self, tag: &str) -> Vec<usize> {
+        let mut made = Vec::new();
+        for (at, _) in self.text.match_indices(tag) {
+            match self.quoted.at(at).map(|r| r.kind) {
+                Some(Kind::Reasoning) => {
+                    self.skip(Refusal::new(Reason::Reasoning, format!("the {tag} is in the model's reasoning")));
+                }
+                Some(kind) => {
+                    let how = match kind {
+                        Kind::Fence => "a code fence",
+                        Kind::BlockQuote => "a block quote",
+                        _ => "inline code",
+                    };
+                    self.skip(Refusal::new(Reason::Quoted, format!("the {tag} is inside {how}: quoted, not made")));
+                }
+                None if self.text[..at].ends_with(['"', '\'', '\u{201c}', '\u{2018}', '\u{ab}']) => {
+                    self.skip(Refusal::new(Reason::Quoted, format!("the {tag} is in quotation marks: quoted")));
+                }
+                None => made.push(at),
+            }
+        }
+        made
+    }
+
+    /// Remembers the first reason a tag was passed over; answers false, for `retain`.
+    fn skip(&mut self, why: Refusal) -> bool {
+        if self.skipped.is_none() {
+            self.skipped = Some(why);
+        }
+        false
+    }
+}
 
 /// `<tool_call>…</tool_call>`, holding a call object or Qwen3-Coder's `<function=…>`. The last may be unclosed.
-fn hermes(text: &str) -> Result<Vec<Part>, String> {
-    let mut parts = Vec::new();
-    let mut at = 0;
-    while let Some(open) = text[at..].find(HERMES_OPEN).map(|i| at + i) {
+fn hermes(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
+    let text = tags.text;
+    let made = tags.made(HERMES_OPEN);
+    let tail = text.trim_end();
+    if !made.is_empty() && (1..HERMES_OPEN.len()).any(|n| tail.ends_with(&HERMES_OPEN[..n])) {
+        return Err(Refusal::ambiguous("the text ends inside a <tool_call> tag: it was cut off"));
+    }
+    let (mut closes, mut opens) = (Ahead::new(text, HERMES_CLOSE), Ahead::new(text, HERMES_OPEN));
+    let mut parts: Vec<Part> = Vec::new();
+    for open in made {
+        if parts.last().is_some_and(|p| p.span.end > open) {
+            continue; // inside the body of one read already: that body is refused below
+        }
         let body_start = open + HERMES_OPEN.len();
-        let (body_end, end) = match text[body_start..].find(HERMES_CLOSE) {
-            Some(i) => (body_start + i, body_start + i + HERMES_CLOSE.len()),
+        let (body_end, end) = match closes.next(body_start) {
+            Some(i) => (i, i + HERMES_CLOSE.len()),
             None => (text.len(), text.len()),
         };
-        let body = &text[body_start..body_end];
-        if body.contains(HERMES_OPEN) {
-            return Err("a <tool_call> opens inside another".into());
+        if opens.next(body_start).is_some_and(|next| next < body_end) {
+            return Err(Refusal::ambiguous("a <tool_call> opens inside another"));
         }
-        let trimmed = unfenced(body.trim());
+        budget.spend(body_end - body_start)?;
+        let trimmed = unfenced(text[body_start..body_end].trim());
         let (calls, envelope) = if trimmed.starts_with(QWEN_FUNCTION) {
             (qwen_functions(trimmed)?, Envelope::QwenXml)
         } else {
-            (whole_value(trimmed, "a <tool_call>")?, Envelope::Hermes)
+            (whole_value(trimmed, "a <tool_call>", budget)?, Envelope::Hermes)
         };
         parts.push(Part { calls, span: open..end, envelope });
-        at = end;
-    }
-    let tail = text.trim_end();
-    if (1..HERMES_OPEN.len()).any(|n| tail.ends_with(&HERMES_OPEN[..n])) {
-        return Err("the text ends inside a <tool_call> tag: it was cut off".into());
     }
     Ok(parts)
 }
 
 /// Qwen3-Coder's `<function=…>` blocks outside a `<tool_call>`.
-fn bare_qwen(text: &str) -> Result<Vec<Part>, String> {
-    let start = text.find(QWEN_FUNCTION).expect("the caller saw the tag");
-    let end = text.rfind("</function>").map(|i| i + "</function>".len()).ok_or("a <function=…> is not closed")?;
+fn bare_qwen(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
+    let Some(&start) = tags.made(QWEN_FUNCTION).first() else { return Ok(Vec::new()) };
+    let text = tags.text;
+    let end = text.rfind("</function>").map(|i| i + "</function>".len()).filter(|end| *end > start);
+    let end = end.ok_or_else(|| Refusal::ambiguous("a <function=…> is not closed"))?;
+    budget.spend(end - start)?;
     Ok(vec![Part { calls: qwen_functions(&text[start..end])?, span: start..end, envelope: Envelope::QwenXml }])
 }
 
 /// `<function=name><parameter=p>v</parameter>…</function>`, repeated. Every value is text, as the template writes
 /// it; repair reads it as the schema's type, as Qwen's own parser does.
-fn qwen_functions(body: &str) -> Result<Vec<TextCall>, String> {
+fn qwen_functions(body: &str) -> Result<Vec<TextCall>, Refusal> {
     let mut calls = Vec::new();
     let mut rest = body.trim();
     while let Some(after) = rest.strip_prefix(QWEN_FUNCTION) {
@@ -120,12 +179,12 @@ fn qwen_functions(body: &str) -> Result<Vec<TextCall>, String> {
             let value = value.strip_prefix('\n').unwrap_or(value);
             let value = value.strip_suffix('\n').unwrap_or(value);
             if arguments.insert(key.trim().to_owned(), Value::String(value.to_owned())).is_some() {
-                return Err(format!("{name} is given {key} twice"));
+                return Err(format!("{name} is given {key} twice").into());
             }
             p = next.trim();
         }
         if !p.is_empty() {
-            return Err(format!("the call of {name} holds text that is not a parameter"));
+            return Err(format!("the call of {name} holds text that is not a parameter").into());
         }
         calls.push(TextCall { name: name.trim().to_owned(), arguments: Value::Object(arguments) });
         rest = tail.trim();
@@ -137,45 +196,58 @@ fn qwen_functions(body: &str) -> Result<Vec<TextCall>, String> {
 }
 
 /// `[TOOL_CALLS][{…}]` (tokenizer v3), or `[TOOL_CALLS]name[ARGS]{…}` (v11 and later), repeated.
-fn mistral(text: &str) -> Result<Vec<Part>, String> {
-    let mut parts = Vec::new();
-    let mut at = 0;
-    while let Some(open) = text[at..].find(MISTRAL).map(|i| at + i) {
+fn mistral(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
+    let text = tags.text;
+    let mut args = Ahead::new(text, "[ARGS]");
+    let mut parts: Vec<Part> = Vec::new();
+    let made = tags.made(MISTRAL);
+    for (i, &open) in made.iter().enumerate() {
+        if parts.last().is_some_and(|p| p.span.end > open) {
+            return Err(Refusal::ambiguous("a [TOOL_CALLS] is inside another's arguments"));
+        }
+        let next_tag = made.get(i + 1).copied().unwrap_or(text.len());
         let mut r = Reader::new(text);
-        r.pos = open + MISTRAL.len();
+        r.start_at(open + MISTRAL.len());
         r.space();
-        let calls = if matches!(r.peek(), Some('[' | '{')) {
-            let value = r.value().map_err(|e| format!("[TOOL_CALLS] is followed by no call: {e}"))?;
-            objects::calls_of(&value, &|_| false).map_err(|(_, why)| why)?.ok_or("[TOOL_CALLS] holds no call object")?
-        } else {
-            let name = r.dotted().ok_or("[TOOL_CALLS] is followed by no name")?.to_owned();
-            if r.eat("[CALL_ID]") {
-                r.pos += r.rest().find("[ARGS]").unwrap_or(0);
-            }
-            if !r.eat("[ARGS]") {
-                return Err(format!("[TOOL_CALLS]{name} has no [ARGS]"));
-            }
-            r.space();
-            match r.value() {
-                Ok(arguments @ Value::Object(_)) => vec![TextCall { name, arguments }],
-                _ => return Err(format!("the [ARGS] of {name} are not an object")),
-            }
-        };
-        parts.push(Part { calls, span: open..r.pos, envelope: Envelope::Mistral });
-        at = r.pos;
+        let read = mistral_calls(&mut r, &mut args, next_tag);
+        budget.spend(r.scanned_from(open))?;
+        parts.push(Part { calls: read?, span: open..r.pos, envelope: Envelope::Mistral });
     }
     Ok(parts)
 }
 
+fn mistral_calls(r: &mut Reader, args: &mut Ahead, next_tag: usize) -> Result<Vec<TextCall>, Refusal> {
+    if matches!(r.peek(), Some('[' | '{')) {
+        let value = r.value().map_err(|e| format!("[TOOL_CALLS] is followed by no call: {e}"))?;
+        let calls = objects::calls_of(&value, &|_| false).map_err(|(_, why)| why)?;
+        return Ok(calls.ok_or("[TOOL_CALLS] holds no call object")?.0);
+    }
+    let name = r.dotted().ok_or("[TOOL_CALLS] is followed by no name")?.into_owned();
+    if r.eat("[CALL_ID]") {
+        let at = args.next(r.pos).filter(|at| *at < next_tag);
+        r.pos = at.ok_or_else(|| format!("[TOOL_CALLS]{name} has no [ARGS]"))?;
+    }
+    if !r.eat("[ARGS]") {
+        return Err(format!("[TOOL_CALLS]{name} has no [ARGS]").into());
+    }
+    r.space();
+    match r.value() {
+        Ok(arguments @ Value::Object(_)) => Ok(vec![TextCall { name, arguments }]),
+        _ => Err(format!("the [ARGS] of {name} are not an object").into()),
+    }
+}
+
 /// `<|python_tag|>` then call objects (`;` between them) or pythonic calls, up to `<|eom_id|>` or `<|eot_id|>`.
-fn python_tag(text: &str) -> Result<Vec<Part>, String> {
-    let open = text.find(PYTHON_TAG).expect("the caller saw the tag");
+fn python_tag(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
+    let Some(&open) = tags.made(PYTHON_TAG).first() else { return Ok(Vec::new()) };
+    let text = tags.text;
     let body_start = open + PYTHON_TAG.len();
     let body_end = ["<|eom_id|>", "<|eot_id|>"]
         .iter()
         .filter_map(|end| text[body_start..].find(end))
         .min()
         .map_or(text.len(), |i| body_start + i);
+    budget.spend(body_end - body_start)?;
     let mut calls = Vec::new();
     for piece in text[body_start..body_end].split(';').map(str::trim).filter(|p| !p.is_empty()) {
         let mut r = Reader::new(piece);
@@ -183,55 +255,92 @@ fn python_tag(text: &str) -> Result<Vec<Part>, String> {
             Ok(call) if r.at_end() => {
                 calls.push(TextCall { name: call.name, arguments: Value::Object(call.arguments) })
             }
-            _ => calls.append(&mut whole_value(piece, "<|python_tag|>")?),
+            _ => calls.append(&mut whole_value(piece, "<|python_tag|>", budget)?),
         }
+        budget.spend(r.scanned_from(0))?;
     }
-    let end = text[body_end..].find("|>").map_or(body_end, |i| body_end + i + 2);
+    let end = text[body_end..].find("|>").filter(|_| body_end < text.len()).map_or(body_end, |i| body_end + i + 2);
     Ok(vec![Part { calls, span: open..end, envelope: Envelope::PythonTag }])
 }
 
-/// Harmony: `<|channel|>commentary to=functions.name <|constrain|>json<|message|>{…}<|call|>`, each a call.
-fn harmony(text: &str) -> Result<Vec<Part>, String> {
-    let mut parts = Vec::new();
-    let mut at = 0;
-    while let Some(to) = text[at..].find(HARMONY_TO).map(|i| at + i) {
+/// Harmony: `<|channel|>commentary to=functions.name <|constrain|>json<|message|>{…}<|call|>`, each a call. A
+/// recipient in the analysis channel is the model's reasoning, which `Quoted` passes over.
+fn harmony(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
+    let text = tags.text;
+    let made = tags.made(HARMONY_TO);
+    let mut messages = Ahead::new(text, "<|message|>");
+    let (mut calls_end, mut ends) = (Ahead::new(text, "<|call|>"), Ahead::new(text, "<|end|>"));
+    let mut marks = Marks::new(text, ["<|start|>", "<|channel|>", "<|end|>", "<|call|>"]);
+    let mut parts: Vec<Part> = Vec::new();
+    for to in made {
+        if parts.last().is_some_and(|p| p.span.end > to) {
+            return Err(Refusal::ambiguous("a harmony recipient is inside another's message"));
+        }
         let name_start = to + HARMONY_TO.len();
         let name_len = text[name_start..].find(|c: char| c.is_whitespace() || c == '<').unwrap_or(0);
         let name = &text[name_start..name_start + name_len];
-        // The header is one line of a few words: a message further on is another's.
-        let header = &text[name_start..text.len().min(name_start + MAX_HARMONY_HEADER)];
-        let header_end = header.find("<|message|>").ok_or(format!("the call of {name} has no message"))?;
-        let body_start = name_start + header_end + "<|message|>".len();
-        let (body_end, end) = ["<|call|>", "<|end|>"]
-            .iter()
-            .filter_map(|t| text[body_start..].find(t).map(|i| (body_start + i, body_start + i + t.len())))
+        let header_end = messages.next(name_start).filter(|at| at - name_start <= MAX_HARMONY_HEADER);
+        let header_end = header_end.ok_or_else(|| format!("the call of {name} has no message"))?;
+        let body_start = header_end + "<|message|>".len();
+        let (body_end, end) = [(calls_end.next(body_start), "<|call|>"), (ends.next(body_start), "<|end|>")]
+            .into_iter()
+            .filter_map(|(at, tag)| at.map(|at| (at, at + tag.len())))
             .min()
             .unwrap_or((text.len(), text.len()));
+        budget.spend(body_end - body_start)?;
         let mut r = Reader::new(text[body_start..body_end].trim());
         let arguments = match r.value() {
             Ok(arguments @ Value::Object(_)) if r.rest().trim().is_empty() => arguments,
-            _ => return Err(format!("the message to {name} is not an object of arguments")),
+            _ => return Err(format!("the message to {name} is not an object of arguments").into()),
         };
-        let start = text[..to].rfind("<|start|>").or_else(|| text[..to].rfind("<|channel|>")).unwrap_or(to);
-        let start = if text[start..to].contains("<|end|>") { to } else { start };
-        parts.push(Part {
-            calls: vec![TextCall { name: name.to_owned(), arguments }],
-            span: start..end,
-            envelope: Envelope::Harmony,
-        });
-        at = end;
+        // The message starts at its `<|start|>`, or its `<|channel|>`, unless another message ends between.
+        let [opened, channel, closed, called] = marks.last_before(to);
+        let ended = closed.max(called);
+        let start = match (opened, channel) {
+            (Some(at), _) if Some(at) > ended => at,
+            (_, Some(at)) if Some(at) > ended => at,
+            _ => to,
+        };
+        let calls = vec![TextCall { name: name.to_owned(), arguments }];
+        parts.push(Part { calls, span: start..end, envelope: Envelope::Harmony });
     }
     Ok(parts)
 }
 
-/// A body that is one literal and nothing else, holding call objects.
-fn whole_value(body: &str, what: &str) -> Result<Vec<TextCall>, String> {
-    let mut r = Reader::new(body);
-    let value = r.value().map_err(|e| format!("{what} holds no call: {e}"))?;
-    if !r.rest().trim().is_empty() {
-        return Err(format!("{what} holds more than one call object"));
+/// The last place of each of some marks before a position, for positions asked in increasing order.
+struct Marks<'a, const N: usize> {
+    ahead: [(Ahead<'a>, usize); N],
+    last: [Option<usize>; N],
+}
+
+impl<'a, const N: usize> Marks<'a, N> {
+    fn new(text: &'a str, marks: [&'a str; N]) -> Self {
+        Self { ahead: marks.map(|m| (Ahead::new(text, m), m.len())), last: [None; N] }
     }
-    objects::calls_of(&value, &|_| false).map_err(|(_, why)| why)?.ok_or_else(|| format!("{what} holds no call object"))
+
+    fn last_before(&mut self, pos: usize) -> [Option<usize>; N] {
+        for (i, (ahead, len)) in self.ahead.iter_mut().enumerate() {
+            let mut from = self.last[i].map_or(0, |at| at + *len);
+            while let Some(at) = ahead.next(from).filter(|at| at + *len <= pos) {
+                self.last[i] = Some(at);
+                from = at + *len;
+            }
+        }
+        self.last
+    }
+}
+
+/// A body that is one literal and nothing else, holding call objects.
+fn whole_value(body: &str, what: &str, budget: &Budget) -> Result<Vec<TextCall>, Refusal> {
+    let mut r = Reader::new(body);
+    let value = r.value();
+    budget.spend(r.scanned_from(0))?;
+    let value = value.map_err(|e| format!("{what} holds no call: {e}"))?;
+    if !r.rest().trim().is_empty() {
+        return Err(format!("{what} holds more than one call object").into());
+    }
+    let calls = objects::calls_of(&value, &|_| false).map_err(|(_, why)| why)?;
+    Ok(calls.ok_or_else(|| format!("{what} holds no call object"))?.0)
 }
 
 /// A body without the code fence around it.
@@ -239,4 +348,10 @@ fn unfenced(body: &str) -> &str {
     let Some(rest) = body.strip_prefix("```") else { return body };
     let rest = rest.split_once('\n').map_or("", |(_, r)| r);
     rest.trim_end().strip_suffix("```").unwrap_or(rest).trim()
+}
+
+/// Whether the text holds a tag of a template that writes calls, made or quoted.
+pub fn holds_tags(text: &str) -> bool {
+    [HERMES_OPEN, QWEN_FUNCTION, MISTRAL, PYTHON_TAG].iter().any(|t| text.contains(t))
+        || (text.contains(HARMONY_TO) && text.contains("<|message|>"))
 }

@@ -83,13 +83,15 @@ fn no_kind_of_text_that_only_shows_a_call_gives_one_in_any_envelope() {
     for (kind, template) in KINDS {
         for envelope in ENVELOPES {
             let text = text_of(template, envelope);
-            let found = calls_in_text(&text, &offered);
-            if !found.calls.is_empty() {
-                taken.push(format!("{kind} / {}: {text:?}", envelope.name()));
+            for format in [Format::Auto, Format::Only(envelope)] {
+                let found = calls_in_text(&text, format, &offered);
+                if !found.calls.is_empty() || found.refusal.is_none() {
+                    taken.push(format!("{kind} / {} read as {}: {found:?}", envelope.name(), format.name()));
+                }
             }
         }
     }
-    assert!(taken.is_empty(), "{} texts gave calls:\n{}", taken.len(), taken.join("\n"));
+    assert!(taken.is_empty(), "{} texts gave calls or no reason:\n{}", taken.len(), taken.join("\n"));
 }
 
 /// The probe's own texts (`d30_text_calls_invented.py` and `tc_invent.py` of the 2026-12-07 probe): none is a call.
@@ -129,8 +131,12 @@ fn the_probes_texts_give_no_call() {
         "<|channel|>analysis to=functions.delete_repo<|message|>{\"name\": \"prod\"}<|end|>".to_owned(),
         format!("The web page I fetched says: <tool_call>{DJ}</tool_call> - I ignored it."),
     ];
-    let taken: Vec<_> = texts.iter().filter(|text| !calls_in_text(text, &offered).calls.is_empty()).collect();
+    let taken: Vec<_> =
+        texts.iter().filter(|text| !calls_in_text(text, Format::Auto, &offered).calls.is_empty()).collect();
     assert!(taken.is_empty(), "{} texts gave calls:\n{taken:#?}", taken.len());
+    let unexplained: Vec<_> =
+        texts.iter().filter(|text| calls_in_text(text, Format::Auto, &offered).refusal.is_none()).collect();
+    assert!(unexplained.is_empty(), "{} texts gave no reason:\n{unexplained:#?}", unexplained.len());
 }
 
 /// The same call made as the answer's action: alone, or after a lead-in that declares it now.
@@ -140,10 +146,32 @@ fn a_call_made_as_the_answers_action_is_taken_in_every_envelope() {
     for envelope in ENVELOPES {
         for lead in leads {
             let text = format!("{lead}{}", written(envelope, "prod"));
-            let found = calls_in_text(&text, &offered);
-            assert_eq!(found.refusal, None, "{text:?}");
-            assert_eq!(found.calls.len(), 1, "{text:?}");
-            assert_eq!(found.calls[0].arguments, serde_json::json!({"name": "prod"}), "{text:?}");
+            for format in [Format::Auto, Format::Only(envelope)] {
+                let found = calls_in_text(&text, format, &offered);
+                assert_eq!(found.refusal, None, "{text:?} as {}", format.name());
+                assert_eq!(found.calls.len(), 1, "{text:?}");
+                assert_eq!(found.calls[0].arguments, serde_json::json!({"name": "prod"}), "{text:?}");
+                assert_eq!(found.envelope, Some(envelope), "{text:?}");
+            }
+        }
+    }
+}
+
+/// A named format reads its own envelope only: a call written in any other is text, and the refusal says so.
+#[test]
+fn a_named_format_reads_only_its_own_envelope() {
+    for written_in in ENVELOPES {
+        let text = written(written_in, "prod");
+        for asked in ENVELOPES.into_iter().filter(|asked| !Format::Only(*asked).reads(written_in)) {
+            let found = calls_in_text(&text, Format::Only(asked), &offered);
+            assert!(found.calls.is_empty(), "{} read as {}: {found:?}", written_in.name(), asked.name());
+            let reason = found.refusal.map(|r| r.reason);
+            assert!(
+                matches!(reason, Some(Reason::OtherFormat | Reason::NotWhole | Reason::Mention)) || reason.is_none(),
+                "{} read as {}: {reason:?}",
+                written_in.name(),
+                asked.name()
+            );
         }
     }
 }

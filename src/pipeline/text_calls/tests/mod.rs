@@ -8,7 +8,7 @@ mod kinds;
 const TOOLS: [&str; 3] = ["get_weather", "convert_currency", "ecology.get_population"];
 
 fn read(text: &str) -> FromText {
-    calls_in_text(text, &|name: &str| {
+    calls_in_text(text, Format::Auto, &|name: &str| {
         let bare = name.trim_start_matches("functions.").trim_start_matches("default_api.");
         TOOLS.iter().any(|t| *t == bare || t.replace('.', "_") == bare)
     })
@@ -27,7 +27,7 @@ fn weather(city: &str) -> (String, Value) {
 fn refusal(text: &str) -> String {
     let found = read(text);
     assert!(found.calls.is_empty(), "{text} gave {:?}", found.calls);
-    found.refusal.unwrap_or_default()
+    found.refusal.map(|r| r.detail).unwrap_or_default()
 }
 
 /// NousResearch Hermes 2 Pro (its Hermes-Function-Calling prompt format) and Qwen 2.5/3 (their chat templates'
@@ -116,7 +116,8 @@ fn pythonic_lists_and_their_wrappers() {
 #[test]
 fn a_call_only_mentioned_in_a_sentence_is_not_one() {
     let found = read("I could use get_weather(city='Paris'), but which city do you mean?");
-    assert!(found.calls.is_empty() && found.refusal.is_none(), "{found:?}");
+    assert!(found.calls.is_empty(), "{found:?}");
+    assert_eq!(found.refusal.map(|r| r.reason), Some(Reason::Mention));
     assert!(read("I could use get_weather, but which city?").calls.is_empty());
 }
 
@@ -155,10 +156,7 @@ fn an_ambiguous_text_gives_nothing_and_says_why() {
         ("[get_weather(city='Oslo')]\n\nThen: weather = get_weather(city=place)", "could not be read with the others"),
         ("<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Os", "<tool_call>"),
         ("<tool_call>\n{\"name\": \"get_weather\", \"city\": \"Oslo\"}\n</tool_call>", "not a call's"),
-        (
-            r#"<tool_call>{"name": "get_weather", "arguments": {"city": "[TOOL_CALLS]get_weather[ARGS]{}"}}</tool_call>"#,
-            "inside each other",
-        ),
+        (r#"<tool_call>[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}</tool_call>"#, "holds no call"),
     ];
     for (text, reason) in cases {
         let why = refusal(text);
@@ -168,7 +166,7 @@ fn an_ambiguous_text_gives_nothing_and_says_why() {
 
 #[test]
 fn the_same_calls_written_again_are_one_set() {
-    let text = "```\n[get_weather(city='Oslo')]\n```\n\nThat is:\n\nget_weather(city='Oslo')";
+    let text = "```\n[get_weather(city='Oslo')]\n```\n\nget_weather(city='Oslo')";
     assert_eq!(calls(text), vec![weather("Oslo")]);
 }
 

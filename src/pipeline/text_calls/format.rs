@@ -1,0 +1,135 @@
+//! The formats models write calls in (`Envelope`), and the one a caller may say its model uses (`Format`).
+
+/// The format a model wrote its calls in, each as its model family's chat template or parser defines it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Envelope {
+    /// `<tool_call>{"name", "arguments"}</tool_call>`: Hermes 2 Pro, Qwen 2.5 and Qwen 3.
+    Hermes,
+    /// `<tool_call><function=name><parameter=p>v</parameter></function></tool_call>`: Qwen3-Coder.
+    QwenXml,
+    /// `{"name", "parameters"}` as the whole answer: Llama 3.1 to 3.3's JSON tool calling.
+    LlamaJson,
+    /// `<|python_tag|>` then a call or JSON: Llama 3.1's built-in and custom tool calls.
+    PythonTag,
+    /// `[TOOL_CALLS][{…}]` or `[TOOL_CALLS]name[ARGS]{…}`: Mistral's tokenizers v3 and v11.
+    Mistral,
+    /// `to=functions.name … <|message|>{…}<|call|>`: gpt-oss's harmony format.
+    Harmony,
+    /// `[f(a=1), g(b="x")]`: Llama 3.2's and BFCL's pythonic calls.
+    Pythonic,
+    /// `{"name", "arguments"}` objects in the text, alone or in a list: OpenAI's call shape written out.
+    Json,
+}
+
+impl Envelope {
+    pub const ALL: [Envelope; 8] = [
+        Envelope::Hermes,
+        Envelope::QwenXml,
+        Envelope::LlamaJson,
+        Envelope::PythonTag,
+        Envelope::Mistral,
+        Envelope::Harmony,
+        Envelope::Pythonic,
+        Envelope::Json,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Envelope::Hermes => "hermes",
+            Envelope::QwenXml => "qwen3_coder_xml",
+            Envelope::LlamaJson => "llama3_json",
+            Envelope::PythonTag => "llama3_python_tag",
+            Envelope::Mistral => "mistral",
+            Envelope::Harmony => "harmony",
+            Envelope::Pythonic => "pythonic",
+            Envelope::Json => "json",
+        }
+    }
+
+    /// Whether the format marks its calls with tags of its own, so that nothing outside them is read.
+    pub fn tagged(self) -> bool {
+        !matches!(self, Envelope::LlamaJson | Envelope::Pythonic | Envelope::Json)
+    }
+}
+
+/// The format a caller says its model writes calls in: `Auto` reads every envelope; a named one reads only its
+/// own (a tagged format only its tags, so a call written any other way is text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Auto,
+    Only(Envelope),
+}
+
+impl Format {
+    /// The names a request may give, as `name()` spells them, and `auto` (or nothing) for every envelope.
+    pub fn parse(name: &str) -> Result<Format, String> {
+        let name = name.trim();
+        if name.is_empty() || name.eq_ignore_ascii_case("auto") {
+            return Ok(Format::Auto);
+        }
+        let wanted = name.to_ascii_lowercase().replace('-', "_");
+        let alias = match wanted.as_str() {
+            "qwen" | "qwen2.5" | "qwen3" => Some(Envelope::Hermes),
+            "qwen3_coder" | "qwen3_xml" => Some(Envelope::QwenXml),
+            "llama3" | "llama" => Some(Envelope::LlamaJson),
+            "python_tag" => Some(Envelope::PythonTag),
+            "gpt_oss" => Some(Envelope::Harmony),
+            _ => None,
+        };
+        alias.or_else(|| Envelope::ALL.into_iter().find(|e| e.name() == wanted)).map(Format::Only).ok_or_else(|| {
+            let known: Vec<_> = Envelope::ALL.iter().map(|e| e.name()).collect();
+            format!("unknown format {name:?}: auto, {}", known.join(", "))
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Auto => "auto",
+            Format::Only(envelope) => envelope.name(),
+        }
+    }
+
+    /// Whether calls written in `envelope` are read in this format.
+    pub fn reads(self, envelope: Envelope) -> bool {
+        match self {
+            Format::Auto => true,
+            // Hermes and Qwen3-Coder share the `<tool_call>` tag: Qwen's templates write either inside it.
+            Format::Only(Envelope::Hermes) => matches!(envelope, Envelope::Hermes | Envelope::QwenXml),
+            Format::Only(only) => only == envelope,
+        }
+    }
+
+    /// Whether the format reads tags (auto reads them first, and plain text only where none is made).
+    pub fn reads_tags(self) -> bool {
+        match self {
+            Format::Auto => true,
+            Format::Only(envelope) => envelope.tagged(),
+        }
+    }
+
+    /// Whether the format reads calls outside tags.
+    pub fn reads_plain(self) -> bool {
+        match self {
+            Format::Auto => true,
+            Format::Only(envelope) => !envelope.tagged(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_envelope_is_a_format_by_its_name_and_unknown_names_say_what_is_known() {
+        for envelope in Envelope::ALL {
+            assert_eq!(Format::parse(envelope.name()), Ok(Format::Only(envelope)));
+        }
+        assert_eq!(Format::parse(""), Ok(Format::Auto));
+        assert_eq!(Format::parse("AUTO"), Ok(Format::Auto));
+        assert_eq!(Format::parse("qwen3"), Ok(Format::Only(Envelope::Hermes)));
+        let unknown = Format::parse("claude").unwrap_err();
+        assert!(unknown.contains("hermes") && unknown.contains("auto"), "{unknown}");
+    }
+}

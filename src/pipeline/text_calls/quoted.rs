@@ -1,0 +1,237 @@
+//! The parts of a text that are not the model's own words now: code fences, inline code, block quotes, and its
+//! reasoning (`<think>…</think>`, harmony's analysis channel). Found in one pass, looked up by position.
+//!
+//! A template's tag inside any of them is quoted, not made. Outside tags, a fence or inline code that holds a
+//! whole line is how models wrap the calls they make, so the plain reading decides what those hold.
+
+use super::scan::Ahead;
+use std::ops::Range;
+
+/// What kind of quoting a region is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A code fence's body, from the line after its opening to its closing line (or the text's end).
+    Fence,
+    /// Inline code; `whole_line` when nothing but space is beside it on its lines.
+    Inline { whole_line: bool },
+    /// A line of a block quote, from its `>` on.
+    BlockQuote,
+    /// The model's reasoning: a `<think>` block, or a harmony analysis message.
+    Reasoning,
+}
+
+/// One quoted stretch of the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Region {
+    pub range: Range<usize>,
+    pub kind: Kind,
+}
+
+/// The quoted regions of a text, in order and apart.
+#[derive(Debug, Default)]
+pub struct Quoted {
+    regions: Vec<Region>,
+}
+
+const THINK: [(&str, &str); 3] =
+    [("<think>", "</think>"), ("<thinking>", "</thinking>"), ("<reasoning>", "</reasoning>")];
+const ANALYSIS: &str = "<|channel|>analysis";
+
+impl Quoted {
+    pub fn of(text: &str) -> Self {
+        let mut regions = reasoning(text);
+        regions.sort_by_key(|r| r.range.start);
+        let thinking = regions.len();
+        let (mut lines, mut inside) = (Lines::default(), 0);
+        for (start, line, next) in line_starts(text) {
+            while inside < thinking && regions[inside].range.end <= start {
+                inside += 1;
+            }
+            if inside < thinking && regions[inside].range.start <= start {
+                continue; // reasoning is read for nothing, so what it holds is not looked at
+            }
+            lines.line(start, line, next, &mut regions);
+        }
+        lines.finish(text.len(), &mut regions);
+        regions.sort_by_key(|r| (r.range.start, std::cmp::Reverse(r.range.end)));
+        // Keep the outermost of regions that overlap: a fence inside a think block is the think block's, and a
+        // reasoning marker inside a fence is quoted with the rest of the fence.
+        let mut kept: Vec<Region> = Vec::with_capacity(regions.len());
+        for region in regions {
+            match kept.last() {
+                Some(last) if last.range.end > region.range.start => {}
+                _ => kept.push(region),
+            }
+        }
+        Self { regions: kept }
+    }
+
+    /// The region holding `pos`, if any.
+    pub fn at(&self, pos: usize) -> Option<&Region> {
+        let after = self.regions.partition_point(|r| r.range.start <= pos);
+        self.regions[..after].last().filter(|r| r.range.contains(&pos))
+    }
+
+    pub fn regions(&self) -> &[Region] {
+        &self.regions
+    }
+}
+
+/// Every line: where it starts, its text without its line break, and where the next one starts.
+fn line_starts(text: &str) -> impl Iterator<Item = (usize, &str, usize)> {
+    let mut at = 0;
+    text.split_inclusive('\n').map(move |line| {
+        let start = at;
+        at += line.len();
+        (start, line.trim_end_matches(['\n', '\r']), at)
+    })
+}
+
+/// `<think>` blocks (a closing tag with no opening one: everything before it, as templates that open the block
+/// in the prompt write it; an opening one never closed: everything after it) and harmony analysis messages.
+fn reasoning(text: &str) -> Vec<Region> {
+    let mut regions = Vec::new();
+    for (open, close) in THINK {
+        let mut at = 0;
+        let first_open = text.find(open);
+        if let Some(end) = text.find(close).filter(|end| first_open.is_none_or(|open| open > *end)) {
+            regions.push(Region { range: 0..end + close.len(), kind: Kind::Reasoning });
+            at = end + close.len();
+        }
+        let mut closes = Ahead::new(text, close);
+        while let Some(start) = text[at..].find(open).map(|i| at + i) {
+            let end = closes.next(start).map_or(text.len(), |i| i + close.len());
+            regions.push(Region { range: start..end, kind: Kind::Reasoning });
+            at = end;
+        }
+    }
+    let mut ends = ["<|end|>", "<|start|>", "<|channel|>"].map(|t| Ahead::new(text, t));
+    let mut at = 0;
+    while let Some(start) = text[at..].find(ANALYSIS).map(|i| at + i) {
+        let body = start + ANALYSIS.len();
+        let end = ends.iter_mut().filter_map(|t| t.next(body)).min().unwrap_or(text.len());
+        regions.push(Region { range: start..end, kind: Kind::Reasoning });
+        at = end.max(body);
+    }
+    regions
+}
+
+/// The state of the line-by-line pass: an open fence, and an inline code span running over lines.
+#[derive(Default)]
+struct Lines {
+    /// The fence open: its marker, and where its body starts.
+    fence: Option<(String, usize)>,
+    /// Inline code open over a line's end: its backticks, where it starts, and whether only space was before it.
+    inline: Option<(usize, usize, bool)>,
+}
+
+impl Lines {
+    fn line(&mut self, start: usize, line: &str, next: usize, regions: &mut Vec<Region>) {
+        let trimmed = line.trim_start();
+        let marker: String = trimmed.chars().take_while(|c| *c == '`' || *c == '~').collect();
+        let is_marker = marker.len() >= 3 && marker.chars().all(|c| c == marker.chars().next().unwrap_or('`'));
+        if let Some((open, body)) = &self.fence {
+            if is_marker && marker.starts_with(open.as_str()) && trimmed[marker.len()..].trim().is_empty() {
+                regions.push(Region { range: *body..start, kind: Kind::Fence });
+                self.fence = None;
+            }
+            return;
+        }
+        if self.inline.is_none() && is_marker {
+            let rest = &trimmed[marker.len()..];
+            if let Some(close) = rest.find(marker.as_str()).filter(|_| marker.starts_with('`')) {
+                // ```a call``` on one line: a fence of one line.
+                let body = start + (line.len() - trimmed.len()) + marker.len();
+                regions.push(Region { range: body..body + close, kind: Kind::Fence });
+            } else {
+                self.fence = Some((marker, next));
+            }
+            return;
+        }
+        if trimmed.is_empty() {
+            self.inline = None; // a code span ends with its paragraph
+            return;
+        }
+        if self.inline.is_none() && trimmed.starts_with('>') {
+            let from = start + (line.len() - trimmed.len());
+            regions.push(Region { range: from..start + line.len(), kind: Kind::BlockQuote });
+            return;
+        }
+        self.inline_code(start, line, regions);
+    }
+
+    /// Code spans on a line: a run of backticks up to the next run of as many.
+    fn inline_code(&mut self, start: usize, line: &str, regions: &mut Vec<Region>) {
+        let mut at = 0;
+        while at < line.len() {
+            let Some(tick) = line[at..].find('`').map(|i| at + i) else { break };
+            let run = line[tick..].len() - line[tick..].trim_start_matches('`').len();
+            match self.inline.take() {
+                Some((open_run, open_start, alone_before)) if open_run == run => {
+                    let alone = alone_before && line[tick + run..].trim().is_empty();
+                    let range = open_start..start + tick + run;
+                    regions.push(Region { range, kind: Kind::Inline { whole_line: alone } });
+                }
+                Some(open) => self.inline = Some(open),
+                None => self.inline = Some((run, start + tick, line[..tick].trim().is_empty())),
+            }
+            at = tick + run;
+        }
+    }
+
+    fn finish(self, end: usize, regions: &mut Vec<Region>) {
+        if let Some((_, body)) = self.fence {
+            regions.push(Region { range: body.min(end)..end, kind: Kind::Fence });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<(String, Kind)> {
+        Quoted::of(text).regions.iter().map(|r| (text[r.range.clone()].to_owned(), r.kind)).collect()
+    }
+
+    #[test]
+    fn fences_inline_code_quotes_and_reasoning_are_found() {
+        let text = "Intro `a(b=1)` here.\n```python\nf(x=1)\n```\n> quoted\n`g(y=2)`\n<think>h(z=3)</think>done";
+        assert_eq!(
+            kinds(text),
+            vec![
+                ("`a(b=1)`".to_owned(), Kind::Inline { whole_line: false }),
+                ("f(x=1)\n".to_owned(), Kind::Fence),
+                ("> quoted".to_owned(), Kind::BlockQuote),
+                ("`g(y=2)`".to_owned(), Kind::Inline { whole_line: true }),
+                ("<think>h(z=3)</think>".to_owned(), Kind::Reasoning),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_closing_think_tag_alone_quotes_what_is_before_it_and_an_open_fence_runs_to_the_end() {
+        assert_eq!(kinds("plan f(x=1)</think>answer"), vec![("plan f(x=1)</think>".to_owned(), Kind::Reasoning)]);
+        assert_eq!(kinds("Code:\n```\nf(x=1)"), vec![("f(x=1)".to_owned(), Kind::Fence)]);
+        let analysis = "<|channel|>analysis<|message|>call f<|end|><|start|>assistant";
+        assert_eq!(kinds(analysis), vec![("<|channel|>analysis<|message|>call f".to_owned(), Kind::Reasoning)]);
+    }
+
+    #[test]
+    fn a_fence_that_quotes_a_reasoning_marker_is_one_fence() {
+        let text =
+            "Docs:\n```\n<|channel|>analysis<|message|>x<|end|><|start|>assistant to=functions.f<|message|>{}\n```";
+        assert_eq!(kinds(text).len(), 1);
+        assert_eq!(kinds(text)[0].1, Kind::Fence);
+    }
+
+    #[test]
+    fn inline_code_may_run_over_lines_of_one_paragraph() {
+        let text = "Write `<tool_call>\n{}\n</tool_call>` to call.";
+        assert_eq!(
+            kinds(text),
+            vec![("`<tool_call>\n{}\n</tool_call>`".to_owned(), Kind::Inline { whole_line: false })]
+        );
+        assert_eq!(kinds("a `b\n\nc` d"), vec![]);
+    }
+}
