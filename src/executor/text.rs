@@ -5,6 +5,7 @@ use super::{Executor, ReviewMode};
 use crate::pipeline::{self, CallContext, CallError, MAX_TEXT_CALLS, RepairSettings, TextExtraction, TextFormat};
 use crate::pipeline::{ToolCall, ToolMessage};
 use crate::registry::Catalog;
+use crate::telemetry::TextRead;
 use std::sync::Arc;
 use tokio::time::Instant;
 
@@ -21,7 +22,12 @@ impl Executor {
         deadline: Option<Instant>,
     ) -> Result<TextExtraction, CallError> {
         let (catalog, repair) = (self.registry.catalog(), self.settings.prepare.repair);
-        find(catalog, &self.cpu, repair, Asked { tenant: ctx.tenant.clone(), text, format, tools }, deadline).await
+        let (started, bytes) = (Instant::now(), text.len());
+        let asked = Asked { tenant: ctx.tenant.clone(), text, format, tools };
+        let found = find(catalog, &self.cpu, repair, asked, deadline).await?;
+        let took = started.elapsed();
+        self.telemetry.text_read(&TextRead { format: format.name(), bytes, found: &found.found, took });
+        Ok(found)
     }
 
     /// Runs the calls found as `execute_batch` does, call `i` with the id `{id_prefix}-{i}` (set on the call),

@@ -98,7 +98,10 @@ impl ToolGateway for GatewayService {
             let reason = format!("text is {} bytes; at most {MAX_TEXT_BYTES} are read for calls", req.text.len());
             return Err(ServiceError::BadRequest(reason).into());
         }
-        let format = TextFormat::parse(&req.format).map_err(ServiceError::BadRequest)?;
+        let format = match req.format.trim() {
+            "" => TextFormat::of_model(&req.model),
+            named => TextFormat::parse(named).map_err(ServiceError::BadRequest)?,
+        };
         let found = self.executor.calls_in_text(&ctx, req.text, format, req.tools, deadline).await;
         let mut found = found.map_err(|error| match error {
             CallError::Timeout { after_ms } => ServiceError::DeadlineExceeded(format!(
@@ -116,6 +119,7 @@ impl ToolGateway for GatewayService {
             Vec::new()
         };
         let mut answer = pb::CallsFromTextResponse::from(found);
+        answer.format = format.name().to_owned();
         answer.messages = messages.into_iter().map(pb::ToolMessage::from).collect();
         Ok(Response::new(answer))
     }

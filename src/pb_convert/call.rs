@@ -27,6 +27,7 @@ impl From<TextExtraction> for pb::CallsFromTextResponse {
             refusal_reason: found.refusal.as_ref().map(|r| r.reason.name().to_owned()).unwrap_or_default(),
             refusal: found.refusal.map(|r| r.detail).unwrap_or_default(),
             messages: Vec::new(),
+            format: String::new(),
         }
     }
 }

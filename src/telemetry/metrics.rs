@@ -20,6 +20,7 @@ pub struct Metrics {
     injection_overrides: Counter<u64>,
     fail_open: Counter<u64>,
     shed: Counter<u64>,
+    text_calls: Counter<u64>,
 }
 
 impl Metrics {
@@ -48,6 +49,10 @@ impl Metrics {
             shed: meter
                 .u64_counter("toolgate.calls.shed")
                 .with_description("Requests refused at once because the gateway had its limit of calls in flight")
+                .build(),
+            text_calls: meter
+                .u64_counter("toolgate.text_calls.reads")
+                .with_description("Texts read for calls, by outcome (calls, none, refused) and refusal reason")
                 .build(),
         }
     }
@@ -99,6 +104,13 @@ impl Metrics {
     /// A data-plane request refused by overload shedding; `method` is `Execute` or `ExecuteBatch`.
     pub fn shed(&self, method: &'static str) {
         self.shed.add(1, &[KeyValue::new("method", method)]);
+    }
+
+    /// A text read for calls: `outcome` is calls, none or refused, `reason` the refusal's (empty otherwise).
+    pub fn text_read(&self, format: &'static str, outcome: &'static str, reason: &'static str) {
+        let labels =
+            [KeyValue::new("format", format), KeyValue::new("outcome", outcome), KeyValue::new("reason", reason)];
+        self.text_calls.add(1, &labels);
     }
 
     /// A call whose caller went away before it was answered.

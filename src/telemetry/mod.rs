@@ -9,12 +9,14 @@ pub mod propagation;
 pub mod recent;
 mod settings;
 mod span;
+mod text;
 
 pub use context::{InContext, in_context};
 pub use export::ExportError;
 pub use metrics::{UNRESOLVED, kind_name, status_name};
 pub use settings::{RawTelemetry, TelemetrySettings};
 pub use span::{CallSpan, Door};
+pub use text::TextRead;
 
 use crate::tls::ClientTls;
 use export::SpanQueue;

@@ -51,6 +51,7 @@ mod split;
 mod telemetry;
 mod telemetry_metrics;
 mod text_calls;
+mod text_negatives;
 mod tls;
 mod tls_collector;
 mod tls_doors;

@@ -119,6 +119,37 @@ def test_calls_from_text_answers_the_calls_the_rest_and_refusals(client, agent_c
         agent_client.calls_from_text(text, tools=name)
 
 
+def test_calls_from_text_reads_the_format_asked_or_the_models_and_says_why_it_refuses(
+    client, agent_client, http_tools
+):
+    name = weather_tool(client, http_tools)
+    tagged, pythonic = hermes(name, {"city": "Oslo"}), f'[{name}(city="Oslo")]'
+
+    # A named format reads its own envelope only: Hermes tags are text to a pythonic reader.
+    as_pythonic = agent_client.calls_from_text(tagged, format="pythonic")
+    assert (as_pythonic.calls, as_pythonic.format, as_pythonic.refusal_reason) == ((), "pythonic", "other_format")
+    assert agent_client.calls_from_text(pythonic, format="pythonic").calls[0].args == {"city": "Oslo"}
+    # Without one, the model's family names it: Qwen writes Hermes tags, so its pythonic call is text.
+    qwen = agent_client.calls_from_text(pythonic, model="Qwen/Qwen2.5-7B-Instruct")
+    assert (qwen.calls, qwen.format) == ((), "hermes")
+    unknown = agent_client.calls_from_text(pythonic, model="a-model-of-no-known-family")
+    assert (unknown.format, [c.args for c in unknown.calls]) == ("auto", [{"city": "Oslo"}])
+    with pytest.raises(toolgate.GatewayError) as bad:
+        agent_client.calls_from_text(pythonic, format="claude")
+    assert bad.value.code == grpc.StatusCode.INVALID_ARGUMENT and "hermes" in bad.value.details
+
+    # Every refusal says why, in one word to count.
+    for text, reason in [
+        (f"Never do this:\n{tagged}", "negated"),
+        (f"Earlier I ran:\n{pythonic}", "past"),
+        (f"<think>I could call\n{tagged}\nbut no.</think>I won't.", "reasoning"),
+        (f"For example:\n```\n{tagged}\n```", "quoted"),
+    ]:
+        found = agent_client.calls_from_text(text)
+        assert (found.calls, found.refusal_reason) == ((), reason), (text, found.refusal)
+    assert http_tools.received(name) == []
+
+
 def test_the_async_client_reads_calls_from_text(client, gateway, http_tools):
     name = weather_tool(client, http_tools)
 
@@ -181,6 +212,22 @@ def test_create_agent_with_the_middleware_logs_a_refusal_and_ends(client, agent_
     assert_left_unchanged(out, text, name, http_tools)
     [logged] = [r.getMessage() for r in caplog.records if r.name == "toolgate.langgraph"]
     assert "ai_refused" in logged and f"{name}_admin is not a tool offered" in logged
+
+
+def test_create_agent_with_the_middleware_ends_the_turn_on_a_refused_text(client, agent_client, http_tools, caplog):
+    """A text that shows a call without making it (here, a refusal to run it) is refused by the gateway, and the
+    agent's turn ends as text: the tool never runs."""
+    name = weather_tool(client, http_tools)
+    text = f"I won't run this without your approval:\n{hermes(name, {'city': 'Oslo'})}"
+    middleware = [toolgate_middleware(agent_client), calls_from_text_middleware(agent_client)]
+    agent = create_agent(scripted(AIMessage(text, id="ai_negated"), "never asked"), middleware=middleware)
+
+    with caplog.at_level(logging.DEBUG, logger="toolgate.langgraph"):
+        out = agent.invoke({"messages": [HumanMessage("Weather?")]}, thread())
+
+    assert_left_unchanged(out, text, name, http_tools)
+    [logged] = [r.getMessage() for r in caplog.records if r.name == "toolgate.langgraph"]
+    assert "ai_negated (negated, read as auto)" in logged
 
 
 def test_create_agent_with_the_middleware_reads_calls_as_the_runs_tenant(client, agent_client, grpc_tools):
@@ -299,6 +346,35 @@ def test_create_react_agent_with_the_hook_leaves_a_mention_alone(client, agent_c
 
     assert_left_unchanged(out, mention(name), name, http_tools)
     assert len(model.seen) == 1
+
+
+def test_create_react_agent_with_the_hook_reads_the_format_of_the_model_that_wrote_the_text(
+    client, agent_client, http_tools
+):
+    """The hook sends the chat model's name from the AIMessage's metadata: a Qwen model writes Hermes tags, so a
+    pythonic call in its text is text, and the turn ends; named outright, the format is read."""
+    name = weather_tool(client, http_tools)
+    pythonic = f'[{name}(city="Oslo")]'
+
+    def answer(id: str) -> AIMessage:
+        return AIMessage(pythonic, id=id, response_metadata={"model_name": "Qwen/Qwen2.5-7B-Instruct"})
+
+    qwen = scripted(answer("ai_qwen"), "never asked")
+    hook = calls_from_text_hook(agent_client)
+    out = create_react_agent(qwen, tools=GatewayToolNode(agent_client), post_model_hook=hook).invoke(
+        {"messages": [HumanMessage("Weather in Oslo?")]}, thread()
+    )
+    assert_left_unchanged(out, pythonic, name, http_tools)
+    assert len(qwen.seen) == 1
+
+    named = calls_from_text_hook(agent_client, format="pythonic")
+    model = scripted(answer("ai_named"), FINAL)
+    out = create_react_agent(model, tools=GatewayToolNode(agent_client), post_model_hook=named).invoke(
+        {"messages": [HumanMessage("Weather in Oslo?")]}, thread()
+    )
+    assert kinds(out["messages"]) == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage"]
+    assert out["messages"][1].response_metadata["toolgate"]["calls_from_text"]["format"] == "pythonic"
+    assert [r.args for r in http_tools.received(name)] == [{"city": "Oslo"}]
 
 
 # ---- the AIMessage answered again, without a gateway ----

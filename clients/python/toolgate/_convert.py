@@ -140,6 +140,8 @@ def calls_from_text_from_pb(r: gateway_pb2.CallsFromTextResponse) -> CallsFromTe
         wrappers=tuple(r.wrappers),
         rest=r.rest,
         refusal=r.refusal,
+        refusal_reason=r.refusal_reason,
+        format=r.format,
         messages=tuple(message_from_pb(m) for m in r.messages),
     )
 
@@ -227,6 +229,8 @@ def calls_from_text_request(
     run: bool,
     call_id_prefix: str | None,
     review_mode: str | None,
+    format: str | None = None,
+    model: str | None = None,
 ) -> gateway_pb2.CallsFromTextRequest:
     if not isinstance(text, str):
         raise TypeError(f"text is the model's answer as a str, not {type(text).__name__}")
@@ -239,6 +243,8 @@ def calls_from_text_request(
         run=run,
         review_mode=review_mode_to_pb(review_mode),
         call_id_prefix=call_id_prefix or "",
+        format=format or "",
+        model=model or "",
     )
 
 

@@ -168,17 +168,29 @@ class Client(_Base):
         run: bool = False,
         call_id_prefix: str | None = None,
         review_mode: str | None = None,
+        format: str | None = None,
+        model: str | None = None,
         timeout: float | None = None,
     ) -> CallsFromText:
         """The tool calls a model wrote in its answer's text instead of making them (Hermes `<tool_call>`,
-        pythonic `[f(a=1)]`, Llama, Mistral, harmony, Qwen3-Coder XML, ...), and the rest of the text. None from
-        prose: a call only mentioned, shown as an example or under a condition, or of a tool not offered gives
-        none, with `refusal` saying why when the text looked like it held calls. `tools` narrows the offered tools
-        to these registered names (default: every tool the context's tenant sees). With `run=True` the gateway
-        also runs the calls as `execute_batch` does, call `i` under the id `<call_id_prefix>-<i>`
-        (`call_id_prefix` is then required), and answers their outcomes in `messages`."""
+        pythonic `[f(a=1)]`, Llama, Mistral, harmony, Qwen3-Coder XML, ...), and the rest of the text. Calls are
+        taken only when they are the answer's action: one quoted, in the model's reasoning, shown as an example,
+        offered, refused, supposed or remembered, or of a tool not offered gives none, and `refusal` (with
+        `refusal_reason`, one word to count) says why. `format` names the model's output format (hermes,
+        qwen3_coder_xml, llama3_json, llama3_python_tag, mistral, harmony, pythonic, json, or auto); without it
+        the gateway reads the format of `model`'s family when it knows it. `tools` narrows the offered tools to
+        these registered names (default: every tool the context's tenant sees). With `run=True` the gateway also
+        runs the calls as `execute_batch` does, call `i` under the id `<call_id_prefix>-<i>` (`call_id_prefix`
+        is then required), and answers their outcomes in `messages`."""
         request = convert.calls_from_text_request(
-            text, context=context, tools=tools, run=run, call_id_prefix=call_id_prefix, review_mode=review_mode
+            text,
+            context=context,
+            tools=tools,
+            run=run,
+            call_id_prefix=call_id_prefix,
+            review_mode=review_mode,
+            format=format,
+            model=model,
         )
         response = self._call("CallsFromText", self._gateway.CallsFromText, request, self._data_metadata, timeout)
         return convert.calls_from_text_from_pb(response)
@@ -306,10 +318,19 @@ class AsyncClient(_Base):
         run: bool = False,
         call_id_prefix: str | None = None,
         review_mode: str | None = None,
+        format: str | None = None,
+        model: str | None = None,
         timeout: float | None = None,
     ) -> CallsFromText:
         request = convert.calls_from_text_request(
-            text, context=context, tools=tools, run=run, call_id_prefix=call_id_prefix, review_mode=review_mode
+            text,
+            context=context,
+            tools=tools,
+            run=run,
+            call_id_prefix=call_id_prefix,
+            review_mode=review_mode,
+            format=format,
+            model=model,
         )
         response = await self._call("CallsFromText", self._gateway.CallsFromText, request, self._data_metadata, timeout)
         return convert.calls_from_text_from_pb(response)

@@ -196,8 +196,9 @@ class ToolCall:
 class CallsFromText:
     """What the gateway read in a model's answer: the calls it wrote as text instead of making them, and the rest.
 
-    Nothing is found in prose (a call only mentioned, shown as an example or under a condition, a tool not
-    offered): `calls` is then empty, and `refusal` says why when the text looked like it held calls."""
+    Calls are taken only when they are the answer's action. A text that only shows, quotes, offers, refuses,
+    supposes or remembers a call gives none: `calls` is then empty, and `refusal` says why (`refusal_reason` in
+    one word, to log and count)."""
 
     calls: tuple[ToolCall, ...] = ()
     #: The format the calls were written in (hermes, qwen3_coder_xml, llama3_json, llama3_python_tag, mistral,
@@ -207,8 +208,14 @@ class CallsFromText:
     wrappers: tuple[str, ...] = ()
     #: The text with the calls taken out: what the model said besides them.
     rest: str = ""
-    #: Why a text that looked like it held calls gave none; empty otherwise.
+    #: Why a text that showed a call gave none; empty otherwise.
     refusal: str = ""
+    #: The refusal's reason, one of: disabled, too_long, too_many_calls, over_budget, not_offered, other_format,
+    #: quoted, reasoning, example, negated, question, options, past, hypothetical, other_speaker, not_an_action,
+    #: mention, not_whole, ambiguous; empty when `refusal` is.
+    refusal_reason: str = ""
+    #: The format the text was read in: the one asked for, the model's, or auto.
+    format: str = ""
     #: With `run=True`: each call's outcome, in call order (its repairs start with `calls_from_text`).
     messages: tuple[ToolMessage, ...] = ()
 

@@ -186,6 +186,8 @@ export function textCallsFromPb(r: CallsFromTextResponse): TextCalls {
     wrappers: [...r.wrappers],
     rest: r.rest,
     refusal: r.refusal,
+    refusalReason: r.refusalReason,
+    format: r.format,
     messages: r.messages.map(messageFromPb),
   };
 }
@@ -251,6 +253,8 @@ export function textCallsRequest(
     run?: boolean;
     reviewMode?: ReviewMode;
     callIdPrefix?: string;
+    format?: string;
+    model?: string;
   },
 ): Init<typeof CallsFromTextRequestSchema> {
   if (typeof text !== "string") throw new TypeError(`callsFromText reads a string, not ${JSON.stringify(text)}`);
@@ -261,6 +265,8 @@ export function textCallsRequest(
     run: options.run ?? false,
     reviewMode: reviewModeToPb(options.reviewMode),
     callIdPrefix: options.callIdPrefix ?? "",
+    format: options.format ?? "",
+    model: options.model ?? "",
   };
 }
 

@@ -80,6 +80,35 @@ describe("Client.callsFromText", () => {
     assert.deepEqual(elsewhere.calls, []);
   });
 
+  it("reads the format asked for, or the model's, and says in one word why it refuses", async () => {
+    const name = await weatherTool();
+    const context = { tenant };
+    const tagged = hermes(name, { city: "Oslo" });
+    const pythonic = `[${name}(city="Oslo")]`;
+    // A named format reads its own envelope only: Hermes tags are text to a pythonic reader.
+    const asPythonic = await h.agent.callsFromText(tagged, { context, format: "pythonic" });
+    assert.deepEqual([asPythonic.calls, asPythonic.format, asPythonic.refusalReason], [[], "pythonic", "other_format"]);
+    const read = await h.agent.callsFromText(pythonic, { context, format: "pythonic" });
+    assert.deepEqual(read.calls.map((c) => c.args), [{ city: "Oslo" }]);
+    // Without one, the model's family names it: Qwen writes Hermes tags, so its pythonic call is text.
+    const qwen = await h.agent.callsFromText(pythonic, { context, model: "Qwen/Qwen2.5-7B-Instruct" });
+    assert.deepEqual([qwen.calls, qwen.format], [[], "hermes"]);
+    const unknown = await h.agent.callsFromText(pythonic, { context, model: "a-model-of-no-known-family" });
+    assert.deepEqual([unknown.format, unknown.calls.length], ["auto", 1]);
+    await assert.rejects(h.agent.callsFromText(pythonic, { context, format: "claude" }), /hermes/);
+    // Every refusal says why, in one word to count.
+    for (const [text, reason] of [
+      [`Never do this:\n${tagged}`, "negated"],
+      [`Earlier I ran:\n${pythonic}`, "past"],
+      [`<think>I could call\n${tagged}\nbut no.</think>I won't.`, "reasoning"],
+      ["For example:\n```\n" + tagged + "\n```", "quoted"],
+    ] as const) {
+      const found = await h.agent.callsFromText(text, { context });
+      assert.deepEqual([found.calls, found.refusalReason], [[], reason], `${text}: ${found.refusal}`);
+    }
+    assert.equal(h.tools.received(name).length, 0);
+  });
+
   it("with run, runs the calls found under <callIdPrefix>-<i>, repaired, each answer led by calls_from_text", async () => {
     const name = await weatherTool();
     const text = `[functions.${name}(city="Oslo", days="3")]`;
@@ -113,6 +142,7 @@ describe("readTextCalls", () => {
     assert.deepEqual(read?.additional_kwargs[TEXT_CALLS_KEY], {
       envelope: "hermes",
       wrappers: [],
+      format: "auto",
       text: hermes(name, { city: "Oslo" }),
     });
 
@@ -231,5 +261,56 @@ describe("agents reading calls from text", () => {
       assert.equal(model.prompts.length, 1, `${id}: the model was called again`);
     }
     assert.equal(h.tools.received(name).length, 0);
+  });
+
+  it("ends the turn as text when the gateway refuses a text that only shows a call, in both agents", async () => {
+    const name = await weatherTool();
+    const refused = `I won't run this without your approval:\n<tool_call>\n${JSON.stringify({ name, arguments: { city: "Oslo" } })}\n</tool_call>`;
+    // A Qwen model writes Hermes tags: its pythonic call is text (the hook sends the model's name with the text).
+    const qwen = { model_name: "Qwen/Qwen2.5-7B-Instruct" };
+    const pythonic = `[${name}(city="Oslo")]`;
+    const texts = [
+      { id: "ai-neg", content: refused, response_metadata: {} },
+      { id: "ai-qwen", content: pythonic, response_metadata: qwen },
+    ];
+    for (const { id, content, response_metadata } of texts) {
+      const create = new ScriptedChatModel([new AIMessage({ id: `${id}-1`, content, response_metadata })]);
+      const agent = createAgent({
+        model: create,
+        tools: await gatewayTools(h.agent, { context: { tenant } }),
+        middleware: [textCallsMiddleware(h.agent, { context: { tenant } }), toolgateMiddleware(h.agent, { context: { tenant } })],
+      });
+      const react = new ScriptedChatModel([new AIMessage({ id: `${id}-2`, content, response_metadata })]);
+      const reactAgent = createReactAgent({
+        llm: react,
+        tools: await GatewayToolNode.create(h.agent, { context: { tenant } }),
+        postModelHook: textCallsHook(h.agent, { context: { tenant } }),
+      });
+      for (const [graph, model] of [[agent, create], [reactAgent, react]] as const) {
+        const out = await (graph as { invoke: typeof agent.invoke }).invoke({ messages: [new HumanMessage("Weather?")] }, run);
+        assert.deepEqual(out.messages.map((m) => m.getType()), ["human", "ai"], id);
+        const ai = out.messages[1] as AIMessage;
+        assert.equal(ai.content, content);
+        assert.deepEqual(ai.tool_calls ?? [], []);
+        assert.equal(model.prompts.length, 1, `${id}: the model was called again`);
+      }
+    }
+    assert.equal(h.tools.received(name).length, 0);
+
+    // The same Qwen answer, with the format named outright: the hook reads it, and the call runs.
+    const named = new ScriptedChatModel([
+      new AIMessage({ id: "ai-named", content: pythonic, response_metadata: qwen }),
+      new AIMessage({ id: "ai-final", content: "Clear skies in Oslo." }),
+    ]);
+    const agent = createReactAgent({
+      llm: named,
+      tools: await GatewayToolNode.create(h.agent, { context: { tenant } }),
+      postModelHook: textCallsHook(h.agent, { context: { tenant }, format: "pythonic" }),
+    });
+    const out = await agent.invoke({ messages: [new HumanMessage("Weather?")] }, run);
+    assert.deepEqual(out.messages.map((m) => m.getType()), ["human", "ai", "tool", "ai"]);
+    const read = out.messages[1] as AIMessage;
+    assert.equal((read.additional_kwargs[TEXT_CALLS_KEY] as { format: string }).format, "pythonic");
+    assert.deepEqual(h.tools.received(name).map((r) => r.args), [{ city: "Oslo", user_id: "u-text" }]);
   });
 });

@@ -3,9 +3,11 @@
 
 use super::literal::{PyCall, Reader};
 use super::objects;
-use super::{Envelope, FromText, TextCall};
+use super::{Envelope, FromText, MAX_TEXT_CALLS, TextCall};
+use memchr::memmem::Finder;
 use serde_json::Value;
 use std::ops::Range;
+use std::sync::LazyLock;
 
 /// Calls standing alone somewhere in a text: one block per line or fence, in order.
 pub(super) struct Block {
@@ -31,6 +33,13 @@ pub(super) enum Attempt {
     Calls(Block),
     /// Something a tool's name heads that is not a call as written: `(name, why)`.
     Broken(String, String),
+    /// More calls than one answer may make, seen while reading them.
+    TooMany,
+}
+
+/// Whether `n` calls are more than one answer may make.
+fn too_many(n: usize) -> bool {
+    n > MAX_TEXT_CALLS
 }
 
 impl Attempt {
@@ -61,6 +70,9 @@ pub(super) fn sequence(r: &mut Reader, look: &Look) -> Attempt {
         match attempt(r, look) {
             Attempt::Calls(more) => {
                 block.calls.extend(more.calls);
+                if too_many(block.calls.len()) {
+                    return Attempt::TooMany;
+                }
                 for wrapper in more.wrappers {
                     if !block.wrappers.contains(&wrapper) {
                         block.wrappers.push(wrapper);
@@ -81,7 +93,7 @@ fn attempt(r: &mut Reader, look: &Look) -> Attempt {
     let start = r.pos;
     if r.eat("print(") {
         r.space();
-        let inner = attempt(r, look);
+        let inner = unwrapped(r, look); // one `print(` is a wrapper; one inside it is code
         r.space();
         return match inner {
             Attempt::Calls(mut block) if r.eat(")") => {
@@ -90,25 +102,37 @@ fn attempt(r: &mut Reader, look: &Look) -> Attempt {
                 Attempt::Calls(block)
             }
             Attempt::Broken(name, why) => Attempt::Broken(name, why),
+            Attempt::TooMany => Attempt::TooMany,
             _ => Attempt::NoCall,
         };
     }
+    unwrapped(r, look)
+}
+
+/// Reads the block at the reader's place, with no `print(…)` around it: a list, an object, or a call.
+fn unwrapped(r: &mut Reader, look: &Look) -> Attempt {
+    let start = r.pos;
     let attempt = match r.peek() {
         Some(open @ ('[' | '{')) => match r.value() {
             Ok(value) => of_value(&value, look),
             Err(why) if open == '[' => {
+                let reach = start + r.scanned_from(start);
                 r.pos = start;
                 match pythonic_list(r).or_else(|| {
                     r.pos = start;
                     quoted_calls(r)
                 }) {
-                    Attempt::NoCall => named_in_line(r.text, start, look).map_or(Attempt::NoCall, |name| {
+                    Attempt::NoCall => named_in(r.text, start..reach, look).map_or(Attempt::NoCall, |name| {
                         Attempt::Broken(name, format!("a call object is unreadable: {why}"))
                     }),
                     other => other,
                 }
             }
-            Err(why) => named_in_line(r.text, start, look).map_or(Attempt::NoCall, |name| Attempt::Broken(name, why)),
+            Err(why) => {
+                let reach = start + r.scanned_from(start);
+                named_in(r.text, start..reach, look)
+                    .map_or(Attempt::NoCall, |name| Attempt::Broken(name, why.to_owned()))
+            }
         },
         Some(_) => match r.call() {
             Ok(call) => Attempt::Calls(pythonic(vec![call])),
@@ -133,11 +157,17 @@ fn attempt(r: &mut Reader, look: &Look) -> Attempt {
     }
 }
 
-/// The tool a call object on the line from `start` names (`"name": "tool"`), when one is offered.
-fn named_in_line(text: &str, start: usize, look: &Look) -> Option<String> {
-    let line = text[start..].split('\n').next().unwrap_or_default();
+/// The tool a call object names (`"name": "tool"`), when one is offered: looked for from `span.start` to where
+/// reading it failed, on its first line, so that each failed object is looked at once.
+fn named_in(text: &str, span: Range<usize>, look: &Look) -> Option<String> {
+    let mut end = (span.end + 1).min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    static NAME: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("name"));
+    let line = text[span.start..end].split('\n').next().unwrap_or_default();
     let mut rest = line;
-    while let Some(at) = rest.find("name") {
+    while let Some(at) = NAME.find(rest.as_bytes()) {
         rest = &rest[at + 4..];
         let value = rest.trim_start_matches(['\'', '"']).trim_start().strip_prefix(':')?.trim_start();
         let quote = value.chars().next().filter(|q| matches!(q, '\'' | '"'))?;
@@ -184,6 +214,9 @@ fn quoted_calls(r: &mut Reader) -> Attempt {
             return Attempt::NoCall;
         }
         calls.push(call);
+        if too_many(calls.len()) {
+            return Attempt::TooMany;
+        }
         r.space();
         if !r.eat(",") && !r.rest().starts_with(']') {
             return Attempt::NoCall;
@@ -202,6 +235,9 @@ fn pythonic_list(r: &mut Reader) -> Attempt {
         }
         let Ok(call) = r.call() else { return Attempt::NoCall };
         calls.push(call);
+        if too_many(calls.len()) {
+            return Attempt::TooMany;
+        }
         r.space();
         if !r.eat(",") && !r.rest().starts_with(']') {
             return Attempt::NoCall;
@@ -211,6 +247,9 @@ fn pythonic_list(r: &mut Reader) -> Attempt {
 
 /// A literal that is calls: call objects, or a list of strings each holding one pythonic call.
 fn of_value(value: &Value, look: &Look) -> Attempt {
+    if value.as_array().is_some_and(|items| too_many(items.len())) {
+        return Attempt::TooMany;
+    }
     if let Some(calls) = parts(value, look) {
         return calls;
     }

@@ -83,6 +83,25 @@ impl Format {
         })
     }
 
+    /// The format a chat model's family writes calls in, from the model's name as providers spell it
+    /// (`Qwen/Qwen3-8B`, `meta-llama/Llama-3.3-70B-Instruct`, `gpt-oss-20b`); `Auto` for a family not known here.
+    pub fn of_model(model: &str) -> Format {
+        let model = model.to_ascii_lowercase().replace(['_', ' '], "-");
+        // The first family whose mark the name holds: Qwen3-Coder before Qwen, Llama 3.2 and 4 before 3.
+        const FAMILIES: [(&[&str], Envelope); 6] = [
+            (&["qwen3-coder"], Envelope::QwenXml),
+            (&["hermes", "qwen", "qwq"], Envelope::Hermes),
+            (&["gpt-oss"], Envelope::Harmony),
+            (&["mistral", "mixtral", "ministral", "codestral", "devstral", "magistral", "pixtral"], Envelope::Mistral),
+            (&["llama-3.2", "llama3.2", "llama-4", "llama4"], Envelope::Pythonic),
+            (&["llama-3.1", "llama3.1", "llama-3.3", "llama3.3"], Envelope::LlamaJson),
+        ];
+        FAMILIES
+            .iter()
+            .find(|(marks, _)| marks.iter().any(|mark| model.contains(mark)))
+            .map_or(Format::Auto, |(_, envelope)| Format::Only(*envelope))
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Format::Auto => "auto",
@@ -131,5 +150,23 @@ mod tests {
         assert_eq!(Format::parse("qwen3"), Ok(Format::Only(Envelope::Hermes)));
         let unknown = Format::parse("claude").unwrap_err();
         assert!(unknown.contains("hermes") && unknown.contains("auto"), "{unknown}");
+    }
+
+    #[test]
+    fn a_models_family_names_its_format_and_an_unknown_one_reads_every_envelope() {
+        let cases = [
+            ("Qwen/Qwen3-Coder-30B-A3B-Instruct", Format::Only(Envelope::QwenXml)),
+            ("Qwen/Qwen2.5-7B-Instruct", Format::Only(Envelope::Hermes)),
+            ("NousResearch/Hermes-3-Llama-3.1-8B", Format::Only(Envelope::Hermes)),
+            ("openai/gpt-oss-20b", Format::Only(Envelope::Harmony)),
+            ("mistral-large-2411", Format::Only(Envelope::Mistral)),
+            ("meta-llama/Llama-3.2-3B-Instruct", Format::Only(Envelope::Pythonic)),
+            ("llama3.1:8b", Format::Only(Envelope::LlamaJson)),
+            ("gpt-4o-2024-08-06", Format::Auto),
+            ("", Format::Auto),
+        ];
+        for (model, format) in cases {
+            assert_eq!(Format::of_model(model), format, "{model}");
+        }
     }
 }

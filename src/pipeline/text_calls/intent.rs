@@ -6,7 +6,7 @@
 //! That is an allowlist of intent in English; anything else (another language included) is refused.
 
 use super::cues::{self, Scope};
-use super::quoted::{Kind, Quoted};
+use super::quoted::Quoted;
 use super::refusal::{Reason, Refusal};
 use std::ops::Range;
 
@@ -71,12 +71,7 @@ fn excerpt(text: &str) -> String {
 /// The lead-in of a call in `range`: the last paragraph before it, with the paragraphs before that it continues
 /// (each ending in `:`), after any reasoning, at most `MAX_LEAD` bytes.
 fn lead_in<'a>(text: &'a str, range: Range<usize>, quoted: &Quoted) -> &'a str {
-    let mut start = range.start;
-    for region in quoted.regions().iter().filter(|r| r.kind == Kind::Reasoning) {
-        if region.range.end > start && region.range.end <= range.end {
-            start = region.range.end;
-        }
-    }
+    let mut start = quoted.reasoning_ends_in(&range).unwrap_or(range.start);
     // A chat template's header opens the answer's turn: what is before it is not the answer's.
     if let Some(header) = text[start..range.end].rfind("<|end_header_id|>") {
         start += header + "<|end_header_id|>".len();
@@ -123,9 +118,8 @@ fn after<'a>(text: &'a str, range: Range<usize>, quoted: &Quoted) -> &'a str {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    let thinking = quoted.regions().iter().filter(|r| r.kind == Kind::Reasoning);
-    if let Some(region) = thinking.filter(|r| r.range.end > range.start && r.range.start < end).next() {
-        end = region.range.start.max(range.start);
+    if let Some(thought) = quoted.reasoning_from(range.start).filter(|at| *at < end) {
+        end = thought;
     }
     let rest = &text[range.start..end];
     // The rest of the call's line, the rest of its paragraph, then the next paragraph: a blank line ends one.

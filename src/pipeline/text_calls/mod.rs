@@ -23,10 +23,12 @@ pub use format::{Envelope, Format};
 pub use refusal::{Reason, Refusal};
 
 use block::Look;
+use memchr::memmem::Finder;
 use quoted::Quoted;
 use scan::{Budget, Offered};
 use serde_json::Value;
 use std::ops::Range;
+use std::sync::LazyLock;
 use tagged::Tagged;
 
 /// The longest text read for calls; a longer one is refused whole rather than read in part.
@@ -89,13 +91,14 @@ fn refused(text: &str, why: Refusal) -> FromText {
 /// One answer read: `outer` for the whole text, not for a string of a list inside it (read once, not again).
 fn read(text: &str, format: Format, offered: &Offered, outer: bool) -> FromText {
     let answer = &text[..invented_turn(text)];
-    let found = calls_of(answer, format, offered, outer);
+    let quoted = Quoted::of(answer);
+    let found = calls_of(answer, &quoted, format, offered, outer);
     let found = match found {
         Ok(None) if answer.len() < text.len() => invented_calls(&text[answer.len()..], offered).map_or(Ok(None), Err),
         other => other,
     };
     match found {
-        Ok(Some((found, tagged, loose))) => match accept(answer, &found, tagged, loose, offered) {
+        Ok(Some((found, tagged, loose))) => match accept(answer, &quoted, &found, (tagged, loose), offered) {
             Ok(()) => FromText {
                 rest: rest_of(text, &found.spans),
                 calls: found.calls,
@@ -114,16 +117,16 @@ fn read(text: &str, format: Format, offered: &Offered, outer: bool) -> FromText 
 /// `Err` when it shows calls it does not make.
 fn calls_of(
     answer: &str,
+    quoted: &Quoted,
     format: Format,
     offered: &Offered,
     outer: bool,
 ) -> Result<Option<(Found, bool, bool)>, Refusal> {
     let budget = offered.budget();
     budget.spend(answer.len())?;
-    let quoted = Quoted::of(answer);
     let mut passed_over = None;
     if format.reads_tags() && (format != Format::Auto || tagged::holds_tags(answer)) {
-        match tagged::find(answer, format, &quoted, budget)? {
+        match tagged::find(answer, format, quoted, budget)? {
             Tagged::Found(found) => return Ok(Some((found, true, false))),
             Tagged::None { quoted } => passed_over = quoted,
         }
@@ -138,14 +141,15 @@ fn calls_of(
         let why = Refusal::new(Reason::OtherFormat, format!("the text holds no call in {}'s tags", format.name()));
         return passed_over.or(other.then_some(why)).map_or(Ok(None), Err);
     }
-    if format != Format::Auto && tagged::holds_tags(answer) {
-        if let Tagged::Found(found) = tagged::find(answer, Format::Auto, &quoted, budget)? {
-            let written = found.envelope.map_or("a template", |e| e.name());
-            let why = format!("the calls are written in {written}'s tags, not as {}", format.name());
-            return Err(Refusal::new(Reason::OtherFormat, why));
-        }
+    if format != Format::Auto
+        && tagged::holds_tags(answer)
+        && let Tagged::Found(found) = tagged::find(answer, Format::Auto, quoted, budget)?
+    {
+        let written = found.envelope.map_or("a template", |e| e.name());
+        let why = format!("the calls are written in {written}'s tags, not as {}", format.name());
+        return Err(Refusal::new(Reason::OtherFormat, why));
     }
-    let plain = plain::find(answer, format, &quoted, &look, budget)?;
+    let plain = plain::find(answer, format, quoted, &look, budget)?;
     if let Some(found) = plain.found {
         return Ok(Some((found, false, plain.loose)));
     }
@@ -160,7 +164,13 @@ fn calls_of(
 
 /// Refuses calls that are too many, name a tool not offered, were read from a text not read whole, take a loose
 /// shape beside other words, or are not the answer's action.
-fn accept(answer: &str, found: &Found, tagged: bool, loose: bool, offered: &Offered) -> Result<(), Refusal> {
+fn accept(
+    answer: &str,
+    quoted: &Quoted,
+    found: &Found,
+    (tagged, loose): (bool, bool),
+    offered: &Offered,
+) -> Result<(), Refusal> {
     if found.calls.len() > MAX_TEXT_CALLS {
         return Err(Refusal::new(Reason::TooManyCalls, format!("the text holds more than {MAX_TEXT_CALLS} calls")));
     }
@@ -170,12 +180,13 @@ fn accept(answer: &str, found: &Found, tagged: bool, loose: bool, offered: &Offe
     if let Some(why) = offered.budget().exhausted() {
         return Err(why);
     }
+    intent::judge(answer, &found.spans, tagged, quoted)?;
     if loose && !rest_of(answer, &found.spans).is_empty() {
         let why =
             "a call written as a loose object is taken only as the whole answer, and this one has words beside it";
         return Err(Refusal::new(Reason::NotWhole, why));
     }
-    intent::judge(answer, &found.spans, tagged, &Quoted::of(answer))
+    Ok(())
 }
 
 /// Why a text's calls past a turn the model made up are not taken, when that part holds one.
@@ -191,8 +202,10 @@ fn invented_calls(past: &str, offered: &Offered) -> Option<Refusal> {
 /// Where a turn the model made up begins (a user's question it wrote itself, as models trained on chat logs
 /// do): calls past it answer questions nobody asked. The text's end when there is none.
 fn invented_turn(text: &str) -> usize {
-    const TURNS: [&str; 6] = ["### Instruction", "### Response", "\nHuman:", "\nUser:", "<|im_start|>user", "[INST]"];
-    TURNS.iter().filter_map(|t| text.find(t)).min().unwrap_or(text.len())
+    static TURNS: LazyLock<[Finder<'static>; 6]> = LazyLock::new(|| {
+        ["### Instruction", "### Response", "\nHuman:", "\nUser:", "<|im_start|>user", "[INST]"].map(Finder::new)
+    });
+    TURNS.iter().filter_map(|t| t.find(text.as_bytes())).min().unwrap_or(text.len())
 }
 
 /// The text without the spans, its lines trimmed of what the spans left, and blank runs closed up.

@@ -23,13 +23,30 @@ pub struct Plain {
     pub skipped: Option<Refusal>,
     /// Whether a call read is in a loose shape, which counts only as the whole answer.
     pub loose: bool,
+    /// The blocks of calls read so far, restatements included.
+    blocks: usize,
+}
+
+/// The most places one text may write calls at, the same calls written again included: each is read and judged,
+/// so a text of thousands of lines of calls is refused as it is read.
+const MAX_CALL_BLOCKS: usize = 4 * MAX_TEXT_CALLS;
+/// What a reading at one place costs the budget beyond the bytes it reads: a place where a call could start costs
+/// setting up its reading, whatever it finds, so a text of ten thousand of them is refused rather than tried.
+const ATTEMPT_COST: usize = 16;
+
+fn too_many() -> Refusal {
+    Refusal::new(
+        Reason::TooManyCalls,
+        format!("the text holds more than {MAX_TEXT_CALLS} calls, or writes calls more than {MAX_CALL_BLOCKS} times"),
+    )
 }
 
 /// The calls in a text that holds no tag made, in the shapes `format` reads.
 pub fn find(text: &str, format: Format, quoted: &Quoted, look: &Look, budget: &Budget) -> Result<Plain, Refusal> {
     let mut plain = Plain::default();
     let mut found = Found::default();
-    for (region, fenced) in regions(text, quoted) {
+    for (region, fence) in regions(text, quoted) {
+        let fenced = fence.is_some();
         if fenced && super::tagged::holds_tags(&text[region.clone()]) {
             plain.skip(Refusal::new(Reason::Quoted, "a template's tag is inside a code fence: quoted, not made"));
             continue;
@@ -40,8 +57,8 @@ pub fn find(text: &str, format: Format, quoted: &Quoted, look: &Look, budget: &B
             let name = &blocks[0].calls[0].name;
             return Err(Refusal::ambiguous(format!("the call of {name} is inside other code, which is not run")));
         }
-        if fenced && !blocks.is_empty() {
-            found.spans.push(fence_span(text, &region));
+        if let Some(fence) = fence.filter(|_| !blocks.is_empty()) {
+            found.spans.push(fence);
         }
         for block in blocks {
             if !fenced {
@@ -134,7 +151,7 @@ fn unread_calls(text: &str, found: &Found, look: &Look, budget: &Budget) -> Resu
         }
         reader.start_at(start);
         let same = reader.call().ok().map(|c| TextCall { name: c.name, arguments: Value::Object(c.arguments) });
-        budget.spend(reader.scanned_from(start))?;
+        budget.spend(reader.cost_from(start))?;
         if !same.is_some_and(|call| found.calls.contains(&call)) {
             return Err(Refusal::ambiguous(format!(
                 "the text writes a call of {name} that could not be read with the others"
@@ -144,26 +161,20 @@ fn unread_calls(text: &str, found: &Found, look: &Look, budget: &Budget) -> Resu
     Ok(())
 }
 
-/// The text's regions: each fence's body (`true`), and the stretches between fences (`false`).
-fn regions(text: &str, quoted: &Quoted) -> Vec<(Range<usize>, bool)> {
+/// The text's regions: each fence's body with the whole fence, and the stretches between fences.
+fn regions(text: &str, quoted: &Quoted) -> Vec<(Range<usize>, Option<Range<usize>>)> {
     let mut regions = Vec::new();
     let mut at = 0;
-    for fence in quoted.regions().iter().filter(|r| r.kind == Kind::Fence) {
-        let opening = fence_span(text, &fence.range).start;
-        regions.push((at..opening.max(at), false));
-        regions.push((fence.range.clone(), true));
-        at = fence_span(text, &fence.range).end;
+    for fence in quoted.regions() {
+        if let Kind::Fence { from, to } = fence.kind {
+            regions.push((at..from.max(at), None));
+            regions.push((fence.range.clone(), Some(from..to)));
+            at = to;
+        }
     }
-    regions.push((at.min(text.len())..text.len(), false));
+    regions.push((at.min(text.len())..text.len(), None));
     regions.retain(|(r, _)| !r.is_empty());
     regions
-}
-
-/// A fence from its opening line to its closing one, given its body.
-fn fence_span(text: &str, body: &Range<usize>) -> Range<usize> {
-    let start = text[..body.start].trim_end_matches('\n').rfind('\n').map_or(0, |i| i + 1);
-    let end = text[body.end..].find('\n').map_or(text.len(), |i| body.end + i + 1);
-    start..end
 }
 
 /// The blocks of calls in a region, and whether it also holds lines that are neither calls nor prose-free
@@ -176,45 +187,38 @@ fn blocks_in(
     budget: &Budget,
     plain: &mut Plain,
 ) -> Result<(Vec<Block>, bool), Refusal> {
-    let mut blocks = Vec::new();
-    let mut code = false;
-    let mut reader = Reader::new(&text[..region.end]);
+    let mut lines = Lines { text, end: region.end, reader: Reader::new(&text[..region.end]), reached: 0 };
+    let (mut blocks, mut code) = (Vec::new(), false);
     let mut line_start = region.start;
     while line_start < region.end {
         let line_end = text[line_start..region.end].find('\n').map_or(region.end, |i| line_start + i);
         let line = &text[line_start..line_end];
         let mut next = line_end + 1;
         let mut hit = false;
-        for start in starts(line).into_iter().filter(|_| !line.trim().is_empty()) {
+        // Inside a value whose reading failed nothing starts a call, and a blank line holds none.
+        let skipped = line_end < lines.reached || line.trim().is_empty();
+        for (i, start) in starts(line).into_iter().enumerate().filter(|_| !skipped) {
             let at = line_start + start;
-            if let Some(why) = quoted_at(quoted, at) {
+            if (i == 0 || plausible(&line[start..]))
+                && let Some(why) = quoted_at(quoted, at)
+            {
                 if line_called(line, look) {
                     plain.skip(why);
                 }
                 break;
             }
-            reader.start_at(at);
-            let attempt = sequence(&mut reader, look);
-            budget.spend(reader.scanned_from(at))?;
-            match attempt {
-                Attempt::Calls(mut block) if alone_after(&text[block.span.end..region.end]) => {
-                    let end = text[block.span.end..region.end].find('\n').map_or(region.end, |i| block.span.end + i);
-                    if text[block.span.end..end].trim_start().starts_with('#') {
-                        block.span.end = end; // the call's comment is the call's: `f(a=1)  # in metres`
-                    }
-                    next = end + 1;
-                    blocks.push(block);
-                    hit = true;
-                    break;
+            if at < lines.reached || !plausible(&line[start..]) {
+                continue;
+            }
+            if let Some(block) = lines.read(at, look, budget)? {
+                next = text[block.span.end..region.end].find('\n').map_or(region.end, |i| block.span.end + i) + 1;
+                blocks.push(block);
+                plain.blocks += 1;
+                if plain.blocks > MAX_CALL_BLOCKS {
+                    return Err(too_many());
                 }
-                Attempt::Calls(block) => {
-                    let name = &block.calls[0].name;
-                    return Err(Refusal::ambiguous(format!(
-                        "the call of {name} is followed by more on its line, so it is not a call alone"
-                    )));
-                }
-                Attempt::Broken(name, why) if name.is_empty() || (look.offered)(&name) => return Err(why.into()),
-                _ => {}
+                hit = true;
+                break;
             }
         }
         let trimmed = line.trim();
@@ -222,6 +226,62 @@ fn blocks_in(
         line_start = next;
     }
     Ok((blocks, code))
+}
+
+/// Reading a region line by line: where the last failed reading reached (a place inside it is inside the same
+/// broken value, an unclosed list say, which reading from there would only read again).
+struct Lines<'a> {
+    text: &'a str,
+    end: usize,
+    reader: Reader<'a>,
+    reached: usize,
+}
+
+impl Lines<'_> {
+    /// The block of calls that starts at `at` and fills the rest of its line, if one does.
+    fn read(&mut self, at: usize, look: &Look, budget: &Budget) -> Result<Option<Block>, Refusal> {
+        let (text, end) = (self.text, self.end);
+        self.reader.start_at(at);
+        let attempt = sequence(&mut self.reader, look);
+        budget.spend(ATTEMPT_COST + self.reader.cost_from(at))?;
+        if self.reader.too_deep {
+            return Err(Refusal::ambiguous("values in the text nest deeper than 64 levels: no call is that deep"));
+        }
+        match attempt {
+            Attempt::Calls(mut block) if alone_after(&text[block.span.end..end]) => {
+                let line_end = text[block.span.end..end].find('\n').map_or(end, |i| block.span.end + i);
+                if text[block.span.end..line_end].trim_start().starts_with('#') {
+                    block.span.end = line_end; // the call's comment is the call's: `f(a=1)  # in metres`
+                }
+                Ok(Some(block))
+            }
+            Attempt::Calls(block) => {
+                let name = &block.calls[0].name;
+                Err(Refusal::ambiguous(format!(
+                    "the call of {name} is followed by more on its line, so it is not a call alone"
+                )))
+            }
+            Attempt::Broken(name, why) if name.is_empty() || (look.offered)(&name) => Err(why.into()),
+            Attempt::TooMany => Err(too_many()),
+            _ => {
+                self.reached = self.reached.max(at + self.reader.scanned_from(at));
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Whether a block could start here: a list, a dict, or a name called (`print(` among them). Anything else is
+/// passed over without a reading.
+fn plausible(rest: &str) -> bool {
+    match rest.as_bytes().first() {
+        Some(b'[' | b'{') => true,
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' || !c.is_ascii() => {
+            let after = rest.trim_start_matches(|c: char| c.is_alphanumeric() || matches!(c, '_' | '.' | '\\'));
+            after.starts_with('(') || after.starts_with(" (")
+        }
+        _ => false,
+    }
 }
 
 /// Why a block starting at `at` is quoted, when it is: in a block quote, the model's reasoning, or inline code
@@ -235,7 +295,7 @@ fn quoted_at(quoted: &Quoted, at: usize) -> Option<Refusal> {
         Kind::Inline { whole_line: false } => {
             Some(Refusal::new(Reason::Quoted, "the call is in inline code inside a sentence: quoted, not made"))
         }
-        Kind::Inline { whole_line: true } | Kind::Fence => None,
+        Kind::Inline { whole_line: true } | Kind::Fence { .. } => None,
     }
 }
 
@@ -260,7 +320,7 @@ fn starts(line: &str) -> Vec<usize> {
     if let Some(value) = line[lead + name..].strip_prefix(" = ").filter(|_| name > 0) {
         starts.push(line.len() - value.len()); // `result = f(a=1)`: the call, its value named
     }
-    for (i, _) in line.match_indices(": ") {
+    for i in memchr::memchr_iter(b':', line.as_bytes()).filter(|&i| line.as_bytes().get(i + 1) == Some(&b' ')) {
         let after = i + 2 + (line.len() - i - 2 - line[i + 2..].trim_start_matches([' ', '`']).len());
         starts.push(after);
     }

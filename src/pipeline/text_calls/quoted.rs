@@ -10,8 +10,9 @@ use std::ops::Range;
 /// What kind of quoting a region is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// A code fence's body, from the line after its opening to its closing line (or the text's end).
-    Fence,
+    /// A code fence's body, from the line after its opening to its closing line (or the text's end); the fence
+    /// itself runs from its opening line's start to its closing line's end, `from..to`.
+    Fence { from: usize, to: usize },
     /// Inline code; `whole_line` when nothing but space is beside it on its lines.
     Inline { whole_line: bool },
     /// A line of a block quote, from its `>` on.
@@ -31,6 +32,8 @@ pub struct Region {
 #[derive(Debug, Default)]
 pub struct Quoted {
     regions: Vec<Region>,
+    /// The reasoning among them, in order: what a call's lead-in and what follows it stop at.
+    reasoning: Vec<Range<usize>>,
 }
 
 const THINK: [(&str, &str); 3] =
@@ -63,7 +66,20 @@ impl Quoted {
                 _ => kept.push(region),
             }
         }
-        Self { regions: kept }
+        let reasoning = kept.iter().filter(|r| r.kind == Kind::Reasoning).map(|r| r.range.clone()).collect();
+        Self { regions: kept, reasoning }
+    }
+
+    /// Where the last reasoning that ends inside `within` ends.
+    pub fn reasoning_ends_in(&self, within: &Range<usize>) -> Option<usize> {
+        let before = self.reasoning.partition_point(|r| r.end <= within.end);
+        self.reasoning[..before].last().map(|r| r.end).filter(|end| *end > within.start)
+    }
+
+    /// Where the first reasoning that reaches past `from` starts (`from` itself when it is inside one).
+    pub fn reasoning_from(&self, from: usize) -> Option<usize> {
+        let first = self.reasoning.partition_point(|r| r.end <= from);
+        self.reasoning.get(first).map(|r| r.start.max(from))
     }
 
     /// The region holding `pos`, if any.
@@ -119,8 +135,9 @@ fn reasoning(text: &str) -> Vec<Region> {
 /// The state of the line-by-line pass: an open fence, and an inline code span running over lines.
 #[derive(Default)]
 struct Lines {
-    /// The fence open: its marker, and where its body starts.
-    fence: Option<(String, usize)>,
+    /// The fence open: its marker's character and length, where its opening line starts, and where its body
+    /// starts.
+    fence: Option<((u8, usize), usize, usize)>,
     /// Inline code open over a line's end: its backticks, where it starts, and whether only space was before it.
     inline: Option<(usize, usize, bool)>,
 }
@@ -128,23 +145,26 @@ struct Lines {
 impl Lines {
     fn line(&mut self, start: usize, line: &str, next: usize, regions: &mut Vec<Region>) {
         let trimmed = line.trim_start();
-        let marker: String = trimmed.chars().take_while(|c| *c == '`' || *c == '~').collect();
-        let is_marker = marker.len() >= 3 && marker.chars().all(|c| c == marker.chars().next().unwrap_or('`'));
-        if let Some((open, body)) = &self.fence {
-            if is_marker && marker.starts_with(open.as_str()) && trimmed[marker.len()..].trim().is_empty() {
-                regions.push(Region { range: *body..start, kind: Kind::Fence });
+        let first = trimmed.as_bytes().first().copied().filter(|c| matches!(c, b'`' | b'~')).unwrap_or(b'`');
+        let run = trimmed.bytes().take_while(|c| *c == first).count();
+        let is_marker = run >= 3;
+        if let Some(((open, open_run), from, body)) = self.fence {
+            if is_marker && first == open && run >= open_run && trimmed[run..].trim().is_empty() {
+                regions.push(Region { range: body..start, kind: Kind::Fence { from, to: next } });
                 self.fence = None;
             }
             return;
         }
         if self.inline.is_none() && is_marker {
-            let rest = &trimmed[marker.len()..];
-            if let Some(close) = rest.find(marker.as_str()).filter(|_| marker.starts_with('`')) {
+            let rest = &trimmed[run..];
+            let marker = &trimmed[..run];
+            let close = (first == b'`' && rest.contains('`')).then(|| rest.find(marker)).flatten();
+            if let Some(close) = close {
                 // ```a call``` on one line: a fence of one line.
-                let body = start + (line.len() - trimmed.len()) + marker.len();
-                regions.push(Region { range: body..body + close, kind: Kind::Fence });
+                let body = start + (line.len() - trimmed.len()) + run;
+                regions.push(Region { range: body..body + close, kind: Kind::Fence { from: start, to: next } });
             } else {
-                self.fence = Some((marker, next));
+                self.fence = Some(((first, run), start, next));
             }
             return;
         }
@@ -180,8 +200,8 @@ impl Lines {
     }
 
     fn finish(self, end: usize, regions: &mut Vec<Region>) {
-        if let Some((_, body)) = self.fence {
-            regions.push(Region { range: body.min(end)..end, kind: Kind::Fence });
+        if let Some((_, from, body)) = self.fence {
+            regions.push(Region { range: body.min(end)..end, kind: Kind::Fence { from, to: end } });
         }
     }
 }
@@ -201,7 +221,7 @@ mod tests {
             kinds(text),
             vec![
                 ("`a(b=1)`".to_owned(), Kind::Inline { whole_line: false }),
-                ("f(x=1)\n".to_owned(), Kind::Fence),
+                ("f(x=1)\n".to_owned(), Kind::Fence { from: 21, to: 42 }),
                 ("> quoted".to_owned(), Kind::BlockQuote),
                 ("`g(y=2)`".to_owned(), Kind::Inline { whole_line: true }),
                 ("<think>h(z=3)</think>".to_owned(), Kind::Reasoning),
@@ -212,7 +232,7 @@ mod tests {
     #[test]
     fn a_closing_think_tag_alone_quotes_what_is_before_it_and_an_open_fence_runs_to_the_end() {
         assert_eq!(kinds("plan f(x=1)</think>answer"), vec![("plan f(x=1)</think>".to_owned(), Kind::Reasoning)]);
-        assert_eq!(kinds("Code:\n```\nf(x=1)"), vec![("f(x=1)".to_owned(), Kind::Fence)]);
+        assert_eq!(kinds("Code:\n```\nf(x=1)"), vec![("f(x=1)".to_owned(), Kind::Fence { from: 6, to: 16 })]);
         let analysis = "<|channel|>analysis<|message|>call f<|end|><|start|>assistant";
         assert_eq!(kinds(analysis), vec![("<|channel|>analysis<|message|>call f".to_owned(), Kind::Reasoning)]);
     }
@@ -222,7 +242,7 @@ mod tests {
         let text =
             "Docs:\n```\n<|channel|>analysis<|message|>x<|end|><|start|>assistant to=functions.f<|message|>{}\n```";
         assert_eq!(kinds(text).len(), 1);
-        assert_eq!(kinds(text)[0].1, Kind::Fence);
+        assert!(matches!(kinds(text)[0].1, Kind::Fence { .. }));
     }
 
     #[test]

@@ -2,13 +2,14 @@
 //! budget that every reader of one text spends.
 
 use super::refusal::{Reason, Refusal};
+use memchr::memmem::Finder;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 /// How many bytes reading a text for calls may go over, per byte of it (and a floor for short texts): every
 /// reader charges what it scans, so a text that would be read over and over is refused instead.
-const READS_PER_BYTE: usize = 8;
-const MIN_READ_BUDGET: usize = 16 * 1024;
+const READS_PER_BYTE: usize = 3;
+const MIN_READ_BUDGET: usize = 64 * 1024;
 /// The most different names one text may ask the catalog about: an answer names a few tools, and each question
 /// costs a lookup, so a text of thousands of `name(` is refused rather than looked up name by name.
 pub const MAX_NAME_LOOKUPS: usize = 2048;
@@ -124,7 +125,7 @@ impl<'a> Offered<'a> {
 /// searched once from left to right, however many times it is asked.
 pub struct Ahead<'a> {
     text: &'a str,
-    pattern: &'a str,
+    pattern: Finder<'a>,
     /// The last answer: `Some(at)` found at `at`; `None` when nothing is found from `from` on.
     last: Option<Option<usize>>,
     from: usize,
@@ -132,7 +133,7 @@ pub struct Ahead<'a> {
 
 impl<'a> Ahead<'a> {
     pub fn new(text: &'a str, pattern: &'a str) -> Self {
-        Self { text, pattern, last: None, from: 0 }
+        Self { text, pattern: Finder::new(pattern), last: None, from: 0 }
     }
 
     /// The first place of the pattern at or after `pos`.
@@ -143,7 +144,7 @@ impl<'a> Ahead<'a> {
             _ => {}
         }
         let pos = pos.min(self.text.len());
-        let found = self.text.get(pos..).and_then(|rest| rest.find(self.pattern)).map(|i| pos + i);
+        let found = self.text.get(pos..).and_then(|rest| self.pattern.find(rest.as_bytes())).map(|i| pos + i);
         self.last = Some(found);
         self.from = pos;
         found

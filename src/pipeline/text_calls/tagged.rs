@@ -10,9 +10,11 @@ use super::objects;
 use super::quoted::{Kind, Quoted};
 use super::refusal::{Reason, Refusal};
 use super::scan::{Ahead, Budget};
-use super::{Found, TextCall};
+use super::{Found, MAX_TEXT_CALLS, TextCall};
+use memchr::memmem::Finder;
 use serde_json::{Map, Value};
 use std::ops::Range;
+use std::sync::LazyLock;
 
 const HERMES_OPEN: &str = "<tool_call>";
 const HERMES_CLOSE: &str = "</tool_call>";
@@ -34,7 +36,7 @@ pub enum Tagged {
 
 /// The calls in a text's tags that `format` reads.
 pub fn find(text: &str, format: Format, quoted: &Quoted, budget: &Budget) -> Result<Tagged, Refusal> {
-    let mut tags = Tags { text, quoted, skipped: None };
+    let mut tags = Tags { text, quoted, skipped: None, calls: 0 };
     let readers: [(Envelope, Reading); 4] = [
         (Envelope::Hermes, hermes),
         (Envelope::Mistral, mistral),
@@ -82,9 +84,19 @@ struct Tags<'a> {
     text: &'a str,
     quoted: &'a Quoted,
     skipped: Option<Refusal>,
+    /// The calls read so far, by every reader: past `MAX_TEXT_CALLS` the text is refused as it is read.
+    calls: usize,
 }
 
 impl Tags<'_> {
+    /// Counts `part`'s calls, refusing the text once it holds more than one answer may make.
+    fn push(&mut self, parts: &mut Vec<Part>, part: Part) -> Result<(), Refusal> {
+        self.calls += part.calls.len();
+        too_many(self.calls)?;
+        parts.push(part);
+        Ok(())
+    }
+
     /// Every place of `tag` that is made, in order, each searched for once.
     fn made(&mut self, tag: &str) -> Vec<usize> {
         let mut made = Vec::new();
@@ -95,7 +107,7 @@ impl Tags<'_> {
                 }
                 Some(kind) => {
                     let how = match kind {
-                        Kind::Fence => "a code fence",
+                        Kind::Fence { .. } => "a code fence",
                         Kind::BlockQuote => "a block quote",
                         _ => "inline code",
                     };
@@ -148,7 +160,7 @@ fn hermes(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
         } else {
             (whole_value(trimmed, "a <tool_call>", budget)?, Envelope::Hermes)
         };
-        parts.push(Part { calls, span: open..end, envelope });
+        tags.push(&mut parts, Part { calls, span: open..end, envelope })?;
     }
     Ok(parts)
 }
@@ -187,6 +199,7 @@ fn qwen_functions(body: &str) -> Result<Vec<TextCall>, Refusal> {
             return Err(format!("the call of {name} holds text that is not a parameter").into());
         }
         calls.push(TextCall { name: name.trim().to_owned(), arguments: Value::Object(arguments) });
+        too_many(calls.len())?;
         rest = tail.trim();
     }
     if !rest.is_empty() || calls.is_empty() {
@@ -210,8 +223,8 @@ fn mistral(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
         r.start_at(open + MISTRAL.len());
         r.space();
         let read = mistral_calls(&mut r, &mut args, next_tag);
-        budget.spend(r.scanned_from(open))?;
-        parts.push(Part { calls: read?, span: open..r.pos, envelope: Envelope::Mistral });
+        budget.spend(r.cost_from(open))?;
+        tags.push(&mut parts, Part { calls: read?, span: open..r.pos, envelope: Envelope::Mistral })?;
     }
     Ok(parts)
 }
@@ -257,7 +270,8 @@ fn python_tag(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
             }
             _ => calls.append(&mut whole_value(piece, "<|python_tag|>", budget)?),
         }
-        budget.spend(r.scanned_from(0))?;
+        too_many(calls.len())?;
+        budget.spend(r.cost_from(0))?;
     }
     let end = text[body_end..].find("|>").filter(|_| body_end < text.len()).map_or(body_end, |i| body_end + i + 2);
     Ok(vec![Part { calls, span: open..end, envelope: Envelope::PythonTag }])
@@ -302,7 +316,7 @@ fn harmony(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
             _ => to,
         };
         let calls = vec![TextCall { name: name.to_owned(), arguments }];
-        parts.push(Part { calls, span: start..end, envelope: Envelope::Harmony });
+        tags.push(&mut parts, Part { calls, span: start..end, envelope: Envelope::Harmony })?;
     }
     Ok(parts)
 }
@@ -330,11 +344,19 @@ impl<'a, const N: usize> Marks<'a, N> {
     }
 }
 
+/// Refuses, while reading, a tag that holds more calls than one answer may make.
+fn too_many(calls: usize) -> Result<(), Refusal> {
+    match calls > MAX_TEXT_CALLS {
+        true => Err(Refusal::new(Reason::TooManyCalls, format!("the text holds more than {MAX_TEXT_CALLS} calls"))),
+        false => Ok(()),
+    }
+}
+
 /// A body that is one literal and nothing else, holding call objects.
 fn whole_value(body: &str, what: &str, budget: &Budget) -> Result<Vec<TextCall>, Refusal> {
     let mut r = Reader::new(body);
     let value = r.value();
-    budget.spend(r.scanned_from(0))?;
+    budget.spend(r.cost_from(0))?;
     let value = value.map_err(|e| format!("{what} holds no call: {e}"))?;
     if !r.rest().trim().is_empty() {
         return Err(format!("{what} holds more than one call object").into());
@@ -352,6 +374,10 @@ fn unfenced(body: &str) -> &str {
 
 /// Whether the text holds a tag of a template that writes calls, made or quoted.
 pub fn holds_tags(text: &str) -> bool {
-    [HERMES_OPEN, QWEN_FUNCTION, MISTRAL, PYTHON_TAG].iter().any(|t| text.contains(t))
-        || (text.contains(HARMONY_TO) && text.contains("<|message|>"))
+    // Searchers built once: `str::contains` would set one up per tag on every fence of a text.
+    static TAGS: LazyLock<[Finder<'static>; 4]> =
+        LazyLock::new(|| [HERMES_OPEN, QWEN_FUNCTION, MISTRAL, PYTHON_TAG].map(Finder::new));
+    static HARMONY: LazyLock<[Finder<'static>; 2]> = LazyLock::new(|| [HARMONY_TO, "<|message|>"].map(Finder::new));
+    let bytes = text.as_bytes();
+    TAGS.iter().any(|tag| tag.find(bytes).is_some()) || HARMONY.iter().all(|tag| tag.find(bytes).is_some())
 }

@@ -72,10 +72,11 @@ def calls_from_text_middleware(client: Any, **kwargs: Any) -> CallsFromTextMiddl
     """LangChain v1 middleware for `create_agent(model, middleware=[toolgate_middleware(client),
     calls_from_text_middleware(client)])`: an AIMessage without tool calls whose text holds calls (Hermes
     `<tool_call>`, pythonic, Llama, Mistral, harmony, ...) is answered again carrying them as tool calls, its content
-    the text that is not a call, so the agent runs them instead of ending. The gateway reads the text; prose,
-    mentions, examples and tools not offered give no call, and the AIMessage stays as it is. Keyword arguments:
-    `tools` (the registered names of the tools the model was offered; default every tool the tenant sees),
-    `context`, `timeout`."""
+    the text that is not a call, so the agent runs them instead of ending. The gateway reads the text; calls
+    quoted, shown, offered, refused, supposed or remembered, and tools not offered give no call, and the AIMessage
+    stays as it is (the turn ends as text). Keyword arguments: `tools` (the registered names of the tools the
+    model was offered; default every tool the tenant sees), `context`, `timeout`, `format` (the model's output
+    format; default: the format of the model the AIMessage's metadata names)."""
     return _middleware_module("calls_from_text_middleware").CallsFromTextMiddleware(client, **kwargs)
 
 

@@ -92,7 +92,10 @@ class CallsFromTextMiddleware(AgentMiddleware):
 
     - `tools`: the registered names of the tools the model was offered; None: every tool the run's tenant sees.
       (Unlike `toolgate_middleware`'s `tools`, these are names, and this middleware registers no tool.)
-    - `context`: a CallContext, dict, or `callable(config)` giving the defaults the run's config completes."""
+    - `context`: a CallContext, dict, or `callable(config)` giving the defaults the run's config completes.
+    - `format`: the model's output format (hermes, qwen3_coder_xml, llama3_json, llama3_python_tag, mistral,
+      harmony, pythonic, json, or auto); None: the gateway reads the format of the model the AIMessage's
+      metadata names."""
 
     def __init__(
         self,
@@ -101,10 +104,11 @@ class CallsFromTextMiddleware(AgentMiddleware):
         tools: Sequence[str] | None = None,
         context: Any = None,
         timeout: float | None = None,
+        format: str | None = None,
     ) -> None:
         super().__init__()
         self.tools = []
-        self.reader = TextCallReader(client, tools=tools, context=context, timeout=timeout)
+        self.reader = TextCallReader(client, tools=tools, context=context, timeout=timeout, format=format)
 
     @property
     def name(self) -> str:

@@ -34,7 +34,11 @@ class TextCallReader:
 
     - `tools`: the registered names of the tools the model was offered; None: every tool the run's tenant sees.
     - `context`: a CallContext, dict, or `callable(config)` giving the defaults the RunnableConfig completes
-      (`configurable.tenant`, `user_id`, `session_id` or `thread_id`), as `GatewayToolNode` reads it."""
+      (`configurable.tenant`, `user_id`, `session_id` or `thread_id`), as `GatewayToolNode` reads it.
+    - `format`: the model's output format (hermes, qwen3_coder_xml, llama3_json, llama3_python_tag, mistral,
+      harmony, pythonic, json, or auto). None: the chat model's name is sent with each text (the AIMessage's
+      `response_metadata` `model_name` or `model`), and the gateway reads the format of its family, or every
+      format for a family it does not know."""
 
     def __init__(
         self,
@@ -43,13 +47,17 @@ class TextCallReader:
         tools: Sequence[str] | None = None,
         context: Any = None,
         timeout: float | None = None,
+        format: str | None = None,
     ) -> None:
         if isinstance(tools, str):
             raise TypeError("tools is a list of registered tool names, not one str")
+        if format is not None and not isinstance(format, str):
+            raise TypeError(f"format is a format's name, such as 'hermes', not {type(format).__name__}")
         self.client = client
         self.tool_names = None if tools is None else list(tools)
         self.context = context
         self.timeout = timeout
+        self.format = format
 
     def read(self, message: Any, config: RunnableConfig | None) -> AIMessage | None:
         text = _text_to_read(message)
@@ -57,7 +65,7 @@ class TextCallReader:
             return None
         if isinstance(self.client, AsyncClient):
             raise TypeError("calls_from_text with an AsyncClient runs only in async graphs (ainvoke, astream)")
-        found = self.client.calls_from_text(text, **self._request(config))
+        found = self.client.calls_from_text(text, **self._request(message, config))
         return with_text_calls(message, text, found)
 
     async def aread(self, message: Any, config: RunnableConfig | None) -> AIMessage | None:
@@ -65,14 +73,23 @@ class TextCallReader:
         if text is None:
             return None
         if isinstance(self.client, AsyncClient):
-            found = await self.client.calls_from_text(text, **self._request(config))
+            found = await self.client.calls_from_text(text, **self._request(message, config))
         else:
-            found = await asyncio.to_thread(self.client.calls_from_text, text, **self._request(config))
+            found = await asyncio.to_thread(self.client.calls_from_text, text, **self._request(message, config))
         return with_text_calls(message, text, found)
 
-    def _request(self, config: RunnableConfig | None) -> dict[str, Any]:
+    def _request(self, message: AIMessage, config: RunnableConfig | None) -> dict[str, Any]:
         context = run_context(self.context, config or {})
-        return {"context": context, "tools": self.tool_names, "timeout": self.timeout}
+        request = {"context": context, "tools": self.tool_names, "timeout": self.timeout, "format": self.format}
+        return {**request, "model": None if self.format else model_of(message)}
+
+
+def model_of(message: AIMessage) -> str | None:
+    """The name of the chat model that wrote `message`, as LangChain's integrations record it in its
+    `response_metadata` (`model_name`: OpenAI, Groq, Mistral, Fireworks; `model`: Anthropic, Ollama)."""
+    metadata = message.response_metadata or {}
+    name = metadata.get("model_name") or metadata.get("model")
+    return name if isinstance(name, str) else None
 
 
 def _text_to_read(message: Any) -> str | None:
@@ -91,7 +108,13 @@ def with_text_calls(message: AIMessage, text: str, found: CallsFromText) -> AIMe
     written."""
     if not found.calls:
         if found.refusal:
-            logger.debug("calls_from_text: no calls taken from the AIMessage %s: %s", message.id, found.refusal)
+            logger.debug(
+                "calls_from_text: no calls taken from the AIMessage %s (%s, read as %s): %s",
+                message.id,
+                found.refusal_reason,
+                found.format,
+                found.refusal,
+            )
         return None
     base = _ID_UNSAFE.sub("_", message.id) if message.id else uuid.uuid4().hex
     calls, invalid = [], []
@@ -104,7 +127,12 @@ def with_text_calls(message: AIMessage, text: str, found: CallsFromText) -> AIMe
             error = "the arguments read from the text are not a JSON object"
             invalid.append(invalid_tool_call(name=call.name, args=call.arguments, id=call_id, error=error))
     toolgate = dict(message.response_metadata.get("toolgate") or {})
-    toolgate["calls_from_text"] = {"envelope": found.envelope, "wrappers": list(found.wrappers), "text": text}
+    toolgate["calls_from_text"] = {
+        "envelope": found.envelope,
+        "wrappers": list(found.wrappers),
+        "format": found.format,
+        "text": text,
+    }
     return AIMessage(
         content=_content_with(message.content, found.rest),
         tool_calls=calls,
@@ -161,6 +189,7 @@ def calls_from_text_hook(
     context: Any = None,
     timeout: float | None = None,
     messages_key: str = "messages",
+    format: str | None = None,
 ) -> RunnableLambda:
     """A node that reads the calls a model wrote in its last answer's text instead of making them, for
     `create_react_agent(model, tools=GatewayToolNode(client), post_model_hook=calls_from_text_hook(client))`
@@ -170,8 +199,9 @@ def calls_from_text_hook(
     it answers nothing. Runs on a `Client` (sync and async graphs) or an `AsyncClient` (async graphs).
 
     `tools`: the registered names of the tools the model was offered (default: every tool the run's tenant sees);
-    `context`: the CallContext's defaults, as `GatewayToolNode` takes them."""
-    reader = TextCallReader(client, tools=tools, context=context, timeout=timeout)
+    `context`: the CallContext's defaults, as `GatewayToolNode` takes them; `format`: the model's output format
+    (default: the gateway reads the format of the model named in the AIMessage's metadata)."""
+    reader = TextCallReader(client, tools=tools, context=context, timeout=timeout, format=format)
 
     def hook(state: Any, config: RunnableConfig) -> dict[str, Any]:
         answered = reader.read(last_message(state, messages_key), config)

@@ -28,10 +28,15 @@ export interface TextCallsOptions {
   timeoutMs?: number;
   /** The state key holding the messages (default `messages`), for `textCallsHook`. */
   messagesKey?: string;
+  /** The model's output format (`hermes`, `qwen3_coder_xml`, `llama3_json`, `llama3_python_tag`, `mistral`,
+   * `harmony`, `pythonic`, `json` or `auto`). By default the chat model's name is sent with each text (the
+   * AIMessage's `response_metadata.model_name` or `.model`), and the gateway reads the format of its family, or
+   * every format for a family it does not know. */
+  format?: string;
 }
 
-/** Where `readTextCalls` writes how the calls were read: `{ envelope, wrappers, text }`, `text` being the
- * content as the model wrote it. */
+/** Where `readTextCalls` writes how the calls were read: `{ envelope, wrappers, format, text }`, `text` being
+ * the content as the model wrote it. */
 export const TEXT_CALLS_KEY = "toolgate_calls_from_text";
 
 // The brand langchain's createMiddleware puts on a middleware (a global symbol), so this module needs langchain
@@ -62,8 +67,9 @@ function withText(content: AIMessage["content"], rest: string): AIMessage["conte
  * written, arguments parsed; arguments that are not an object as an invalid tool call, which `GatewayToolNode`
  * sends to the gateway as written), ids `toolgate_<message id>_<i>` as `withCallIds` gives them, and the content
  * the text without the calls (`rest`). `additional_kwargs.toolgate_calls_from_text` keeps the envelope, the
- * wrappers and the text as written. Undefined (leave the message as it is) when `ai` already makes calls, has no
- * text, or the gateway found none (a mention, an example, a tool not offered: `refusal` says why).
+ * wrappers, the format read and the text as written. Undefined (leave the message as it is, so the turn ends as
+ * text) when `ai` already makes calls, has no text, or the gateway took none: a call only shown, quoted,
+ * offered, refused, supposed or remembered, or of a tool not offered (`refusal` says why).
  */
 export async function readTextCalls(
   client: Client,
@@ -77,9 +83,19 @@ export async function readTextCalls(
   const text = textOf(ai.content);
   if (text.trim() === "") return undefined;
   const context = contextFromConfig(config, options.context);
-  const found = await client.callsFromText(text, { context, tools: options.tools, timeoutMs: options.timeoutMs });
+  const model = options.format === undefined ? modelOf(ai) : undefined;
+  const asked = { context, tools: options.tools, timeoutMs: options.timeoutMs, format: options.format, model };
+  const found = await client.callsFromText(text, asked);
   if (found.calls.length === 0) return undefined;
   return withCallIds(asCalls(ai, text, found), position, config);
+}
+
+/** The name of the chat model that wrote `ai`, as LangChain.js's integrations record it in `response_metadata`
+ * (`model_name`: OpenAI, Groq, Mistral; `model`: Anthropic, Ollama). */
+export function modelOf(ai: AIMessage): string | undefined {
+  const metadata = ai.response_metadata ?? {};
+  const name = metadata.model_name ?? metadata.model;
+  return typeof name === "string" ? name : undefined;
 }
 
 function asCalls(ai: AIMessage, text: string, found: TextCalls): AIMessage {
@@ -101,7 +117,7 @@ function asCalls(ai: AIMessage, text: string, found: TextCalls): AIMessage {
     invalid_tool_calls: invalid,
     additional_kwargs: {
       ...ai.additional_kwargs,
-      [TEXT_CALLS_KEY]: { envelope: found.envelope, wrappers: [...found.wrappers], text },
+      [TEXT_CALLS_KEY]: { envelope: found.envelope, wrappers: [...found.wrappers], format: found.format, text },
     },
     response_metadata: ai.response_metadata,
     usage_metadata: ai.usage_metadata,

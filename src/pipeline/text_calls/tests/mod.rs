@@ -177,16 +177,39 @@ fn text_past_the_bound_is_not_read() {
 }
 
 #[test]
-fn a_text_that_would_be_read_over_and_over_is_refused_not_read() {
-    // Every line opens a list the text never closes: each would be read to the end, from every line.
-    let text = "[1,\n".repeat(MAX_TEXT_BYTES / 4 - 1);
-    assert!(refusal(&text).contains("readings of it"));
+fn a_text_that_would_be_read_over_and_over_is_refused_at_once() {
+    // Every line opens a list the text never closes: read from every line, each would be read to its end. A value
+    // nesting past the parse limit is no call, and the text is refused at the first.
+    let text = "[1,\n".repeat(MAX_TEXT_BYTES / 4 - 16);
+    let found = read(&format!("{text}[get_weather(city='Oslo')]"));
+    assert!(found.calls.is_empty(), "{:?}", found.calls);
+    assert!(found.refusal.is_some_and(|r| r.reason == Reason::Ambiguous && r.detail.contains("deeper")));
+    // Lists that close, each a line of its own, are read once each: a place inside a value whose reading failed
+    // is not read again, and each list costs the budget more than its bytes.
+    let closed = "[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]\n".repeat(MAX_TEXT_BYTES / 34 - 1);
+    assert!(read(&closed).calls.is_empty());
+}
+
+#[test]
+fn wrappers_inside_wrappers_are_read_to_a_bound() {
+    let text = "print(".repeat(MAX_TEXT_BYTES / 6 - 1);
+    assert!(read(&text).calls.is_empty());
+    assert_eq!(calls("print(get_weather(city='Oslo'))"), vec![weather("Oslo")]);
 }
 
 #[test]
 fn many_calls_or_many_restatements_stay_bounded() {
+    let few = "get_weather(city='Oslo')\n".repeat(3);
+    assert_eq!(calls(&few), vec![weather("Oslo")], "one call, restated");
     let many = "get_weather(city='Oslo')\n".repeat(10_000);
-    assert_eq!(calls(&many), vec![weather("Oslo")], "one call, restated");
+    assert_eq!(read(&many).refusal.map(|r| r.reason), Some(Reason::TooManyCalls), "refused as it is read");
     let distinct: String = (0..100).map(|i| format!("get_weather(city='c{i}')\n")).collect();
     assert!(refusal(&distinct).contains("more than 64 calls"));
+    let one_list =
+        format!("[{}]", (0..100).map(|i| format!("get_weather(city='c{i}')")).collect::<Vec<_>>().join(", "));
+    assert_eq!(read(&one_list).refusal.map(|r| r.reason), Some(Reason::TooManyCalls));
+    let tags: String = (0..100)
+        .map(|i| format!("<tool_call>{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"c{i}\"}}}}</tool_call>"))
+        .collect();
+    assert_eq!(read(&tags).refusal.map(|r| r.reason), Some(Reason::TooManyCalls));
 }
