@@ -1,13 +1,13 @@
-//! Fuzzes reading calls from a model's text: any text, against a few offered tools, is read within its bounds and
-//! answers calls of offered tools with no refusal, or no call (with a refusal or without): never a panic, a hang or
-//! a runaway allocation.
+//! Fuzzes reading calls from a model's text: any text, in any format (the first byte picks it), against a few
+//! offered tools, is read within its bounds and answers calls of offered tools with no refusal, or no call (with a
+//! refusal or without): never a panic, a hang, a stack overflow or a runaway allocation.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 use std::sync::{Arc, OnceLock};
-use toolgate::pipeline::{MAX_TEXT_CALLS, RepairSettings, calls_from_text, resolve_tool};
+use toolgate::pipeline::{Envelope, MAX_TEXT_CALLS, RepairSettings, TextFormat, calls_from_text, resolve_tool};
 use toolgate::registry::{Catalog, CompiledTool, SchemaDocuments, ToolSpec};
 
 /// Names as the corpus writes them: plain, dotted, and one a model would write with underscores.
@@ -26,12 +26,18 @@ fn catalog() -> &'static Catalog {
 }
 
 fuzz_target!(init: { catalog(); }, |data: &[u8]| {
+    let Some((pick, data)) = data.split_first() else { return };
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let found = calls_from_text(catalog(), "", text, RepairSettings::default(), &[]);
+    let format = match usize::from(*pick) % (Envelope::ALL.len() + 1) {
+        0 => TextFormat::Auto,
+        n => TextFormat::Only(Envelope::ALL[n - 1]),
+    };
+    let found = calls_from_text(catalog(), "", text, format, RepairSettings::default(), &[]);
     assert!(found.calls.len() <= MAX_TEXT_CALLS);
     if !found.calls.is_empty() {
         assert_eq!(found.found.refusal, None, "calls and a refusal at once");
-        assert!(found.found.envelope.is_some(), "calls without an envelope");
+        let envelope = found.found.envelope.expect("calls without an envelope");
+        assert!(format.reads(envelope), "{} read as {}", envelope.name(), format.name());
     }
     for (call, repair) in &found.calls {
         assert_eq!(repair.rule, "calls_from_text");

@@ -3,7 +3,7 @@
 use super::message::{Repair, ToolCall};
 use super::repair::{RepairRule, RepairSettings};
 use super::resolve::resolves;
-use super::text_calls::{self, Format, FromText, Reason, Refusal};
+use super::text_calls::{self, Format, FromText, Reason, TextRefusal};
 use crate::registry::Catalog;
 use serde_json::{Value, json};
 
@@ -29,7 +29,7 @@ pub fn calls_from_text(
 ) -> TextExtraction {
     if !settings.allows(RepairRule::CallsFromText) {
         let why = "reading calls from text is turned off (repair rule calls_from_text)";
-        let refusal = Some(Refusal::new(Reason::Disabled, why));
+        let refusal = Some(TextRefusal::new(Reason::Disabled, why));
         return TextExtraction {
             found: FromText { rest: text.to_owned(), refusal, ..FromText::default() },
             calls: vec![],

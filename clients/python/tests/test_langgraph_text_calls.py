@@ -119,9 +119,7 @@ def test_calls_from_text_answers_the_calls_the_rest_and_refusals(client, agent_c
         agent_client.calls_from_text(text, tools=name)
 
 
-def test_calls_from_text_reads_the_format_asked_or_the_models_and_says_why_it_refuses(
-    client, agent_client, http_tools
-):
+def test_calls_from_text_reads_the_format_asked_or_the_models_and_says_why_it_refuses(client, agent_client, http_tools):
     name = weather_tool(client, http_tools)
     tagged, pythonic = hermes(name, {"city": "Oslo"}), f'[{name}(city="Oslo")]'
 

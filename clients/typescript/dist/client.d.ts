@@ -58,6 +58,12 @@ export interface CallsFromTextOptions extends CallOptions {
      * Use the assistant message's id. */
     callIdPrefix?: string;
     reviewMode?: ReviewMode;
+    /** The model's output format: `hermes`, `qwen3_coder_xml`, `llama3_json`, `llama3_python_tag`, `mistral`,
+     * `harmony`, `pythonic`, `json` or `auto`. A named format is the only one read. */
+    format?: string;
+    /** The chat model that wrote the text (e.g. `Qwen/Qwen3-8B`): without `format`, the gateway reads the format of
+     * the model's family when it knows it, else every format. */
+    model?: string;
 }
 export interface ScopeOptions extends CallOptions {
     /** Only this tenant's; every tenant's when empty and `allTenants` is set. */

@@ -30,6 +30,8 @@ export declare function textCallsRequest(text: string, options: {
     run?: boolean;
     reviewMode?: ReviewMode;
     callIdPrefix?: string;
+    format?: string;
+    model?: string;
 }): Init<typeof CallsFromTextRequestSchema>;
 export declare function formatToPb(format: DefinitionFormat): PbFormat;
 export declare function decideRequest(callId: string, action: ReviewAction, options: {

@@ -121,6 +121,8 @@ export function textCallsFromPb(r) {
         wrappers: [...r.wrappers],
         rest: r.rest,
         refusal: r.refusal,
+        refusalReason: r.refusalReason,
+        format: r.format,
         messages: r.messages.map(messageFromPb),
     };
 }
@@ -175,6 +177,8 @@ export function textCallsRequest(text, options) {
         run: options.run ?? false,
         reviewMode: reviewModeToPb(options.reviewMode),
         callIdPrefix: options.callIdPrefix ?? "",
+        format: options.format ?? "",
+        model: options.model ?? "",
     };
 }
 const FORMATS = {

@@ -144,9 +144,15 @@ export interface TextCalls {
     readonly wrappers: readonly string[];
     /** The text with the calls taken out: what the model said besides them. */
     readonly rest: string;
-    /** Why a text that looked like it held calls gave none (a call only mentioned, an example, a tool not offered,
-     * an ambiguous text); empty otherwise. */
+    /** Why a text that showed a call gave none (a call quoted, in the model's reasoning, shown as an example,
+     * offered, refused, supposed or remembered, a tool not offered, an ambiguous text); empty otherwise. */
     readonly refusal: string;
+    /** The refusal's reason in one word, to log and count: `disabled`, `too_long`, `too_many_calls`, `over_budget`,
+     * `not_offered`, `other_format`, `quoted`, `reasoning`, `example`, `negated`, `question`, `options`, `past`,
+     * `hypothetical`, `other_speaker`, `not_an_action`, `mention`, `not_whole`, `ambiguous`; empty when `refusal` is. */
+    readonly refusalReason: string;
+    /** The format the text was read in: the one asked for, the model's, or `auto`. */
+    readonly format: string;
     /** With `run`: each call's outcome, in call order, its repairs led by `calls_from_text`. Empty otherwise. */
     readonly messages: readonly ToolMessage[];
 }

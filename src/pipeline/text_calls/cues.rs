@@ -27,348 +27,50 @@ struct Cue {
     scope: Scope,
 }
 
-const EXAMPLE: &[&str] = &[
-    "example",
-    "examples",
-    "e.g",
-    "eg.",
-    "for instance",
-    "such as",
-    "something like",
-    "sample call",
-    "sample calls",
-    "sample request",
-    "sample code",
-    "sample usage",
-    "as a sample",
-    "template",
-    "placeholder",
-    "illustrat*",
-    "demonstrat*",
-    "would look like",
-    "looks like this",
-    "look like this",
-    "look like:",
-    "looks like:",
-    "the syntax",
-    "syntax like",
-    "syntax is",
-    "syntax for",
-    "usage:",
-    "snippet",
-    "format of",
-    "ejemplo",
-    "por ejemplo",
-    "exemple",
-    "par exemple",
-    "beispiel*",
-    "zum beispiel",
-    "esempio",
-    "per esempio",
-    "exemplo",
-    "por exemplo",
-    "voorbeeld",
-    "bijvoorbeeld",
-    "пример*",
-    "Пример*",
-    "например",
-    "Например",
-    "例如",
-    "比如",
-    "示例",
-    "例子",
-    "例えば",
-];
-const NEGATED: &[&str] = &[
-    "never",
-    "do not",
-    "don't",
-    "dont",
-    "doesn't",
-    "won't",
-    "will not",
-    "shall not",
-    "must not",
-    "mustn't",
-    "should not",
-    "shouldn't",
-    "cannot",
-    "can't",
-    "refuse*",
-    "declin*",
-    "avoid*",
-    "not going to",
-    "without your",
-    "without approval",
-    "without confirmation",
-    "without permission",
-    "instead of",
-    "warning",
-    "caution",
-    "careful",
-    "nunca",
-    "jamás",
-    "jamais",
-    "niemals",
-    "nicht",
-    "mai eseguire",
-    "não",
-    "no ejecutes",
-    "ne pas",
-    "ne jamais",
-    "不要",
-    "禁止",
-    "しないで",
-    "никогда",
-    "нельзя",
-];
-const NEGATED_SENTENCE: &[&str] = &[
-    "not",
-    "nor",
-    "neither",
-    "isn't",
-    "aren't",
-    "wasn't",
-    "weren't",
-    "didn't",
-    "haven't",
-    "hasn't",
-    "wouldn't",
-    "couldn't",
-    "no longer",
-];
-const QUESTION: &[&str] = &[
-    "?",
-    "¿",
-    "？",
-    "shall i",
-    "should i",
-    "do you want",
-    "would you like",
-    "want me to",
-    "like me to",
-    "may i",
-    "can i",
-    "is that ok",
-    "is this ok",
-    "is that right",
-    "is this right",
-    "let me know which",
-    "let me know if",
-];
-const OPTIONS: &[&str] = &[
-    "option a",
-    "option b",
-    "option 1",
-    "option 2",
-    "your options",
-    "two options",
-    "these options",
-    "following options",
-    "alternatively",
-    "either",
-    "one of the following",
-    "one of these",
-    "which one",
-    "which of",
-    "choose one",
-    "choose between",
-    "choose from",
-    "pick one",
-    "select one",
-    "or would you",
-    "or do you",
-    "or should",
-];
-const PAST: &[&str] = &[
-    "earlier",
-    "previously",
-    "already",
-    "last time",
-    "before this",
-    "i ran",
-    "i called",
-    "i executed",
-    "i tried",
-    "i invoked",
-    "i made",
-    "i sent",
-    "was called",
-    "were called",
-    "was run",
-    "was executed",
-    "was sent",
-    "has been",
-    "have been",
-    "had been",
-    "looked like",
-    "raw output",
-    "yesterday",
-];
-const HYPOTHETICAL: &[&str] = &[
-    "hypothetical*",
-    "suppose",
-    "supposing",
-    "imagine",
-    "in theory",
-    "theoretically",
-    "you can",
-    "you could",
-    "you would",
-    "you might",
-    "you may",
-    "you'd",
-    "one can",
-    "one could",
-    "if you confirm",
-    "if you approve",
-    "once you confirm",
-    "once confirmed",
-    "once approved",
-    "after you approve",
-    "after you confirm",
-    "pending",
-    "with your approval",
-    "upon approval",
-    "upon confirmation",
-    "if you'd like me",
-    "if you want me",
-    "please confirm",
-    "your confirmation",
-    "approve",
-    "approval",
-    "permission",
-    "consent",
-    "if ",
-    "unless",
-];
-const HYPOTHETICAL_SENTENCE: &[&str] = &[
-    "would",
-    "could",
-    "might",
-    "should",
-    "i'd",
-    "we'd",
-    "once",
-    "when you",
-    "after you",
-    "as soon as",
-    "in case",
-    "assuming",
-];
-const OTHER_SPEAKER: &[&str] = &[
-    "says",
-    "said",
-    "wrote",
-    "writes",
-    "quote*",
-    "the user",
-    "you wrote",
-    "you sent",
-    "you said",
-    "your message",
-    "your last",
-    "your previous",
-    "your earlier",
-    "the page",
-    "web page",
-    "webpage",
-    "website",
-    "search result*",
-    "result 1",
-    "result:",
-    "results:",
-    "the document",
-    "the docs",
-    "documentation",
-    "the readme",
-    "the api docs",
-    "the manual",
-    "returned",
-    "output:",
-    "the output",
-    "response:",
-    "the response",
-    "tool output",
-    "the email",
-    "message from",
-    "i fetched",
-    "the file",
-    "contains:",
-    "reads:",
-];
+const EXAMPLE: &str = "example|examples|e.g|eg.|for instance|such as|something like|sample call|sample calls|\
+    sample request|sample code|sample usage|as a sample|template|placeholder|illustrat*|demonstrat*|\
+    would look like|looks like this|look like this|look like:|looks like:|the syntax|syntax like|syntax is|\
+    syntax for|usage:|snippet|format of|ejemplo|por ejemplo|exemple|par exemple|beispiel*|zum beispiel|esempio|\
+    per esempio|exemplo|por exemplo|voorbeeld|bijvoorbeeld|пример*|Пример*|например|Например|例如|比如|示例|例子|例えば";
+const NEGATED: &str = "never|do not|don't|dont|doesn't|won't|will not|shall not|must not|mustn't|should not|shouldn't|\
+    cannot|can't|refuse*|declin*|avoid*|not going to|without your|without approval|without confirmation|\
+    without permission|instead of|warning|caution|careful|nunca|jamás|jamais|niemals|nicht|mai eseguire|não|\
+    no ejecutes|ne pas|ne jamais|不要|禁止|しないで|никогда|нельзя";
+const NEGATED_SENTENCE: &str =
+    "not|nor|neither|isn't|aren't|wasn't|weren't|didn't|haven't|hasn't|wouldn't|couldn't|no longer";
+const QUESTION: &str = "?|¿|？|shall i|should i|do you want|would you like|want me to|like me to|may i|can i|\
+    is that ok|is this ok|is that right|is this right|let me know which|let me know if";
+const OPTIONS: &str = "option a|option b|option 1|option 2|your options|two options|these options|following options|\
+    alternatively|either|one of the following|one of these|which one|which of|choose one|choose between|\
+    choose from|pick one|select one|or would you|or do you|or should";
+const PAST: &str = "earlier|previously|already|last time|before this|i ran|i called|i executed|i tried|i invoked|\
+    i made|i sent|was called|were called|was run|was executed|was sent|has been|have been|had been|looked like|\
+    raw output|yesterday";
+const HYPOTHETICAL: &str = "hypothetical*|suppose|supposing|imagine|in theory|theoretically|you can|you could|\
+    you would|you might|you may|you'd|one can|one could|if you confirm|if you approve|once you confirm|\
+    once confirmed|once approved|after you approve|after you confirm|pending|with your approval|upon approval|\
+    upon confirmation|if you'd like me|if you want me|please confirm|your confirmation|approve|approval|\
+    permission|consent|if |unless";
+const HYPOTHETICAL_SENTENCE: &str =
+    "would|could|might|should|i'd|we'd|once|when you|after you|as soon as|in case|assuming";
+const OTHER_SPEAKER: &str = "says|said|wrote|writes|quote*|the user|you wrote|you sent|you said|your message|\
+    your last|your previous|your earlier|the page|web page|webpage|website|search result*|result 1|result:|\
+    results:|the document|the docs|documentation|the readme|the api docs|the manual|returned|output:|the output|\
+    response:|the response|tool output|the email|message from|i fetched|the file|contains:|reads:";
 /// After a call, only what takes the call back, asks, offers options, reports the past or waits for a yes.
-const AFTER_NEGATED: &[&str] = &[
-    "actually, no",
-    "actually no",
-    "on second thought",
-    "never mind",
-    "nevermind",
-    "scratch that",
-    "i will not",
-    "i won't",
-    "i'm not going to",
-    "not run",
-    "not execute",
-    "not call",
-    "don't run",
-    "do not run",
-    "instead",
-    "wait,",
-    "never",
-];
-const AFTER_QUESTION: &[&str] =
-    &["shall i", "should i", "do you want", "would you like", "want me to", "like me to", "may i", "can i"];
-const AFTER_OPTIONS: &[&str] = &[
-    "which one",
-    "which of",
-    "pick one",
-    "choose one",
-    "choose between",
-    "option a",
-    "option b",
-    "option 1",
-    "option 2",
-    "either one",
-    "or would you",
-];
-const AFTER_PAST: &[&str] = &[
-    "it failed",
-    "it returned",
-    "that failed",
-    "which failed",
-    "and failed",
-    "returned an error",
-    "it worked",
-    "it succeeded",
-    "the result was",
-    "the output was",
-    "earlier",
-    "already ran",
-    "already called",
-    "previously",
-];
-const AFTER_HYPOTHETICAL: &[&str] = &[
-    "if you confirm",
-    "once you confirm",
-    "if you approve",
-    "with your approval",
-    "let me know if you want",
-    "if you'd like me to",
-    "if you want me to",
-    "shall i proceed",
-    "should i proceed",
-    "go ahead",
-    "confirm",
-    "approve",
-    "example",
-    "e.g",
-    "hypothetical*",
-    "illustrat*",
-];
+const AFTER_NEGATED: &str = "actually, no|actually no|on second thought|never mind|nevermind|scratch that|i will not|\
+    i won't|i'm not going to|not run|not execute|not call|don't run|do not run|instead|wait,|never";
+const AFTER_QUESTION: &str = "shall i|should i|do you want|would you like|want me to|like me to|may i|can i";
+const AFTER_OPTIONS: &str = "which one|which of|pick one|choose one|choose between|option a|option b|option 1|\
+    option 2|either one|or would you";
+const AFTER_PAST: &str = "it failed|it returned|that failed|which failed|and failed|returned an error|it worked|\
+    it succeeded|the result was|the output was|earlier|already ran|already called|previously";
+const AFTER_HYPOTHETICAL: &str = "if you confirm|once you confirm|if you approve|with your approval|\
+    let me know if you want|if you'd like me to|if you want me to|shall i proceed|should i proceed|go ahead|\
+    confirm|approve|example|e.g|hypothetical*|illustrat*";
 
 fn cues() -> Vec<Cue> {
-    let groups: [(&[&str], Reason, Scope); 14] = [
+    let groups: [(&str, Reason, Scope); 14] = [
         (EXAMPLE, Reason::Example, Scope::Lead),
         (NEGATED, Reason::Negated, Scope::Lead),
         (NEGATED_SENTENCE, Reason::Negated, Scope::Sentence),
@@ -386,7 +88,7 @@ fn cues() -> Vec<Cue> {
     ];
     let mut cues = Vec::new();
     for (words, reason, scope) in groups {
-        for word in words {
+        for word in words.split('|') {
             cues.push(Cue { word, reason, scope });
             if word.contains('\'') {
                 cues.push(Cue { word: leak_curly(word), reason, scope });

@@ -11,6 +11,7 @@ mod block;
 mod cues;
 mod format;
 mod intent;
+mod lead;
 mod literal;
 mod objects;
 mod plain;
@@ -20,12 +21,12 @@ mod scan;
 mod tagged;
 
 pub use format::{Envelope, Format};
-pub use refusal::{Reason, Refusal};
+pub use refusal::{Reason, TextRefusal};
 
 use block::Look;
 use memchr::memmem::Finder;
 use quoted::Quoted;
-use scan::{Budget, Offered};
+use scan::{ReadBudget, Offered};
 use serde_json::Value;
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -53,7 +54,7 @@ pub struct FromText {
     /// The text with the calls taken out, trimmed: what the model said besides them.
     pub rest: String,
     /// Why a text that showed a call gave none.
-    pub refusal: Option<Refusal>,
+    pub refusal: Option<TextRefusal>,
 }
 
 /// Where calls were found: the calls, the byte ranges of the text they take, and how they were written.
@@ -77,14 +78,14 @@ impl Found {
 pub fn calls_in_text(text: &str, format: Format, offered: &dyn Fn(&str) -> bool) -> FromText {
     if text.len() > MAX_TEXT_BYTES {
         let why = format!("the text is longer than {MAX_TEXT_BYTES} bytes; it is not read for calls");
-        return refused(text, Refusal::new(Reason::TooLong, why));
+        return refused(text, TextRefusal::new(Reason::TooLong, why));
     }
-    let budget = Budget::for_text(text);
+    let budget = ReadBudget::for_text(text);
     let offered = Offered::new(offered, &budget);
     read(text, format, &offered, true)
 }
 
-fn refused(text: &str, why: Refusal) -> FromText {
+fn refused(text: &str, why: TextRefusal) -> FromText {
     FromText { rest: text.trim().to_owned(), refusal: Some(why), ..FromText::default() }
 }
 
@@ -121,7 +122,7 @@ fn calls_of(
     format: Format,
     offered: &Offered,
     outer: bool,
-) -> Result<Option<(Found, bool, bool)>, Refusal> {
+) -> Result<Option<(Found, bool, bool)>, TextRefusal> {
     let budget = offered.budget();
     budget.spend(answer.len())?;
     let mut passed_over = None;
@@ -138,7 +139,7 @@ fn calls_of(
     let look = Look { offered: &|name| offered.has(name), nested: &nested };
     if !format.reads_plain() {
         let other = tagged::holds_tags(answer) || plain::mentioned(answer, &look, budget)?.is_some();
-        let why = Refusal::new(Reason::OtherFormat, format!("the text holds no call in {}'s tags", format.name()));
+        let why = TextRefusal::new(Reason::OtherFormat, format!("the text holds no call in {}'s tags", format.name()));
         return passed_over.or(other.then_some(why)).map_or(Ok(None), Err);
     }
     if format != Format::Auto
@@ -147,7 +148,7 @@ fn calls_of(
     {
         let written = found.envelope.map_or("a template", |e| e.name());
         let why = format!("the calls are written in {written}'s tags, not as {}", format.name());
-        return Err(Refusal::new(Reason::OtherFormat, why));
+        return Err(TextRefusal::new(Reason::OtherFormat, why));
     }
     let plain = plain::find(answer, format, quoted, &look, budget)?;
     if let Some(found) = plain.found {
@@ -157,7 +158,7 @@ fn calls_of(
         return Err(why);
     }
     match plain::mentioned(answer, &look, budget)? {
-        Some(name) => Err(Refusal::new(Reason::Mention, format!("{name}(…) is named inside a sentence, not made"))),
+        Some(name) => Err(TextRefusal::new(Reason::Mention, format!("{name}(…) is named inside a sentence, not made"))),
         None => Ok(None),
     }
 }
@@ -170,12 +171,12 @@ fn accept(
     found: &Found,
     (tagged, loose): (bool, bool),
     offered: &Offered,
-) -> Result<(), Refusal> {
+) -> Result<(), TextRefusal> {
     if found.calls.len() > MAX_TEXT_CALLS {
-        return Err(Refusal::new(Reason::TooManyCalls, format!("the text holds more than {MAX_TEXT_CALLS} calls")));
+        return Err(TextRefusal::new(Reason::TooManyCalls, format!("the text holds more than {MAX_TEXT_CALLS} calls")));
     }
     if let Some(call) = found.calls.iter().find(|c| !offered.has(&c.name)) {
-        return Err(Refusal::new(Reason::NotOffered, format!("{} is not a tool offered", call.name)));
+        return Err(TextRefusal::new(Reason::NotOffered, format!("{} is not a tool offered", call.name)));
     }
     if let Some(why) = offered.budget().exhausted() {
         return Err(why);
@@ -184,19 +185,19 @@ fn accept(
     if loose && !rest_of(answer, &found.spans).is_empty() {
         let why =
             "a call written as a loose object is taken only as the whole answer, and this one has words beside it";
-        return Err(Refusal::new(Reason::NotWhole, why));
+        return Err(TextRefusal::new(Reason::NotWhole, why));
     }
     Ok(())
 }
 
 /// Why a text's calls past a turn the model made up are not taken, when that part holds one.
-fn invented_calls(past: &str, offered: &Offered) -> Option<Refusal> {
+fn invented_calls(past: &str, offered: &Offered) -> Option<TextRefusal> {
     let nested = |text: &str| FromText { rest: text.to_owned(), ..FromText::default() };
     let look = Look { offered: &|name| offered.has(name), nested: &nested };
     let called = tagged::holds_tags(past) || plain::mentioned(past, &look, offered.budget()).ok()?.is_some();
     let turn = past.lines().find(|l| !l.trim().is_empty()).unwrap_or_default().trim();
     let why = format!("the calls follow a turn the model wrote for another speaker ({turn:?}): they answer nobody");
-    called.then(|| Refusal::new(Reason::OtherSpeaker, why))
+    called.then(|| TextRefusal::new(Reason::OtherSpeaker, why))
 }
 
 /// Where a turn the model made up begins (a user's question it wrote itself, as models trained on chat logs

@@ -9,18 +9,18 @@ use super::block::{Attempt, Block, Look, sequence};
 use super::format::Format;
 use super::literal::Reader;
 use super::quoted::{Kind, Quoted};
-use super::refusal::{Reason, Refusal};
-use super::scan::Budget;
+use super::refusal::{Reason, TextRefusal};
+use super::scan::ReadBudget;
 use super::{Found, MAX_TEXT_CALLS, TextCall};
 use serde_json::Value;
 use std::ops::Range;
 
 /// What the plain reading gave: the calls, if any, and why calls written were passed over.
 #[derive(Default)]
-pub struct Plain {
+pub struct PlainRead {
     pub found: Option<Found>,
     /// The first reason a call written was not read: quoted, reasoning, or in another format than asked.
-    pub skipped: Option<Refusal>,
+    pub skipped: Option<TextRefusal>,
     /// Whether a call read is in a loose shape, which counts only as the whole answer.
     pub loose: bool,
     /// The blocks of calls read so far, restatements included.
@@ -34,28 +34,28 @@ const MAX_CALL_BLOCKS: usize = 4 * MAX_TEXT_CALLS;
 /// setting up its reading, whatever it finds, so a text of ten thousand of them is refused rather than tried.
 const ATTEMPT_COST: usize = 16;
 
-fn too_many() -> Refusal {
-    Refusal::new(
+fn too_many() -> TextRefusal {
+    TextRefusal::new(
         Reason::TooManyCalls,
         format!("the text holds more than {MAX_TEXT_CALLS} calls, or writes calls more than {MAX_CALL_BLOCKS} times"),
     )
 }
 
 /// The calls in a text that holds no tag made, in the shapes `format` reads.
-pub fn find(text: &str, format: Format, quoted: &Quoted, look: &Look, budget: &Budget) -> Result<Plain, Refusal> {
-    let mut plain = Plain::default();
+pub fn find(text: &str, format: Format, quoted: &Quoted, look: &Look, budget: &ReadBudget) -> Result<PlainRead, TextRefusal> {
+    let mut plain = PlainRead::default();
     let mut found = Found::default();
     for (region, fence) in regions(text, quoted) {
         let fenced = fence.is_some();
         if fenced && super::tagged::holds_tags(&text[region.clone()]) {
-            plain.skip(Refusal::new(Reason::Quoted, "a template's tag is inside a code fence: quoted, not made"));
+            plain.skip(TextRefusal::new(Reason::Quoted, "a template's tag is inside a code fence: quoted, not made"));
             continue;
         }
         let (blocks, code) = blocks_in(text, region.clone(), quoted, look, budget, &mut plain)?;
         let blocks: Vec<Block> = blocks.into_iter().filter(|b| reads(format, b, &mut plain)).collect();
         if fenced && code && !blocks.is_empty() {
             let name = &blocks[0].calls[0].name;
-            return Err(Refusal::ambiguous(format!("the call of {name} is inside other code, which is not run")));
+            return Err(TextRefusal::ambiguous(format!("the call of {name} is inside other code, which is not run")));
         }
         if let Some(fence) = fence.filter(|_| !blocks.is_empty()) {
             found.spans.push(fence);
@@ -75,7 +75,7 @@ pub fn find(text: &str, format: Format, quoted: &Quoted, look: &Look, budget: &B
             }
             found.calls.extend(block.calls);
             if found.calls.len() > MAX_TEXT_CALLS {
-                return Err(Refusal::new(
+                return Err(TextRefusal::new(
                     Reason::TooManyCalls,
                     format!("the text holds more than {MAX_TEXT_CALLS} calls"),
                 ));
@@ -89,25 +89,25 @@ pub fn find(text: &str, format: Format, quoted: &Quoted, look: &Look, budget: &B
     Ok(plain)
 }
 
-impl Plain {
-    fn skip(&mut self, why: Refusal) {
+impl PlainRead {
+    fn skip(&mut self, why: TextRefusal) {
         self.skipped.get_or_insert(why);
     }
 }
 
 /// Whether `format` reads the block's shape; a block it does not read is passed over, and remembered.
-fn reads(format: Format, block: &Block, plain: &mut Plain) -> bool {
+fn reads(format: Format, block: &Block, plain: &mut PlainRead) -> bool {
     let reads = format.reads(block.envelope);
     if !reads {
         let (written, asked) = (block.envelope.name(), format.name());
-        plain.skip(Refusal::new(Reason::OtherFormat, format!("the calls are written as {written}, not {asked}")));
+        plain.skip(TextRefusal::new(Reason::OtherFormat, format!("the calls are written as {written}, not {asked}")));
     }
     reads
 }
 
 /// A call of an offered tool written inside a sentence (`I could use get_weather(city='Oslo')`, or a call object
 /// quoted in prose), for the refusal of a text that gave none: the name of the first.
-pub fn mentioned(text: &str, look: &Look, budget: &Budget) -> Result<Option<String>, Refusal> {
+pub fn mentioned(text: &str, look: &Look, budget: &ReadBudget) -> Result<Option<String>, TextRefusal> {
     for (at, _) in text.match_indices('(') {
         let name = called_before(text, at);
         budget.spend(name.len() + 1)?;
@@ -135,7 +135,7 @@ fn called_before(text: &str, at: usize) -> &str {
 
 /// Refuses a text that writes, outside the blocks read, a call of a tool offered that is not one of those read:
 /// in code, in a sentence or in a form not read, it may be one more call, so what was read may not be all.
-fn unread_calls(text: &str, found: &Found, look: &Look, budget: &Budget) -> Result<(), Refusal> {
+fn unread_calls(text: &str, found: &Found, look: &Look, budget: &ReadBudget) -> Result<(), TextRefusal> {
     let mut reader = Reader::new(text);
     for (at, _) in text.match_indices('(') {
         // The spans are in order and apart: the one that may hold `at` is the last to start at or before it.
@@ -153,7 +153,7 @@ fn unread_calls(text: &str, found: &Found, look: &Look, budget: &Budget) -> Resu
         let same = reader.call().ok().map(|c| TextCall { name: c.name, arguments: Value::Object(c.arguments) });
         budget.spend(reader.cost_from(start))?;
         if !same.is_some_and(|call| found.calls.contains(&call)) {
-            return Err(Refusal::ambiguous(format!(
+            return Err(TextRefusal::ambiguous(format!(
                 "the text writes a call of {name} that could not be read with the others"
             )));
         }
@@ -184,9 +184,9 @@ fn blocks_in(
     region: Range<usize>,
     quoted: &Quoted,
     look: &Look,
-    budget: &Budget,
-    plain: &mut Plain,
-) -> Result<(Vec<Block>, bool), Refusal> {
+    budget: &ReadBudget,
+    plain: &mut PlainRead,
+) -> Result<(Vec<Block>, bool), TextRefusal> {
     let mut lines = Lines { text, end: region.end, reader: Reader::new(&text[..region.end]), reached: 0 };
     let (mut blocks, mut code) = (Vec::new(), false);
     let mut line_start = region.start;
@@ -239,13 +239,13 @@ struct Lines<'a> {
 
 impl Lines<'_> {
     /// The block of calls that starts at `at` and fills the rest of its line, if one does.
-    fn read(&mut self, at: usize, look: &Look, budget: &Budget) -> Result<Option<Block>, Refusal> {
+    fn read(&mut self, at: usize, look: &Look, budget: &ReadBudget) -> Result<Option<Block>, TextRefusal> {
         let (text, end) = (self.text, self.end);
         self.reader.start_at(at);
         let attempt = sequence(&mut self.reader, look);
         budget.spend(ATTEMPT_COST + self.reader.cost_from(at))?;
         if self.reader.too_deep {
-            return Err(Refusal::ambiguous("values in the text nest deeper than 64 levels: no call is that deep"));
+            return Err(TextRefusal::ambiguous("values in the text nest deeper than 64 levels: no call is that deep"));
         }
         match attempt {
             Attempt::Calls(mut block) if alone_after(&text[block.span.end..end]) => {
@@ -257,7 +257,7 @@ impl Lines<'_> {
             }
             Attempt::Calls(block) => {
                 let name = &block.calls[0].name;
-                Err(Refusal::ambiguous(format!(
+                Err(TextRefusal::ambiguous(format!(
                     "the call of {name} is followed by more on its line, so it is not a call alone"
                 )))
             }
@@ -286,14 +286,14 @@ fn plausible(rest: &str) -> bool {
 
 /// Why a block starting at `at` is quoted, when it is: in a block quote, the model's reasoning, or inline code
 /// that does not hold its whole line.
-fn quoted_at(quoted: &Quoted, at: usize) -> Option<Refusal> {
+fn quoted_at(quoted: &Quoted, at: usize) -> Option<TextRefusal> {
     match quoted.at(at)?.kind {
-        Kind::BlockQuote => Some(Refusal::new(Reason::Quoted, "the call is in a block quote: quoted, not made")),
+        Kind::BlockQuote => Some(TextRefusal::new(Reason::Quoted, "the call is in a block quote: quoted, not made")),
         Kind::Reasoning => {
-            Some(Refusal::new(Reason::Reasoning, "the call is in the model's reasoning, not its answer"))
+            Some(TextRefusal::new(Reason::Reasoning, "the call is in the model's reasoning, not its answer"))
         }
         Kind::Inline { whole_line: false } => {
-            Some(Refusal::new(Reason::Quoted, "the call is in inline code inside a sentence: quoted, not made"))
+            Some(TextRefusal::new(Reason::Quoted, "the call is in inline code inside a sentence: quoted, not made"))
         }
         Kind::Inline { whole_line: true } | Kind::Fence { .. } => None,
     }

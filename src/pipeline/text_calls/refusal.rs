@@ -97,12 +97,12 @@ impl Reason {
 
 /// A text's refusal: the reason, and what in the text gave it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub struct TextRefusal {
     pub reason: Reason,
     pub detail: String,
 }
 
-impl Refusal {
+impl TextRefusal {
     pub fn new(reason: Reason, detail: impl Into<String>) -> Self {
         Self { reason, detail: detail.into() }
     }
@@ -113,20 +113,20 @@ impl Refusal {
     }
 }
 
-impl fmt::Display for Refusal {
+impl fmt::Display for TextRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.detail)
     }
 }
 
-impl From<String> for Refusal {
+impl From<String> for TextRefusal {
     fn from(detail: String) -> Self {
-        Refusal::ambiguous(detail)
+        TextRefusal::ambiguous(detail)
     }
 }
 
-impl From<&str> for Refusal {
+impl From<&str> for TextRefusal {
     fn from(detail: &str) -> Self {
-        Refusal::ambiguous(detail)
+        TextRefusal::ambiguous(detail)
     }
 }

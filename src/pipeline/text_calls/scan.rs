@@ -1,7 +1,7 @@
 //! Reading a text in time bounded by its length: the next place of a pattern for positions asked in order, and the
 //! budget that every reader of one text spends.
 
-use super::refusal::{Reason, Refusal};
+use super::refusal::{Reason, TextRefusal};
 use memchr::memmem::Finder;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -16,21 +16,21 @@ pub const MAX_NAME_LOOKUPS: usize = 2048;
 
 /// What reading one text may still cost, shared by its readers.
 #[derive(Debug)]
-pub struct Budget {
+pub struct ReadBudget {
     left: Cell<usize>,
     lookups: Cell<usize>,
     /// Set once a spending was refused: the text was not read whole.
     over: Cell<bool>,
 }
 
-impl Budget {
+impl ReadBudget {
     pub fn for_text(text: &str) -> Self {
         let left = text.len().saturating_mul(READS_PER_BYTE).max(MIN_READ_BUDGET);
         Self { left: Cell::new(left), lookups: Cell::new(MAX_NAME_LOOKUPS), over: Cell::new(false) }
     }
 
     /// Spends `bytes` of reading; past the budget, the text is refused.
-    pub fn spend(&self, bytes: usize) -> Result<(), Refusal> {
+    pub fn spend(&self, bytes: usize) -> Result<(), TextRefusal> {
         match self.left.get().checked_sub(bytes) {
             Some(left) => {
                 self.left.set(left);
@@ -39,7 +39,7 @@ impl Budget {
             None => {
                 self.left.set(0);
                 self.over.set(true);
-                Err(Refusal::new(
+                Err(TextRefusal::new(
                     Reason::OverBudget,
                     format!("reading the text for calls would go over {READS_PER_BYTE} readings of it; it is not read"),
                 ))
@@ -48,7 +48,7 @@ impl Budget {
     }
 
     /// Spends one lookup of a name in the catalog.
-    pub fn lookup(&self) -> Result<(), Refusal> {
+    pub fn lookup(&self) -> Result<(), TextRefusal> {
         match self.lookups.get().checked_sub(1) {
             Some(left) => {
                 self.lookups.set(left);
@@ -61,21 +61,21 @@ impl Budget {
         }
     }
 
-    fn lookups_spent(&self) -> Refusal {
-        Refusal::new(
+    fn lookups_spent(&self) -> TextRefusal {
+        TextRefusal::new(
             Reason::OverBudget,
             format!("the text names more than {MAX_NAME_LOOKUPS} different calls; it is not read"),
         )
     }
 
     /// Why the text was not read whole, when a spending was refused.
-    pub fn exhausted(&self) -> Option<Refusal> {
+    pub fn exhausted(&self) -> Option<TextRefusal> {
         if !self.over.get() {
             None
         } else if self.lookups.get() == 0 {
             Some(self.lookups_spent())
         } else {
-            Some(Refusal::new(
+            Some(TextRefusal::new(
                 Reason::OverBudget,
                 format!("reading the text for calls would go over {READS_PER_BYTE} readings of it; it is not read"),
             ))
@@ -90,12 +90,12 @@ const MAX_ASKED_NAME: usize = 160;
 /// Whether a name is a tool offered, asked once per name and within the budget's lookups.
 pub struct Offered<'a> {
     ask: &'a dyn Fn(&str) -> bool,
-    budget: &'a Budget,
+    budget: &'a ReadBudget,
     asked: RefCell<HashMap<String, bool>>,
 }
 
 impl<'a> Offered<'a> {
-    pub fn new(ask: &'a dyn Fn(&str) -> bool, budget: &'a Budget) -> Self {
+    pub fn new(ask: &'a dyn Fn(&str) -> bool, budget: &'a ReadBudget) -> Self {
         Self { ask, budget, asked: RefCell::new(HashMap::new()) }
     }
 
@@ -116,7 +116,7 @@ impl<'a> Offered<'a> {
         known
     }
 
-    pub fn budget(&self) -> &Budget {
+    pub fn budget(&self) -> &ReadBudget {
         self.budget
     }
 }
@@ -166,10 +166,10 @@ mod tests {
 
     #[test]
     fn the_budget_refuses_past_its_bytes_and_its_lookups() {
-        let budget = Budget::for_text("short");
+        let budget = ReadBudget::for_text("short");
         assert!(budget.spend(MIN_READ_BUDGET).is_ok());
         assert_eq!(budget.spend(1).unwrap_err().reason, Reason::OverBudget);
-        let budget = Budget::for_text("");
+        let budget = ReadBudget::for_text("");
         for _ in 0..MAX_NAME_LOOKUPS {
             budget.lookup().unwrap();
         }

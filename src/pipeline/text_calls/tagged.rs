@@ -8,8 +8,8 @@ use super::format::{Envelope, Format};
 use super::literal::Reader;
 use super::objects;
 use super::quoted::{Kind, Quoted};
-use super::refusal::{Reason, Refusal};
-use super::scan::{Ahead, Budget};
+use super::refusal::{Reason, TextRefusal};
+use super::scan::{Ahead, ReadBudget};
 use super::{Found, MAX_TEXT_CALLS, TextCall};
 use memchr::memmem::Finder;
 use serde_json::{Map, Value};
@@ -29,13 +29,13 @@ const MAX_HARMONY_HEADER: usize = 512;
 pub enum Tagged {
     /// No tag is made in the text (`quoted`: why the ones written are not), so the plain reading applies.
     None {
-        quoted: Option<Refusal>,
+        quoted: Option<TextRefusal>,
     },
     Found(Found),
 }
 
 /// The calls in a text's tags that `format` reads.
-pub fn find(text: &str, format: Format, quoted: &Quoted, budget: &Budget) -> Result<Tagged, Refusal> {
+pub fn find(text: &str, format: Format, quoted: &Quoted, budget: &ReadBudget) -> Result<Tagged, TextRefusal> {
     let mut tags = Tags { text, quoted, skipped: None, calls: 0 };
     let readers: [(Envelope, Reading); 4] = [
         (Envelope::Hermes, hermes),
@@ -53,7 +53,7 @@ pub fn find(text: &str, format: Format, quoted: &Quoted, budget: &Budget) -> Res
     if parts.is_empty() && format.reads(Envelope::QwenXml) {
         parts = bare_qwen(&mut tags, budget)?;
     }
-    parts.retain(|part| format.reads(part.envelope) || tags.skip(Refusal::new(Reason::OtherFormat, "")));
+    parts.retain(|part| format.reads(part.envelope) || tags.skip(TextRefusal::new(Reason::OtherFormat, "")));
     if parts.is_empty() {
         return Ok(Tagged::None { quoted: tags.skipped });
     }
@@ -61,7 +61,7 @@ pub fn find(text: &str, format: Format, quoted: &Quoted, budget: &Budget) -> Res
     let mut found = Found::default();
     for part in parts {
         if found.spans.last().is_some_and(|last| last.end > part.span.start) {
-            return Err(Refusal::ambiguous("the tags of two templates are inside each other"));
+            return Err(TextRefusal::ambiguous("the tags of two templates are inside each other"));
         }
         found.envelope.get_or_insert(part.envelope);
         found.spans.push(part.span);
@@ -77,20 +77,20 @@ struct Part {
     envelope: Envelope,
 }
 
-type Reading = fn(&mut Tags, &Budget) -> Result<Vec<Part>, Refusal>;
+type Reading = fn(&mut Tags, &ReadBudget) -> Result<Vec<Part>, TextRefusal>;
 
 /// Finds the tags the model made, passing over those it quoted (and remembering why, for the refusal).
 struct Tags<'a> {
     text: &'a str,
     quoted: &'a Quoted,
-    skipped: Option<Refusal>,
+    skipped: Option<TextRefusal>,
     /// The calls read so far, by every reader: past `MAX_TEXT_CALLS` the text is refused as it is read.
     calls: usize,
 }
 
 impl Tags<'_> {
     /// Counts `part`'s calls, refusing the text once it holds more than one answer may make.
-    fn push(&mut self, parts: &mut Vec<Part>, part: Part) -> Result<(), Refusal> {
+    fn push(&mut self, parts: &mut Vec<Part>, part: Part) -> Result<(), TextRefusal> {
         self.calls += part.calls.len();
         too_many(self.calls)?;
         parts.push(part);
@@ -103,7 +103,7 @@ impl Tags<'_> {
         for (at, _) in self.text.match_indices(tag) {
             match self.quoted.at(at).map(|r| r.kind) {
                 Some(Kind::Reasoning) => {
-                    self.skip(Refusal::new(Reason::Reasoning, format!("the {tag} is in the model's reasoning")));
+                    self.skip(TextRefusal::new(Reason::Reasoning, format!("the {tag} is in the model's reasoning")));
                 }
                 Some(kind) => {
                     let how = match kind {
@@ -111,10 +111,10 @@ impl Tags<'_> {
                         Kind::BlockQuote => "a block quote",
                         _ => "inline code",
                     };
-                    self.skip(Refusal::new(Reason::Quoted, format!("the {tag} is inside {how}: quoted, not made")));
+                    self.skip(TextRefusal::new(Reason::Quoted, format!("the {tag} is inside {how}: quoted, not made")));
                 }
                 None if self.text[..at].ends_with(['"', '\'', '\u{201c}', '\u{2018}', '\u{ab}']) => {
-                    self.skip(Refusal::new(Reason::Quoted, format!("the {tag} is in quotation marks: quoted")));
+                    self.skip(TextRefusal::new(Reason::Quoted, format!("the {tag} is in quotation marks: quoted")));
                 }
                 None => made.push(at),
             }
@@ -123,7 +123,7 @@ impl Tags<'_> {
     }
 
     /// Remembers the first reason a tag was passed over; answers false, for `retain`.
-    fn skip(&mut self, why: Refusal) -> bool {
+    fn skip(&mut self, why: TextRefusal) -> bool {
         if self.skipped.is_none() {
             self.skipped = Some(why);
         }
@@ -132,12 +132,12 @@ impl Tags<'_> {
 }
 
 /// `<tool_call>…</tool_call>`, holding a call object or Qwen3-Coder's `<function=…>`. The last may be unclosed.
-fn hermes(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
+fn hermes(tags: &mut Tags, budget: &ReadBudget) -> Result<Vec<Part>, TextRefusal> {
     let text = tags.text;
     let made = tags.made(HERMES_OPEN);
     let tail = text.trim_end();
     if !made.is_empty() && (1..HERMES_OPEN.len()).any(|n| tail.ends_with(&HERMES_OPEN[..n])) {
-        return Err(Refusal::ambiguous("the text ends inside a <tool_call> tag: it was cut off"));
+        return Err(TextRefusal::ambiguous("the text ends inside a <tool_call> tag: it was cut off"));
     }
     let (mut closes, mut opens) = (Ahead::new(text, HERMES_CLOSE), Ahead::new(text, HERMES_OPEN));
     let mut parts: Vec<Part> = Vec::new();
@@ -151,7 +151,7 @@ fn hermes(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
             None => (text.len(), text.len()),
         };
         if opens.next(body_start).is_some_and(|next| next < body_end) {
-            return Err(Refusal::ambiguous("a <tool_call> opens inside another"));
+            return Err(TextRefusal::ambiguous("a <tool_call> opens inside another"));
         }
         budget.spend(body_end - body_start)?;
         let trimmed = unfenced(text[body_start..body_end].trim());
@@ -166,18 +166,18 @@ fn hermes(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
 }
 
 /// Qwen3-Coder's `<function=…>` blocks outside a `<tool_call>`.
-fn bare_qwen(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
+fn bare_qwen(tags: &mut Tags, budget: &ReadBudget) -> Result<Vec<Part>, TextRefusal> {
     let Some(&start) = tags.made(QWEN_FUNCTION).first() else { return Ok(Vec::new()) };
     let text = tags.text;
     let end = text.rfind("</function>").map(|i| i + "</function>".len()).filter(|end| *end > start);
-    let end = end.ok_or_else(|| Refusal::ambiguous("a <function=…> is not closed"))?;
+    let end = end.ok_or_else(|| TextRefusal::ambiguous("a <function=…> is not closed"))?;
     budget.spend(end - start)?;
     Ok(vec![Part { calls: qwen_functions(&text[start..end])?, span: start..end, envelope: Envelope::QwenXml }])
 }
 
 /// `<function=name><parameter=p>v</parameter>…</function>`, repeated. Every value is text, as the template writes
 /// it; repair reads it as the schema's type, as Qwen's own parser does.
-fn qwen_functions(body: &str) -> Result<Vec<TextCall>, Refusal> {
+fn qwen_functions(body: &str) -> Result<Vec<TextCall>, TextRefusal> {
     let mut calls = Vec::new();
     let mut rest = body.trim();
     while let Some(after) = rest.strip_prefix(QWEN_FUNCTION) {
@@ -209,14 +209,14 @@ fn qwen_functions(body: &str) -> Result<Vec<TextCall>, Refusal> {
 }
 
 /// `[TOOL_CALLS][{…}]` (tokenizer v3), or `[TOOL_CALLS]name[ARGS]{…}` (v11 and later), repeated.
-fn mistral(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
+fn mistral(tags: &mut Tags, budget: &ReadBudget) -> Result<Vec<Part>, TextRefusal> {
     let text = tags.text;
     let mut args = Ahead::new(text, "[ARGS]");
     let mut parts: Vec<Part> = Vec::new();
     let made = tags.made(MISTRAL);
     for (i, &open) in made.iter().enumerate() {
         if parts.last().is_some_and(|p| p.span.end > open) {
-            return Err(Refusal::ambiguous("a [TOOL_CALLS] is inside another's arguments"));
+            return Err(TextRefusal::ambiguous("a [TOOL_CALLS] is inside another's arguments"));
         }
         let next_tag = made.get(i + 1).copied().unwrap_or(text.len());
         let mut r = Reader::new(text);
@@ -229,7 +229,7 @@ fn mistral(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
     Ok(parts)
 }
 
-fn mistral_calls(r: &mut Reader, args: &mut Ahead, next_tag: usize) -> Result<Vec<TextCall>, Refusal> {
+fn mistral_calls(r: &mut Reader, args: &mut Ahead, next_tag: usize) -> Result<Vec<TextCall>, TextRefusal> {
     if matches!(r.peek(), Some('[' | '{')) {
         let value = r.value().map_err(|e| format!("[TOOL_CALLS] is followed by no call: {e}"))?;
         let calls = objects::calls_of(&value, &|_| false).map_err(|(_, why)| why)?;
@@ -251,7 +251,7 @@ fn mistral_calls(r: &mut Reader, args: &mut Ahead, next_tag: usize) -> Result<Ve
 }
 
 /// `<|python_tag|>` then call objects (`;` between them) or pythonic calls, up to `<|eom_id|>` or `<|eot_id|>`.
-fn python_tag(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
+fn python_tag(tags: &mut Tags, budget: &ReadBudget) -> Result<Vec<Part>, TextRefusal> {
     let Some(&open) = tags.made(PYTHON_TAG).first() else { return Ok(Vec::new()) };
     let text = tags.text;
     let body_start = open + PYTHON_TAG.len();
@@ -279,7 +279,7 @@ fn python_tag(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
 
 /// Harmony: `<|channel|>commentary to=functions.name <|constrain|>json<|message|>{…}<|call|>`, each a call. A
 /// recipient in the analysis channel is the model's reasoning, which `Quoted` passes over.
-fn harmony(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
+fn harmony(tags: &mut Tags, budget: &ReadBudget) -> Result<Vec<Part>, TextRefusal> {
     let text = tags.text;
     let made = tags.made(HARMONY_TO);
     let mut messages = Ahead::new(text, "<|message|>");
@@ -288,7 +288,7 @@ fn harmony(tags: &mut Tags, budget: &Budget) -> Result<Vec<Part>, Refusal> {
     let mut parts: Vec<Part> = Vec::new();
     for to in made {
         if parts.last().is_some_and(|p| p.span.end > to) {
-            return Err(Refusal::ambiguous("a harmony recipient is inside another's message"));
+            return Err(TextRefusal::ambiguous("a harmony recipient is inside another's message"));
         }
         let name_start = to + HARMONY_TO.len();
         let name_len = text[name_start..].find(|c: char| c.is_whitespace() || c == '<').unwrap_or(0);
@@ -345,15 +345,15 @@ impl<'a, const N: usize> Marks<'a, N> {
 }
 
 /// Refuses, while reading, a tag that holds more calls than one answer may make.
-fn too_many(calls: usize) -> Result<(), Refusal> {
+fn too_many(calls: usize) -> Result<(), TextRefusal> {
     match calls > MAX_TEXT_CALLS {
-        true => Err(Refusal::new(Reason::TooManyCalls, format!("the text holds more than {MAX_TEXT_CALLS} calls"))),
+        true => Err(TextRefusal::new(Reason::TooManyCalls, format!("the text holds more than {MAX_TEXT_CALLS} calls"))),
         false => Ok(()),
     }
 }
 
 /// A body that is one literal and nothing else, holding call objects.
-fn whole_value(body: &str, what: &str, budget: &Budget) -> Result<Vec<TextCall>, Refusal> {
+fn whole_value(body: &str, what: &str, budget: &ReadBudget) -> Result<Vec<TextCall>, TextRefusal> {
     let mut r = Reader::new(body);
     let value = r.value();
     budget.spend(r.cost_from(0))?;

@@ -25,17 +25,17 @@ _sym_db = _symbol_database.Default()
 from . import types_pb2 as toolgate_dot_v1_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19toolgate/v1/gateway.proto\x12\x0btoolgate.v1\x1a\x17toolgate/v1/types.proto\"\x8e\x01\n\x0e\x45xecuteRequest\x12#\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x15.toolgate.v1.ToolCall\x12)\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x18.toolgate.v1.CallContext\x12,\n\x0breview_mode\x18\x03 \x01(\x0e\x32\x17.toolgate.v1.ReviewMode\"<\n\x0f\x45xecuteResponse\x12)\n\x07message\x18\x01 \x01(\x0b\x32\x18.toolgate.v1.ToolMessage\"\x94\x01\n\x13\x45xecuteBatchRequest\x12$\n\x05\x63\x61lls\x18\x01 \x03(\x0b\x32\x15.toolgate.v1.ToolCall\x12)\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x18.toolgate.v1.CallContext\x12,\n\x0breview_mode\x18\x03 \x01(\x0e\x32\x17.toolgate.v1.ReviewMode\"B\n\x14\x45xecuteBatchResponse\x12*\n\x08messages\x18\x01 \x03(\x0b\x32\x18.toolgate.v1.ToolMessage\"\xb1\x01\n\x14\x43\x61llsFromTextRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12)\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x18.toolgate.v1.CallContext\x12\r\n\x05tools\x18\x03 \x03(\t\x12\x0b\n\x03run\x18\x04 \x01(\x08\x12,\n\x0breview_mode\x18\x05 \x01(\x0e\x32\x17.toolgate.v1.ReviewMode\x12\x16\n\x0e\x63\x61ll_id_prefix\x18\x06 \x01(\t\"\xac\x01\n\x15\x43\x61llsFromTextResponse\x12$\n\x05\x63\x61lls\x18\x01 \x03(\x0b\x32\x15.toolgate.v1.ToolCall\x12\x10\n\x08\x65nvelope\x18\x02 \x01(\t\x12\x10\n\x08wrappers\x18\x03 \x03(\t\x12\x0c\n\x04rest\x18\x04 \x01(\t\x12\x0f\n\x07refusal\x18\x05 \x01(\t\x12*\n\x08messages\x18\x06 \x03(\x0b\x32\x18.toolgate.v1.ToolMessage\"v\n\x1aListToolDefinitionsRequest\x12)\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x18.toolgate.v1.CallContext\x12-\n\x06\x66ormat\x18\x02 \x01(\x0e\x32\x1d.toolgate.v1.DefinitionFormat\"@\n\x0eToolDefinition\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04tool\x18\x02 \x01(\t\x12\x12\n\ndefinition\x18\x03 \x01(\t\"O\n\x1bListToolDefinitionsResponse\x12\x30\n\x0b\x64\x65\x66initions\x18\x01 \x03(\x0b\x32\x1b.toolgate.v1.ToolDefinition*V\n\nReviewMode\x12\x1b\n\x17REVIEW_MODE_UNSPECIFIED\x10\x00\x12\x14\n\x10REVIEW_MODE_WAIT\x10\x01\x12\x15\n\x11REVIEW_MODE_DEFER\x10\x02*\xb2\x01\n\x10\x44\x65\x66initionFormat\x12!\n\x1d\x44\x45\x46INITION_FORMAT_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x44\x45\x46INITION_FORMAT_OPENAI\x10\x01\x12\x1f\n\x1b\x44\x45\x46INITION_FORMAT_ANTHROPIC\x10\x02\x12\x19\n\x15\x44\x45\x46INITION_FORMAT_MCP\x10\x03\x12!\n\x1d\x44\x45\x46INITION_FORMAT_JSON_SCHEMA\x10\x04\x32\xea\x02\n\x0bToolGateway\x12\x44\n\x07\x45xecute\x12\x1b.toolgate.v1.ExecuteRequest\x1a\x1c.toolgate.v1.ExecuteResponse\x12S\n\x0c\x45xecuteBatch\x12 .toolgate.v1.ExecuteBatchRequest\x1a!.toolgate.v1.ExecuteBatchResponse\x12V\n\rCallsFromText\x12!.toolgate.v1.CallsFromTextRequest\x1a\".toolgate.v1.CallsFromTextResponse\x12h\n\x13ListToolDefinitions\x12\'.toolgate.v1.ListToolDefinitionsRequest\x1a(.toolgate.v1.ListToolDefinitionsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19toolgate/v1/gateway.proto\x12\x0btoolgate.v1\x1a\x17toolgate/v1/types.proto\"\x8e\x01\n\x0e\x45xecuteRequest\x12#\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x15.toolgate.v1.ToolCall\x12)\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x18.toolgate.v1.CallContext\x12,\n\x0breview_mode\x18\x03 \x01(\x0e\x32\x17.toolgate.v1.ReviewMode\"<\n\x0f\x45xecuteResponse\x12)\n\x07message\x18\x01 \x01(\x0b\x32\x18.toolgate.v1.ToolMessage\"\x94\x01\n\x13\x45xecuteBatchRequest\x12$\n\x05\x63\x61lls\x18\x01 \x03(\x0b\x32\x15.toolgate.v1.ToolCall\x12)\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x18.toolgate.v1.CallContext\x12,\n\x0breview_mode\x18\x03 \x01(\x0e\x32\x17.toolgate.v1.ReviewMode\"B\n\x14\x45xecuteBatchResponse\x12*\n\x08messages\x18\x01 \x03(\x0b\x32\x18.toolgate.v1.ToolMessage\"\xd0\x01\n\x14\x43\x61llsFromTextRequest\x12\x0c\n\x04text\x18\x01 \x01(\t\x12)\n\x07\x63ontext\x18\x02 \x01(\x0b\x32\x18.toolgate.v1.CallContext\x12\r\n\x05tools\x18\x03 \x03(\t\x12\x0b\n\x03run\x18\x04 \x01(\x08\x12,\n\x0breview_mode\x18\x05 \x01(\x0e\x32\x17.toolgate.v1.ReviewMode\x12\x16\n\x0e\x63\x61ll_id_prefix\x18\x06 \x01(\t\x12\x0e\n\x06\x66ormat\x18\x07 \x01(\t\x12\r\n\x05model\x18\x08 \x01(\t\"\xd4\x01\n\x15\x43\x61llsFromTextResponse\x12$\n\x05\x63\x61lls\x18\x01 \x03(\x0b\x32\x15.toolgate.v1.ToolCall\x12\x10\n\x08\x65nvelope\x18\x02 \x01(\t\x12\x10\n\x08wrappers\x18\x03 \x03(\t\x12\x0c\n\x04rest\x18\x04 \x01(\t\x12\x0f\n\x07refusal\x18\x05 \x01(\t\x12*\n\x08messages\x18\x06 \x03(\x0b\x32\x18.toolgate.v1.ToolMessage\x12\x16\n\x0erefusal_reason\x18\x07 \x01(\t\x12\x0e\n\x06\x66ormat\x18\x08 \x01(\t\"v\n\x1aListToolDefinitionsRequest\x12)\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x18.toolgate.v1.CallContext\x12-\n\x06\x66ormat\x18\x02 \x01(\x0e\x32\x1d.toolgate.v1.DefinitionFormat\"@\n\x0eToolDefinition\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04tool\x18\x02 \x01(\t\x12\x12\n\ndefinition\x18\x03 \x01(\t\"O\n\x1bListToolDefinitionsResponse\x12\x30\n\x0b\x64\x65\x66initions\x18\x01 \x03(\x0b\x32\x1b.toolgate.v1.ToolDefinition*V\n\nReviewMode\x12\x1b\n\x17REVIEW_MODE_UNSPECIFIED\x10\x00\x12\x14\n\x10REVIEW_MODE_WAIT\x10\x01\x12\x15\n\x11REVIEW_MODE_DEFER\x10\x02*\xb2\x01\n\x10\x44\x65\x66initionFormat\x12!\n\x1d\x44\x45\x46INITION_FORMAT_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x44\x45\x46INITION_FORMAT_OPENAI\x10\x01\x12\x1f\n\x1b\x44\x45\x46INITION_FORMAT_ANTHROPIC\x10\x02\x12\x19\n\x15\x44\x45\x46INITION_FORMAT_MCP\x10\x03\x12!\n\x1d\x44\x45\x46INITION_FORMAT_JSON_SCHEMA\x10\x04\x32\xea\x02\n\x0bToolGateway\x12\x44\n\x07\x45xecute\x12\x1b.toolgate.v1.ExecuteRequest\x1a\x1c.toolgate.v1.ExecuteResponse\x12S\n\x0c\x45xecuteBatch\x12 .toolgate.v1.ExecuteBatchRequest\x1a!.toolgate.v1.ExecuteBatchResponse\x12V\n\rCallsFromText\x12!.toolgate.v1.CallsFromTextRequest\x1a\".toolgate.v1.CallsFromTextResponse\x12h\n\x13ListToolDefinitions\x12\'.toolgate.v1.ListToolDefinitionsRequest\x1a(.toolgate.v1.ListToolDefinitionsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'toolgate._pb.gateway_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_REVIEWMODE']._serialized_start=1115
-  _globals['_REVIEWMODE']._serialized_end=1201
-  _globals['_DEFINITIONFORMAT']._serialized_start=1204
-  _globals['_DEFINITIONFORMAT']._serialized_end=1382
+  _globals['_REVIEWMODE']._serialized_start=1186
+  _globals['_REVIEWMODE']._serialized_end=1272
+  _globals['_DEFINITIONFORMAT']._serialized_start=1275
+  _globals['_DEFINITIONFORMAT']._serialized_end=1453
   _globals['_EXECUTEREQUEST']._serialized_start=68
   _globals['_EXECUTEREQUEST']._serialized_end=210
   _globals['_EXECUTERESPONSE']._serialized_start=212
@@ -45,15 +45,15 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EXECUTEBATCHRESPONSE']._serialized_start=425
   _globals['_EXECUTEBATCHRESPONSE']._serialized_end=491
   _globals['_CALLSFROMTEXTREQUEST']._serialized_start=494
-  _globals['_CALLSFROMTEXTREQUEST']._serialized_end=671
-  _globals['_CALLSFROMTEXTRESPONSE']._serialized_start=674
-  _globals['_CALLSFROMTEXTRESPONSE']._serialized_end=846
-  _globals['_LISTTOOLDEFINITIONSREQUEST']._serialized_start=848
-  _globals['_LISTTOOLDEFINITIONSREQUEST']._serialized_end=966
-  _globals['_TOOLDEFINITION']._serialized_start=968
-  _globals['_TOOLDEFINITION']._serialized_end=1032
-  _globals['_LISTTOOLDEFINITIONSRESPONSE']._serialized_start=1034
-  _globals['_LISTTOOLDEFINITIONSRESPONSE']._serialized_end=1113
-  _globals['_TOOLGATEWAY']._serialized_start=1385
-  _globals['_TOOLGATEWAY']._serialized_end=1747
+  _globals['_CALLSFROMTEXTREQUEST']._serialized_end=702
+  _globals['_CALLSFROMTEXTRESPONSE']._serialized_start=705
+  _globals['_CALLSFROMTEXTRESPONSE']._serialized_end=917
+  _globals['_LISTTOOLDEFINITIONSREQUEST']._serialized_start=919
+  _globals['_LISTTOOLDEFINITIONSREQUEST']._serialized_end=1037
+  _globals['_TOOLDEFINITION']._serialized_start=1039
+  _globals['_TOOLDEFINITION']._serialized_end=1103
+  _globals['_LISTTOOLDEFINITIONSRESPONSE']._serialized_start=1105
+  _globals['_LISTTOOLDEFINITIONSRESPONSE']._serialized_end=1184
+  _globals['_TOOLGATEWAY']._serialized_start=1456
+  _globals['_TOOLGATEWAY']._serialized_end=1818
 # @@protoc_insertion_point(module_scope)

@@ -63,36 +63,44 @@ class ExecuteBatchResponse(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[_types_pb2.ToolMessage, _Mapping]]] = ...) -> None: ...
 
 class CallsFromTextRequest(_message.Message):
-    __slots__ = ("text", "context", "tools", "run", "review_mode", "call_id_prefix")
+    __slots__ = ("text", "context", "tools", "run", "review_mode", "call_id_prefix", "format", "model")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_FIELD_NUMBER: _ClassVar[int]
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     RUN_FIELD_NUMBER: _ClassVar[int]
     REVIEW_MODE_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_PREFIX_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
     text: str
     context: _types_pb2.CallContext
     tools: _containers.RepeatedScalarFieldContainer[str]
     run: bool
     review_mode: ReviewMode
     call_id_prefix: str
-    def __init__(self, text: _Optional[str] = ..., context: _Optional[_Union[_types_pb2.CallContext, _Mapping]] = ..., tools: _Optional[_Iterable[str]] = ..., run: _Optional[bool] = ..., review_mode: _Optional[_Union[ReviewMode, str]] = ..., call_id_prefix: _Optional[str] = ...) -> None: ...
+    format: str
+    model: str
+    def __init__(self, text: _Optional[str] = ..., context: _Optional[_Union[_types_pb2.CallContext, _Mapping]] = ..., tools: _Optional[_Iterable[str]] = ..., run: _Optional[bool] = ..., review_mode: _Optional[_Union[ReviewMode, str]] = ..., call_id_prefix: _Optional[str] = ..., format: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
 
 class CallsFromTextResponse(_message.Message):
-    __slots__ = ("calls", "envelope", "wrappers", "rest", "refusal", "messages")
+    __slots__ = ("calls", "envelope", "wrappers", "rest", "refusal", "messages", "refusal_reason", "format")
     CALLS_FIELD_NUMBER: _ClassVar[int]
     ENVELOPE_FIELD_NUMBER: _ClassVar[int]
     WRAPPERS_FIELD_NUMBER: _ClassVar[int]
     REST_FIELD_NUMBER: _ClassVar[int]
     REFUSAL_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    REFUSAL_REASON_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
     calls: _containers.RepeatedCompositeFieldContainer[_types_pb2.ToolCall]
     envelope: str
     wrappers: _containers.RepeatedScalarFieldContainer[str]
     rest: str
     refusal: str
     messages: _containers.RepeatedCompositeFieldContainer[_types_pb2.ToolMessage]
-    def __init__(self, calls: _Optional[_Iterable[_Union[_types_pb2.ToolCall, _Mapping]]] = ..., envelope: _Optional[str] = ..., wrappers: _Optional[_Iterable[str]] = ..., rest: _Optional[str] = ..., refusal: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_types_pb2.ToolMessage, _Mapping]]] = ...) -> None: ...
+    refusal_reason: str
+    format: str
+    def __init__(self, calls: _Optional[_Iterable[_Union[_types_pb2.ToolCall, _Mapping]]] = ..., envelope: _Optional[str] = ..., wrappers: _Optional[_Iterable[str]] = ..., rest: _Optional[str] = ..., refusal: _Optional[str] = ..., messages: _Optional[_Iterable[_Union[_types_pb2.ToolMessage, _Mapping]]] = ..., refusal_reason: _Optional[str] = ..., format: _Optional[str] = ...) -> None: ...
 
 class ListToolDefinitionsRequest(_message.Message):
     __slots__ = ("context", "format")

@@ -23,19 +23,28 @@ export interface TextCallsOptions {
     timeoutMs?: number;
     /** The state key holding the messages (default `messages`), for `textCallsHook`. */
     messagesKey?: string;
+    /** The model's output format (`hermes`, `qwen3_coder_xml`, `llama3_json`, `llama3_python_tag`, `mistral`,
+     * `harmony`, `pythonic`, `json` or `auto`). By default the chat model's name is sent with each text (the
+     * AIMessage's `response_metadata.model_name` or `.model`), and the gateway reads the format of its family, or
+     * every format for a family it does not know. */
+    format?: string;
 }
-/** Where `readTextCalls` writes how the calls were read: `{ envelope, wrappers, text }`, `text` being the
- * content as the model wrote it. */
+/** Where `readTextCalls` writes how the calls were read: `{ envelope, wrappers, format, text }`, `text` being
+ * the content as the model wrote it. */
 export declare const TEXT_CALLS_KEY = "toolgate_calls_from_text";
 /**
  * `ai` answered again with the calls its text holds, as the gateway reads them: each call as a tool call (name as
  * written, arguments parsed; arguments that are not an object as an invalid tool call, which `GatewayToolNode`
  * sends to the gateway as written), ids `toolgate_<message id>_<i>` as `withCallIds` gives them, and the content
  * the text without the calls (`rest`). `additional_kwargs.toolgate_calls_from_text` keeps the envelope, the
- * wrappers and the text as written. Undefined (leave the message as it is) when `ai` already makes calls, has no
- * text, or the gateway found none (a mention, an example, a tool not offered: `refusal` says why).
+ * wrappers, the format read and the text as written. Undefined (leave the message as it is, so the turn ends as
+ * text) when `ai` already makes calls, has no text, or the gateway took none: a call only shown, quoted,
+ * offered, refused, supposed or remembered, or of a tool not offered (`refusal` says why).
  */
 export declare function readTextCalls(client: Client, ai: AIMessage, options?: TextCallsOptions, config?: RunnableConfig, position?: number): Promise<AIMessage | undefined>;
+/** The name of the chat model that wrote `ai`, as LangChain.js's integrations record it in `response_metadata`
+ * (`model_name`: OpenAI, Groq, Mistral; `model`: Anthropic, Ollama). */
+export declare function modelOf(ai: AIMessage): string | undefined;
 /**
  * Middleware for LangChain v1's `createAgent({ model, tools, middleware })`: after each model call, an AIMessage
  * that makes no calls but writes some in its text is answered again with them as tool calls (see

@@ -11,8 +11,8 @@ import { AIMessage } from "@langchain/core/messages";
 import { contextFromConfig } from "./binding.js";
 import { withCallIds } from "./node.js";
 import { isObject } from "./review.js";
-/** Where `readTextCalls` writes how the calls were read: `{ envelope, wrappers, text }`, `text` being the
- * content as the model wrote it. */
+/** Where `readTextCalls` writes how the calls were read: `{ envelope, wrappers, format, text }`, `text` being
+ * the content as the model wrote it. */
 export const TEXT_CALLS_KEY = "toolgate_calls_from_text";
 // The brand langchain's createMiddleware puts on a middleware (a global symbol), so this module needs langchain
 // only for its types.
@@ -43,8 +43,9 @@ function withText(content, rest) {
  * written, arguments parsed; arguments that are not an object as an invalid tool call, which `GatewayToolNode`
  * sends to the gateway as written), ids `toolgate_<message id>_<i>` as `withCallIds` gives them, and the content
  * the text without the calls (`rest`). `additional_kwargs.toolgate_calls_from_text` keeps the envelope, the
- * wrappers and the text as written. Undefined (leave the message as it is) when `ai` already makes calls, has no
- * text, or the gateway found none (a mention, an example, a tool not offered: `refusal` says why).
+ * wrappers, the format read and the text as written. Undefined (leave the message as it is, so the turn ends as
+ * text) when `ai` already makes calls, has no text, or the gateway took none: a call only shown, quoted,
+ * offered, refused, supposed or remembered, or of a tool not offered (`refusal` says why).
  */
 export async function readTextCalls(client, ai, options = {}, config = {}, position = 0) {
     if (!AIMessage.isInstance(ai))
@@ -55,10 +56,19 @@ export async function readTextCalls(client, ai, options = {}, config = {}, posit
     if (text.trim() === "")
         return undefined;
     const context = contextFromConfig(config, options.context);
-    const found = await client.callsFromText(text, { context, tools: options.tools, timeoutMs: options.timeoutMs });
+    const model = options.format === undefined ? modelOf(ai) : undefined;
+    const asked = { context, tools: options.tools, timeoutMs: options.timeoutMs, format: options.format, model };
+    const found = await client.callsFromText(text, asked);
     if (found.calls.length === 0)
         return undefined;
     return withCallIds(asCalls(ai, text, found), position, config);
+}
+/** The name of the chat model that wrote `ai`, as LangChain.js's integrations record it in `response_metadata`
+ * (`model_name`: OpenAI, Groq, Mistral; `model`: Anthropic, Ollama). */
+export function modelOf(ai) {
+    const metadata = ai.response_metadata ?? {};
+    const name = metadata.model_name ?? metadata.model;
+    return typeof name === "string" ? name : undefined;
 }
 function asCalls(ai, text, found) {
     const toolCalls = [];
@@ -80,7 +90,7 @@ function asCalls(ai, text, found) {
         invalid_tool_calls: invalid,
         additional_kwargs: {
             ...ai.additional_kwargs,
-            [TEXT_CALLS_KEY]: { envelope: found.envelope, wrappers: [...found.wrappers], text },
+            [TEXT_CALLS_KEY]: { envelope: found.envelope, wrappers: [...found.wrappers], format: found.format, text },
         },
         response_metadata: ai.response_metadata,
         usage_metadata: ai.usage_metadata,

@@ -4,6 +4,7 @@ use super::*;
 use serde_json::json;
 
 mod kinds;
+mod literal;
 
 const TOOLS: [&str; 3] = ["get_weather", "convert_currency", "ecology.get_population"];
 

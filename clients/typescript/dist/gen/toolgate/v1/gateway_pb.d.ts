@@ -116,6 +116,21 @@ export type CallsFromTextRequest = Message<"toolgate.v1.CallsFromTextRequest"> &
      * @generated from field: string call_id_prefix = 6;
      */
     callIdPrefix: string;
+    /**
+     * The format the model writes its calls in: "auto" (also when empty), or one of hermes, qwen3_coder_xml,
+     * llama3_json, llama3_python_tag, mistral, harmony, pythonic, json. A named format is the only one read: a tagged
+     * one reads its own tags only, so a call written any other way is text. An unknown name is INVALID_ARGUMENT.
+     *
+     * @generated from field: string format = 7;
+     */
+    format: string;
+    /**
+     * The chat model that wrote the text, as its provider names it (e.g. "Qwen/Qwen3-8B", "gpt-oss-20b"). Without a
+     * named format, the gateway reads the format of the model's family when it knows it, else every envelope.
+     *
+     * @generated from field: string model = 8;
+     */
+    model: string;
 };
 /**
  * Describes the message toolgate.v1.CallsFromTextRequest.
@@ -153,7 +168,7 @@ export type CallsFromTextResponse = Message<"toolgate.v1.CallsFromTextResponse">
      */
     rest: string;
     /**
-     * Why a text that looked like it held calls gave none; empty otherwise.
+     * Why a text that showed a call gave none, in words; empty otherwise.
      *
      * @generated from field: string refusal = 5;
      */
@@ -164,6 +179,20 @@ export type CallsFromTextResponse = Message<"toolgate.v1.CallsFromTextResponse">
      * @generated from field: repeated toolgate.v1.ToolMessage messages = 6;
      */
     messages: ToolMessage[];
+    /**
+     * The refusal's reason, one of a fixed list to log and count: disabled, too_long, too_many_calls, over_budget,
+     * not_offered, other_format, quoted, reasoning, example, negated, question, options, past, hypothetical,
+     * other_speaker, not_an_action, mention, not_whole, ambiguous. Empty when `refusal` is.
+     *
+     * @generated from field: string refusal_reason = 7;
+     */
+    refusalReason: string;
+    /**
+     * The format the text was read in: the one asked for, the model's, or "auto".
+     *
+     * @generated from field: string format = 8;
+     */
+    format: string;
 };
 /**
  * Describes the message toolgate.v1.CallsFromTextResponse.

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file toolgate/v1/gateway.proto.
  */
 export const file_toolgate_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("Chl0b29sZ2F0ZS92MS9nYXRld2F5LnByb3RvEgt0b29sZ2F0ZS52MSKOAQoORXhlY3V0ZVJlcXVlc3QSIwoEY2FsbBgBIAEoCzIVLnRvb2xnYXRlLnYxLlRvb2xDYWxsEikKB2NvbnRleHQYAiABKAsyGC50b29sZ2F0ZS52MS5DYWxsQ29udGV4dBIsCgtyZXZpZXdfbW9kZRgDIAEoDjIXLnRvb2xnYXRlLnYxLlJldmlld01vZGUiPAoPRXhlY3V0ZVJlc3BvbnNlEikKB21lc3NhZ2UYASABKAsyGC50b29sZ2F0ZS52MS5Ub29sTWVzc2FnZSKUAQoTRXhlY3V0ZUJhdGNoUmVxdWVzdBIkCgVjYWxscxgBIAMoCzIVLnRvb2xnYXRlLnYxLlRvb2xDYWxsEikKB2NvbnRleHQYAiABKAsyGC50b29sZ2F0ZS52MS5DYWxsQ29udGV4dBIsCgtyZXZpZXdfbW9kZRgDIAEoDjIXLnRvb2xnYXRlLnYxLlJldmlld01vZGUiQgoURXhlY3V0ZUJhdGNoUmVzcG9uc2USKgoIbWVzc2FnZXMYASADKAsyGC50b29sZ2F0ZS52MS5Ub29sTWVzc2FnZSKxAQoUQ2FsbHNGcm9tVGV4dFJlcXVlc3QSDAoEdGV4dBgBIAEoCRIpCgdjb250ZXh0GAIgASgLMhgudG9vbGdhdGUudjEuQ2FsbENvbnRleHQSDQoFdG9vbHMYAyADKAkSCwoDcnVuGAQgASgIEiwKC3Jldmlld19tb2RlGAUgASgOMhcudG9vbGdhdGUudjEuUmV2aWV3TW9kZRIWCg5jYWxsX2lkX3ByZWZpeBgGIAEoCSKsAQoVQ2FsbHNGcm9tVGV4dFJlc3BvbnNlEiQKBWNhbGxzGAEgAygLMhUudG9vbGdhdGUudjEuVG9vbENhbGwSEAoIZW52ZWxvcGUYAiABKAkSEAoId3JhcHBlcnMYAyADKAkSDAoEcmVzdBgEIAEoCRIPCgdyZWZ1c2FsGAUgASgJEioKCG1lc3NhZ2VzGAYgAygLMhgudG9vbGdhdGUudjEuVG9vbE1lc3NhZ2UidgoaTGlzdFRvb2xEZWZpbml0aW9uc1JlcXVlc3QSKQoHY29udGV4dBgBIAEoCzIYLnRvb2xnYXRlLnYxLkNhbGxDb250ZXh0Ei0KBmZvcm1hdBgCIAEoDjIdLnRvb2xnYXRlLnYxLkRlZmluaXRpb25Gb3JtYXQiQAoOVG9vbERlZmluaXRpb24SDAoEbmFtZRgBIAEoCRIMCgR0b29sGAIgASgJEhIKCmRlZmluaXRpb24YAyABKAkiTwobTGlzdFRvb2xEZWZpbml0aW9uc1Jlc3BvbnNlEjAKC2RlZmluaXRpb25zGAEgAygLMhsudG9vbGdhdGUudjEuVG9vbERlZmluaXRpb24qVgoKUmV2aWV3TW9kZRIbChdSRVZJRVdfTU9ERV9VTlNQRUNJRklFRBAAEhQKEFJFVklFV19NT0RFX1dBSVQQARIVChFSRVZJRVdfTU9ERV9ERUZFUhACKrIBChBEZWZpbml0aW9uRm9ybWF0EiEKHURFRklOSVRJT05fRk9STUFUX1VOU1BFQ0lGSUVEEAASHAoYREVGSU5JVElPTl9GT1JNQVRfT1BFTkFJEAESHwobREVGSU5JVElPTl9GT1JNQVRfQU5USFJPUElDEAISGQoVREVGSU5JVElPTl9GT1JNQVRfTUNQEAMSIQodREVGSU5JVElPTl9GT1JNQVRfSlNPTl9TQ0hFTUEQBDLqAgoLVG9vbEdhdGV3YXkSRAoHRXhlY3V0ZRIbLnRvb2xnYXRlLnYxLkV4ZWN1dGVSZXF1ZXN0GhwudG9vbGdhdGUudjEuRXhlY3V0ZVJlc3BvbnNlElMKDEV4ZWN1dGVCYXRjaBIgLnRvb2xnYXRlLnYxLkV4ZWN1dGVCYXRjaFJlcXVlc3QaIS50b29sZ2F0ZS52MS5FeGVjdXRlQmF0Y2hSZXNwb25zZRJWCg1DYWxsc0Zyb21UZXh0EiEudG9vbGdhdGUudjEuQ2FsbHNGcm9tVGV4dFJlcXVlc3QaIi50b29sZ2F0ZS52MS5DYWxsc0Zyb21UZXh0UmVzcG9uc2USaAoTTGlzdFRvb2xEZWZpbml0aW9ucxInLnRvb2xnYXRlLnYxLkxpc3RUb29sRGVmaW5pdGlvbnNSZXF1ZXN0GigudG9vbGdhdGUudjEuTGlzdFRvb2xEZWZpbml0aW9uc1Jlc3BvbnNlYgZwcm90bzM", [file_toolgate_v1_types]);
+  fileDesc("Chl0b29sZ2F0ZS92MS9nYXRld2F5LnByb3RvEgt0b29sZ2F0ZS52MSKOAQoORXhlY3V0ZVJlcXVlc3QSIwoEY2FsbBgBIAEoCzIVLnRvb2xnYXRlLnYxLlRvb2xDYWxsEikKB2NvbnRleHQYAiABKAsyGC50b29sZ2F0ZS52MS5DYWxsQ29udGV4dBIsCgtyZXZpZXdfbW9kZRgDIAEoDjIXLnRvb2xnYXRlLnYxLlJldmlld01vZGUiPAoPRXhlY3V0ZVJlc3BvbnNlEikKB21lc3NhZ2UYASABKAsyGC50b29sZ2F0ZS52MS5Ub29sTWVzc2FnZSKUAQoTRXhlY3V0ZUJhdGNoUmVxdWVzdBIkCgVjYWxscxgBIAMoCzIVLnRvb2xnYXRlLnYxLlRvb2xDYWxsEikKB2NvbnRleHQYAiABKAsyGC50b29sZ2F0ZS52MS5DYWxsQ29udGV4dBIsCgtyZXZpZXdfbW9kZRgDIAEoDjIXLnRvb2xnYXRlLnYxLlJldmlld01vZGUiQgoURXhlY3V0ZUJhdGNoUmVzcG9uc2USKgoIbWVzc2FnZXMYASADKAsyGC50b29sZ2F0ZS52MS5Ub29sTWVzc2FnZSLQAQoUQ2FsbHNGcm9tVGV4dFJlcXVlc3QSDAoEdGV4dBgBIAEoCRIpCgdjb250ZXh0GAIgASgLMhgudG9vbGdhdGUudjEuQ2FsbENvbnRleHQSDQoFdG9vbHMYAyADKAkSCwoDcnVuGAQgASgIEiwKC3Jldmlld19tb2RlGAUgASgOMhcudG9vbGdhdGUudjEuUmV2aWV3TW9kZRIWCg5jYWxsX2lkX3ByZWZpeBgGIAEoCRIOCgZmb3JtYXQYByABKAkSDQoFbW9kZWwYCCABKAki1AEKFUNhbGxzRnJvbVRleHRSZXNwb25zZRIkCgVjYWxscxgBIAMoCzIVLnRvb2xnYXRlLnYxLlRvb2xDYWxsEhAKCGVudmVsb3BlGAIgASgJEhAKCHdyYXBwZXJzGAMgAygJEgwKBHJlc3QYBCABKAkSDwoHcmVmdXNhbBgFIAEoCRIqCghtZXNzYWdlcxgGIAMoCzIYLnRvb2xnYXRlLnYxLlRvb2xNZXNzYWdlEhYKDnJlZnVzYWxfcmVhc29uGAcgASgJEg4KBmZvcm1hdBgIIAEoCSJ2ChpMaXN0VG9vbERlZmluaXRpb25zUmVxdWVzdBIpCgdjb250ZXh0GAEgASgLMhgudG9vbGdhdGUudjEuQ2FsbENvbnRleHQSLQoGZm9ybWF0GAIgASgOMh0udG9vbGdhdGUudjEuRGVmaW5pdGlvbkZvcm1hdCJACg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEgwKBHRvb2wYAiABKAkSEgoKZGVmaW5pdGlvbhgDIAEoCSJPChtMaXN0VG9vbERlZmluaXRpb25zUmVzcG9uc2USMAoLZGVmaW5pdGlvbnMYASADKAsyGy50b29sZ2F0ZS52MS5Ub29sRGVmaW5pdGlvbipWCgpSZXZpZXdNb2RlEhsKF1JFVklFV19NT0RFX1VOU1BFQ0lGSUVEEAASFAoQUkVWSUVXX01PREVfV0FJVBABEhUKEVJFVklFV19NT0RFX0RFRkVSEAIqsgEKEERlZmluaXRpb25Gb3JtYXQSIQodREVGSU5JVElPTl9GT1JNQVRfVU5TUEVDSUZJRUQQABIcChhERUZJTklUSU9OX0ZPUk1BVF9PUEVOQUkQARIfChtERUZJTklUSU9OX0ZPUk1BVF9BTlRIUk9QSUMQAhIZChVERUZJTklUSU9OX0ZPUk1BVF9NQ1AQAxIhCh1ERUZJTklUSU9OX0ZPUk1BVF9KU09OX1NDSEVNQRAEMuoCCgtUb29sR2F0ZXdheRJECgdFeGVjdXRlEhsudG9vbGdhdGUudjEuRXhlY3V0ZVJlcXVlc3QaHC50b29sZ2F0ZS52MS5FeGVjdXRlUmVzcG9uc2USUwoMRXhlY3V0ZUJhdGNoEiAudG9vbGdhdGUudjEuRXhlY3V0ZUJhdGNoUmVxdWVzdBohLnRvb2xnYXRlLnYxLkV4ZWN1dGVCYXRjaFJlc3BvbnNlElYKDUNhbGxzRnJvbVRleHQSIS50b29sZ2F0ZS52MS5DYWxsc0Zyb21UZXh0UmVxdWVzdBoiLnRvb2xnYXRlLnYxLkNhbGxzRnJvbVRleHRSZXNwb25zZRJoChNMaXN0VG9vbERlZmluaXRpb25zEicudG9vbGdhdGUudjEuTGlzdFRvb2xEZWZpbml0aW9uc1JlcXVlc3QaKC50b29sZ2F0ZS52MS5MaXN0VG9vbERlZmluaXRpb25zUmVzcG9uc2ViBnByb3RvMw", [file_toolgate_v1_types]);
 
 /**
  * @generated from message toolgate.v1.ExecuteRequest
@@ -146,6 +146,23 @@ export type CallsFromTextRequest = Message<"toolgate.v1.CallsFromTextRequest"> &
    * @generated from field: string call_id_prefix = 6;
    */
   callIdPrefix: string;
+
+  /**
+   * The format the model writes its calls in: "auto" (also when empty), or one of hermes, qwen3_coder_xml,
+   * llama3_json, llama3_python_tag, mistral, harmony, pythonic, json. A named format is the only one read: a tagged
+   * one reads its own tags only, so a call written any other way is text. An unknown name is INVALID_ARGUMENT.
+   *
+   * @generated from field: string format = 7;
+   */
+  format: string;
+
+  /**
+   * The chat model that wrote the text, as its provider names it (e.g. "Qwen/Qwen3-8B", "gpt-oss-20b"). Without a
+   * named format, the gateway reads the format of the model's family when it knows it, else every envelope.
+   *
+   * @generated from field: string model = 8;
+   */
+  model: string;
 };
 
 /**
@@ -190,7 +207,7 @@ export type CallsFromTextResponse = Message<"toolgate.v1.CallsFromTextResponse">
   rest: string;
 
   /**
-   * Why a text that looked like it held calls gave none; empty otherwise.
+   * Why a text that showed a call gave none, in words; empty otherwise.
    *
    * @generated from field: string refusal = 5;
    */
@@ -202,6 +219,22 @@ export type CallsFromTextResponse = Message<"toolgate.v1.CallsFromTextResponse">
    * @generated from field: repeated toolgate.v1.ToolMessage messages = 6;
    */
   messages: ToolMessage[];
+
+  /**
+   * The refusal's reason, one of a fixed list to log and count: disabled, too_long, too_many_calls, over_budget,
+   * not_offered, other_format, quoted, reasoning, example, negated, question, options, past, hypothetical,
+   * other_speaker, not_an_action, mention, not_whole, ambiguous. Empty when `refusal` is.
+   *
+   * @generated from field: string refusal_reason = 7;
+   */
+  refusalReason: string;
+
+  /**
+   * The format the text was read in: the one asked for, the model's, or "auto".
+   *
+   * @generated from field: string format = 8;
+   */
+  format: string;
 };
 
 /**
