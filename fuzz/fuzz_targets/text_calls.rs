@@ -18,7 +18,8 @@ fn catalog() -> &'static Catalog {
     CATALOG.get_or_init(|| {
         let documents = SchemaDocuments::default();
         let tools = TOOLS.map(|name| {
-            let schema = json!({"type": "object", "properties": {"city": {"type": "string"}, "a": {"type": "integer"}}});
+            let schema =
+                json!({"type": "object", "properties": {"city": {"type": "string"}, "a": {"type": "integer"}}});
             Arc::new(CompiledTool::compile(ToolSpec::offline(name, "", schema), &documents).expect("compiles"))
         });
         Catalog::new(tools.into())

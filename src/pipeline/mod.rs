@@ -28,7 +28,8 @@ pub use resolve::{Resolved, exact as exact_tool, resolve_tool, resolves};
 pub use split::{MAX_PARTS, Split, SplitMode};
 pub use strict::from_str as read_json;
 pub use text_calls::{
-    Envelope, Format as TextFormat, FromText, MAX_TEXT_BYTES, MAX_TEXT_CALLS, Reason as RefusalReason, TextRefusal, TextCall,
+    Envelope, Format as TextFormat, FromText, MAX_TEXT_BYTES, MAX_TEXT_CALLS, Reason as RefusalReason, TextCall,
+    TextRefusal,
 };
 pub use validate::validate_arguments;
 

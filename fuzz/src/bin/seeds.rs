@@ -27,7 +27,8 @@ fn write_seeds_and_exit() {
     let spec = spec_seeds(&cases);
     let execute = execute_seeds(&cases);
     let texts = text_seeds();
-    for (target, seeds) in [("pipeline", pipeline), ("spec", spec), ("execute_decode", execute), ("text_calls", texts)] {
+    for (target, seeds) in [("pipeline", pipeline), ("spec", spec), ("execute_decode", execute), ("text_calls", texts)]
+    {
         let dir = Path::new(&out).join(target);
         fs::create_dir_all(&dir).expect("the corpus dir is writable");
         for (i, seed) in seeds.iter().enumerate() {

@@ -40,7 +40,10 @@ pub fn judge(text: &str, spans: &[Range<usize>], tagged: bool, quoted: &Quoted) 
             return Err(refused(reason, word, after));
         }
         if let Some(question) = asks(after) {
-            return Err(TextRefusal::new(Reason::Question, format!("the call is followed by a question: {question:?}")));
+            return Err(TextRefusal::new(
+                Reason::Question,
+                format!("the call is followed by a question: {question:?}"),
+            ));
         }
     }
     Ok(())

@@ -26,7 +26,7 @@ pub use refusal::{Reason, TextRefusal};
 use block::Look;
 use memchr::memmem::Finder;
 use quoted::Quoted;
-use scan::{ReadBudget, Offered};
+use scan::{Offered, ReadBudget};
 use serde_json::Value;
 use std::ops::Range;
 use std::sync::LazyLock;

@@ -42,7 +42,13 @@ fn too_many() -> TextRefusal {
 }
 
 /// The calls in a text that holds no tag made, in the shapes `format` reads.
-pub fn find(text: &str, format: Format, quoted: &Quoted, look: &Look, budget: &ReadBudget) -> Result<PlainRead, TextRefusal> {
+pub fn find(
+    text: &str,
+    format: Format,
+    quoted: &Quoted,
+    look: &Look,
+    budget: &ReadBudget,
+) -> Result<PlainRead, TextRefusal> {
     let mut plain = PlainRead::default();
     let mut found = Found::default();
     for (region, fence) in regions(text, quoted) {
