@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use toolgate::pb::v1::{self as pb, ErrorKind as K, ToolStatus};
 use toolgate::policy::Clock;
-use toolgate::telemetry::{RawTelemetry, TelemetrySettings};
 
 const PACKED: &str =
     r#"{"city": ["Chicago", "Sacramento", "Portland"], "state": ["IL", "CA", "OR"], "purchase_amount": 30.45}"#;
@@ -22,12 +21,7 @@ fn sales_tax(name: &str, http: &str, limits: Value) -> Value {
 
 async fn gateway(collector: &Collector, clock: Clock) -> (tempfile::TempDir, Gateway) {
     let (dir, mut config) = temp_config();
-    let raw = RawTelemetry {
-        otlp_endpoint: Some(collector.endpoint.clone()),
-        export_interval_ms: Some(100),
-        ..RawTelemetry::default()
-    };
-    config.telemetry = TelemetrySettings::from_raw(raw, None).unwrap();
+    config.telemetry = collector.settings();
     let mut gw = start_gateway_with_clock(config, clock).await;
     let http = start_http().await;
     gw.register(sales_tax("sales_tax", &http, json!({"idempotent": true}))).await.unwrap();

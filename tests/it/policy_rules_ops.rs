@@ -11,7 +11,6 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use toolgate::pb::v1::{self as pb, ErrorKind, ToolStatus};
 use toolgate::policy::rules::{GatewayRules, RuleAction};
-use toolgate::telemetry::{RawTelemetry, TelemetrySettings};
 
 #[tokio::test]
 async fn a_rule_that_cannot_be_evaluated_follows_its_on_error_and_a_costly_one_its_budget() {
@@ -70,12 +69,7 @@ async fn a_thousand_rules_register_and_each_still_decides() {
 async fn the_span_and_the_calls_metric_name_the_rule_that_decided() {
     let collector = support::otlp::Collector::start().await;
     let (dir, mut config) = temp_config();
-    let raw = RawTelemetry {
-        otlp_endpoint: Some(collector.endpoint.clone()),
-        export_interval_ms: Some(100),
-        ..RawTelemetry::default()
-    };
-    config.telemetry = TelemetrySettings::from_raw(raw, None).unwrap();
+    config.telemetry = collector.settings();
     let rules = json!([
         {"name": "large-transfer", "when": "args.amount > 1000", "action": "review"},
         {"name": "no-offshore", "when": "args.to.endsWith('.offshore')", "action": "deny"},

@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use toolgate::pb::v1::{self as pb, ToolStatus};
-use toolgate::telemetry::{RawTelemetry, TelemetrySettings};
 
 const HERMES: &str = "I'll look both up.\n<tool_call>\n{\"name\": \"forecast\", \"arguments\": {\"city\": \"Oslo\", \
                       \"days\": \"3\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"forecast\", \"arguments\": \
@@ -136,12 +135,7 @@ async fn the_format_asked_for_or_the_models_is_the_only_one_read() {
 async fn a_reading_is_traced_and_counted_by_outcome_and_reason() {
     let collector = Collector::start().await;
     let (dir, mut config) = temp_config();
-    let raw = RawTelemetry {
-        otlp_endpoint: Some(collector.endpoint.clone()),
-        export_interval_ms: Some(100),
-        ..RawTelemetry::default()
-    };
-    config.telemetry = TelemetrySettings::from_raw(raw, None).unwrap();
+    config.telemetry = collector.settings();
     let runtime = Runtime::default();
     let (_dir, mut gw) = serve(&runtime, dir, config).await;
     ask(&mut gw, request(&format!("Never do this:\n{HERMES}"), false, "")).await;

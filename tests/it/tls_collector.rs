@@ -7,7 +7,6 @@ use crate::support::tls::{Ca, Leaf, Pair, server_config, tls_incoming};
 use crate::support::{start_gateway, temp_config};
 use std::time::Duration;
 use tokio_stream::wrappers::ReceiverStream;
-use toolgate::telemetry::{RawTelemetry, TelemetrySettings};
 use toolgate::tls::ClientFiles;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -24,12 +23,7 @@ async fn tls_collector(ca: &Ca, server: &Pair) -> Collector {
 /// and `client` (`[tls.client]`), and makes one call.
 async fn export(collector: &Collector, collector_files: Option<ClientFiles>, client: ClientFiles) {
     let (_dir, mut config) = temp_config();
-    let raw = RawTelemetry {
-        otlp_endpoint: Some(collector.endpoint.clone()),
-        export_interval_ms: Some(100),
-        ..RawTelemetry::default()
-    };
-    config.telemetry = TelemetrySettings::from_raw(raw, None).unwrap();
+    config.telemetry = collector.settings();
     config.tls.collector = collector_files;
     config.tls.client = client;
     let mut gw = start_gateway(config).await;

@@ -18,6 +18,7 @@ use tokio::net::TcpListener;
 use tokio::task::{JoinHandle, JoinSet};
 use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
+use toolgate::telemetry::{RawTelemetry, TelemetrySettings};
 
 /// How often the `wait_for_*` helpers look again.
 const POLL: Duration = Duration::from_millis(10);
@@ -150,6 +151,16 @@ impl Collector {
             let _ = server.serve_with_incoming(incoming).await;
         });
         Collector { endpoint, sink, task }
+    }
+
+    /// Telemetry settings that export to this collector every 100 ms.
+    pub fn settings(&self) -> TelemetrySettings {
+        let raw = RawTelemetry {
+            otlp_endpoint: Some(self.endpoint.clone()),
+            export_interval_ms: Some(100),
+            ..RawTelemetry::default()
+        };
+        TelemetrySettings::from_raw(raw, None).expect("settings for the collector")
     }
 
     /// Every span received so far, in arrival order.

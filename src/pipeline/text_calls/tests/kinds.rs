@@ -31,17 +31,6 @@ pub(super) fn written(envelope: Envelope, repo: &str) -> String {
     }
 }
 
-pub(super) const ENVELOPES: [Envelope; 8] = [
-    Envelope::Hermes,
-    Envelope::QwenXml,
-    Envelope::LlamaJson,
-    Envelope::PythonTag,
-    Envelope::Mistral,
-    Envelope::Harmony,
-    Envelope::Pythonic,
-    Envelope::Json,
-];
-
 /// Each kind of text the issue names, as a template: `{call}` is the call, `{other}` a second one.
 pub(super) const KINDS: [(&str, &str); 24] = [
     ("a template in a fence after \"For example:\"", "For example:\n```\n{call}\n```"),
@@ -81,7 +70,7 @@ fn text_of(template: &str, envelope: Envelope) -> String {
 fn no_kind_of_text_that_only_shows_a_call_gives_one_in_any_envelope() {
     let mut taken = Vec::new();
     for (kind, template) in KINDS {
-        for envelope in ENVELOPES {
+        for envelope in Envelope::ALL {
             let text = text_of(template, envelope);
             for format in [Format::Auto, Format::Only(envelope)] {
                 let found = calls_in_text(&text, format, &offered);
@@ -143,7 +132,7 @@ fn the_probes_texts_give_no_call() {
 #[test]
 fn a_call_made_as_the_answers_action_is_taken_in_every_envelope() {
     let leads = ["", "I'll delete the prod repository now.\n", "Here is the function call:\n"];
-    for envelope in ENVELOPES {
+    for envelope in Envelope::ALL {
         for lead in leads {
             let text = format!("{lead}{}", written(envelope, "prod"));
             for format in [Format::Auto, Format::Only(envelope)] {
@@ -160,9 +149,9 @@ fn a_call_made_as_the_answers_action_is_taken_in_every_envelope() {
 /// A named format reads its own envelope only: a call written in any other is text, and the refusal says so.
 #[test]
 fn a_named_format_reads_only_its_own_envelope() {
-    for written_in in ENVELOPES {
+    for written_in in Envelope::ALL {
         let text = written(written_in, "prod");
-        for asked in ENVELOPES.into_iter().filter(|asked| !Format::Only(*asked).reads(written_in)) {
+        for asked in Envelope::ALL.into_iter().filter(|asked| !Format::Only(*asked).reads(written_in)) {
             let found = calls_in_text(&text, Format::Only(asked), &offered);
             assert!(found.calls.is_empty(), "{} read as {}: {found:?}", written_in.name(), asked.name());
             let reason = found.refusal.map(|r| r.reason);
