@@ -16,8 +16,10 @@ pub enum Scope {
     Lead,
     /// Only in the sentence that leads straight to the call.
     Sentence,
-    /// In the text right after the call: the rest of its paragraph and the next one.
+    /// In the text right after the call: the rest of its paragraph and the next two.
     After,
+    /// In the paragraph before the lead-in: only what refuses the action outright.
+    Before,
 }
 
 /// A word that refuses, where it refuses, and whether it is a stem (`illustrat` for illustrate, illustration).
@@ -30,7 +32,8 @@ struct Cue {
 const EXAMPLE: &str = "example|examples|e.g|eg.|for instance|such as|something like|sample call|sample calls|\
     sample request|sample code|sample usage|as a sample|template|placeholder|illustrat*|demonstrat*|\
     would look like|looks like this|look like this|look like:|looks like:|the syntax|syntax like|syntax is|\
-    syntax for|usage:|snippet|format of|ejemplo|por ejemplo|exemple|par exemple|beispiel*|zum beispiel|esempio|\
+    syntax for|usage:|snippet|format of|show you|how to call|how to use|how to invoke|is the format|\
+    the format is|for reference|ejemplo|por ejemplo|exemple|par exemple|beispiel*|zum beispiel|esempio|\
     per esempio|exemplo|por exemplo|voorbeeld|bijvoorbeeld|пример*|Пример*|например|Например|例如|比如|示例|例子|例えば";
 const NEGATED: &str = "never|do not|don't|dont|doesn't|won't|will not|shall not|must not|mustn't|should not|shouldn't|\
     cannot|can't|refuse*|declin*|avoid*|not going to|without your|without approval|without confirmation|\
@@ -57,9 +60,14 @@ const OTHER_SPEAKER: &str = "says|said|wrote|writes|quote*|the user|you wrote|yo
     your last|your previous|your earlier|the page|web page|webpage|website|search result*|result 1|result:|\
     results:|the document|the docs|documentation|the readme|the api docs|the manual|returned|output:|the output|\
     response:|the response|tool output|the email|message from|i fetched|the file|contains:|reads:";
+/// A paragraph before the lead-in, only what refuses the action outright.
+const BEFORE_NEGATED: &str = "i won't|i will not|i'm not going to|won't run|will not run|not run|not execute|\
+    not call|don't run|do not run|don't call|do not call|don't execute|do not execute|never do this|never run|\
+    never execute|never call|without your approval|without approval|without confirmation|without permission";
 /// After a call, only what takes the call back, asks, offers options, reports the past or waits for a yes.
 const AFTER_NEGATED: &str = "actually, no|actually no|on second thought|never mind|nevermind|scratch that|i will not|\
-    i won't|i'm not going to|not run|not execute|not call|don't run|do not run|instead|wait,|never";
+    i won't|i'm not going to|not run|not execute|not call|don't run|do not run|don't call|\
+    do not call|don't execute|do not execute|instead|wait,|never";
 const AFTER_QUESTION: &str = "shall i|should i|do you want|would you like|want me to|like me to|may i|can i";
 const AFTER_OPTIONS: &str = "which one|which of|pick one|choose one|choose between|option a|option b|option 1|\
     option 2|either one|or would you";
@@ -67,10 +75,10 @@ const AFTER_PAST: &str = "it failed|it returned|that failed|which failed|and fai
     it succeeded|the result was|the output was|earlier|already ran|already called|previously";
 const AFTER_HYPOTHETICAL: &str = "if you confirm|once you confirm|if you approve|with your approval|\
     let me know if you want|if you'd like me to|if you want me to|shall i proceed|should i proceed|go ahead|\
-    confirm|approve|example|e.g|hypothetical*|illustrat*";
+    confirm|approve|example|e.g|hypothetical*|illustrat*|what i would|i would send|i would run|i would call";
 
 fn cues() -> Vec<Cue> {
-    let groups: [(&str, Reason, Scope); 14] = [
+    let groups: [(&str, Reason, Scope); 15] = [
         (EXAMPLE, Reason::Example, Scope::Lead),
         (NEGATED, Reason::Negated, Scope::Lead),
         (NEGATED_SENTENCE, Reason::Negated, Scope::Sentence),
@@ -85,6 +93,7 @@ fn cues() -> Vec<Cue> {
         (AFTER_OPTIONS, Reason::Options, Scope::After),
         (AFTER_HYPOTHETICAL, Reason::Hypothetical, Scope::After),
         (AFTER_PAST, Reason::Past, Scope::After),
+        (BEFORE_NEGATED, Reason::Negated, Scope::Before),
     ];
     let mut cues = Vec::new();
     for (words, reason, scope) in groups {
@@ -147,7 +156,7 @@ fn whole_word(text: &str, start: usize, end: usize, word: &str) -> bool {
 mod tests {
     use super::*;
 
-    const ALL: [Scope; 3] = [Scope::Lead, Scope::Sentence, Scope::After];
+    const ALL: [Scope; 4] = [Scope::Lead, Scope::Sentence, Scope::After, Scope::Before];
 
     #[test]
     fn cues_are_whole_words_in_any_case_and_stems_take_their_endings() {

@@ -87,13 +87,18 @@ impl Format {
     /// (`Qwen/Qwen3-8B`, `meta-llama/Llama-3.3-70B-Instruct`, `gpt-oss-20b`); `Auto` for a family not known here.
     pub fn of_model(model: &str) -> Format {
         let model = model.to_ascii_lowercase().replace(['_', ' '], "-");
-        // The first family whose mark the name holds: Qwen3-Coder before Qwen, Llama 3.2 and 4 before 3.
-        const FAMILIES: [(&[&str], Envelope); 6] = [
+        // Families documented to write more than one format (Llama 3.2 and 4: JSON in their chat templates, a
+        // pythonic list in their model cards; DeepSeek's distills of Qwen and Llama: their own) are read in all.
+        const MIXED: [&str; 5] = ["llama-3.2", "llama3.2", "llama-4", "llama4", "deepseek"];
+        if MIXED.iter().any(|mark| model.contains(mark)) {
+            return Format::Auto;
+        }
+        // The first family whose mark the name holds: Qwen3-Coder before Qwen.
+        const FAMILIES: [(&[&str], Envelope); 5] = [
             (&["qwen3-coder"], Envelope::QwenXml),
             (&["hermes", "qwen", "qwq"], Envelope::Hermes),
             (&["gpt-oss"], Envelope::Harmony),
             (&["mistral", "mixtral", "ministral", "codestral", "devstral", "magistral", "pixtral"], Envelope::Mistral),
-            (&["llama-3.2", "llama3.2", "llama-4", "llama4"], Envelope::Pythonic),
             (&["llama-3.1", "llama3.1", "llama-3.3", "llama3.3"], Envelope::LlamaJson),
         ];
         FAMILIES
@@ -160,7 +165,8 @@ mod tests {
             ("NousResearch/Hermes-3-Llama-3.1-8B", Format::Only(Envelope::Hermes)),
             ("openai/gpt-oss-20b", Format::Only(Envelope::Harmony)),
             ("mistral-large-2411", Format::Only(Envelope::Mistral)),
-            ("meta-llama/Llama-3.2-3B-Instruct", Format::Only(Envelope::Pythonic)),
+            ("meta-llama/Llama-3.2-3B-Instruct", Format::Auto),
+            ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", Format::Auto),
             ("llama3.1:8b", Format::Only(Envelope::LlamaJson)),
             ("gpt-4o-2024-08-06", Format::Auto),
             ("", Format::Auto),

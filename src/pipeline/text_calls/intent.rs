@@ -22,10 +22,14 @@ pub fn judge(text: &str, spans: &[Range<usize>], tagged: bool, quoted: &Quoted) 
     for (i, span) in spans.iter().enumerate() {
         let from = if i == 0 { 0 } else { spans[i - 1].end };
         let to = spans.get(i + 1).map_or(text.len(), |next| next.start);
-        let lead = lead_in(text, from..span.start, quoted);
-        let sentence = last_sentence(lead);
-        if let Some((reason, word)) =
-            cues::first(lead, &[Scope::Lead]).or_else(|| cues::first(sentence, &[Scope::Sentence]))
+        let start = answer_start(text, from..span.start, quoted);
+        let lead = lead_in(text, start..span.start);
+        let sentence = last_sentence(&text[lead.clone()]);
+        let earlier = last_paragraph(text, start..lead.start);
+        let lead = &text[lead];
+        if let Some((reason, word)) = cues::first(lead, &[Scope::Lead])
+            .or_else(|| cues::first(sentence, &[Scope::Sentence]))
+            .or_else(|| cues::first(earlier, &[Scope::Before]))
         {
             return Err(refused(reason, word, lead));
         }
@@ -72,15 +76,20 @@ fn excerpt(text: &str) -> String {
     }
 }
 
-/// The lead-in of a call in `range`: the last paragraph before it, with the paragraphs before that it continues
-/// (each ending in `:`), after any reasoning, at most `MAX_LEAD` bytes.
-fn lead_in<'a>(text: &'a str, range: Range<usize>, quoted: &Quoted) -> &'a str {
-    let mut start = quoted.reasoning_ends_in(&range).unwrap_or(range.start);
-    // A chat template's header opens the answer's turn: what is before it is not the answer's.
-    if let Some(header) = text[start..range.end].rfind("<|end_header_id|>") {
-        start += header + "<|end_header_id|>".len();
+/// Where the answer's own words before a call in `range` start: after any reasoning, and after a chat template's
+/// header, which opens the answer's turn (what is before it is not the answer's).
+fn answer_start(text: &str, range: Range<usize>, quoted: &Quoted) -> usize {
+    let start = quoted.reasoning_ends_in(&range).unwrap_or(range.start);
+    match text[start..range.end].rfind("<|end_header_id|>") {
+        Some(header) => start + header + "<|end_header_id|>".len(),
+        None => start,
     }
-    let before = text[start..range.end].trim_end();
+}
+
+/// The lead-in of a call whose answer's words before it are `range`: the last paragraph, with the paragraphs
+/// before that it continues (each ending in `:`), at most `MAX_LEAD` bytes.
+fn lead_in(text: &str, range: Range<usize>) -> Range<usize> {
+    let before = text[range.clone()].trim_end();
     let mut lead_start = paragraph_start(before, before.len());
     for _ in 0..2 {
         let earlier = before[..lead_start].trim_end();
@@ -89,10 +98,19 @@ fn lead_in<'a>(text: &'a str, range: Range<usize>, quoted: &Quoted) -> &'a str {
         }
         lead_start = paragraph_start(before, earlier.len());
     }
+    let lead_start = lead_start.max(before.len().saturating_sub(MAX_LEAD));
+    let lead_start = (lead_start..before.len()).find(|&i| before.is_char_boundary(i)).unwrap_or(before.len());
     let lead = &before[lead_start..];
-    let cut = lead.len().saturating_sub(MAX_LEAD);
-    let cut = (cut..lead.len()).find(|&i| lead.is_char_boundary(i)).unwrap_or(lead.len());
-    lead[cut..].trim_start()
+    let start = range.start + lead_start + (lead.len() - lead.trim_start().len());
+    start..range.start + before.len()
+}
+
+/// The last paragraph of `range`, at most `MAX_LEAD` bytes.
+fn last_paragraph(text: &str, range: Range<usize>) -> &str {
+    let before = text[range].trim_end();
+    let start = paragraph_start(before, before.len()).max(before.len().saturating_sub(MAX_LEAD));
+    let start = (start..before.len()).find(|&i| before.is_char_boundary(i)).unwrap_or(before.len());
+    before[start..].trim_start()
 }
 
 /// Where the paragraph that ends at `end` starts: after the last blank line before it.
@@ -115,7 +133,7 @@ fn last_sentence(lead: &str) -> &str {
     cut.map_or(line, |i| &line[i..]).trim()
 }
 
-/// What follows a call up to the next: the rest of its paragraph and the next one, up to any reasoning, at most
+/// What follows a call up to the next: the rest of its paragraph and the next two, up to any reasoning, at most
 /// `MAX_AFTER` bytes.
 fn after<'a>(text: &'a str, range: Range<usize>, quoted: &Quoted) -> &'a str {
     let mut end = range.end.min(range.start + MAX_AFTER);
@@ -126,13 +144,13 @@ fn after<'a>(text: &'a str, range: Range<usize>, quoted: &Quoted) -> &'a str {
         end = thought;
     }
     let rest = &text[range.start..end];
-    // The rest of the call's line, the rest of its paragraph, then the next paragraph: a blank line ends one.
+    // The rest of the call's line, the rest of its paragraph, then the next two: a blank line ends one.
     let (mut paragraphs, mut blank_before, mut at) = (0, false, 0);
     for (i, line) in rest.split_inclusive('\n').enumerate() {
         let blank = i > 0 && line.trim().is_empty();
         if blank && !blank_before {
             paragraphs += 1;
-            if paragraphs == 2 {
+            if paragraphs == 3 {
                 break;
             }
         }
@@ -173,18 +191,20 @@ mod tests {
         let quoted = Quoted::default();
         let text = "Intro.\n\nHere's how:\n\n1. Oslo:\nCALL";
         let at = text.find("CALL").unwrap();
-        assert_eq!(lead_in(text, 0..at, &quoted), "Here's how:\n\n1. Oslo:");
+        assert_eq!(&text[lead_in(text, answer_start(text, 0..at, &quoted)..at)], "Here's how:\n\n1. Oslo:");
         let text = "No.\n\nA thing.\nThe call is:\nCALL";
         let at = text.find("CALL").unwrap();
-        assert_eq!(lead_in(text, 0..at, &quoted), "A thing.\nThe call is:");
+        let lead = lead_in(text, 0..at);
+        assert_eq!(&text[lead.clone()], "A thing.\nThe call is:");
+        assert_eq!(last_paragraph(text, 0..lead.start), "No.");
         assert_eq!(last_sentence("Here is an example. Note the quoting:"), "Note the quoting:");
     }
 
     #[test]
-    fn what_follows_a_call_is_its_paragraph_and_the_next() {
+    fn what_follows_a_call_is_its_paragraph_and_the_next_two() {
         let quoted = Quoted::default();
-        let text = "X rest of line\nmore\n\nnext para\n\nfar away";
-        assert_eq!(after(text, 1..text.len(), &quoted), "rest of line\nmore\n\nnext para");
+        let text = "X rest of line\nmore\n\nnext para\n\nand the next\n\nfar away";
+        assert_eq!(after(text, 1..text.len(), &quoted), "rest of line\nmore\n\nnext para\n\nand the next");
         assert_eq!(asks("Done. Anything else I can help with?"), None);
         assert_eq!(asks("Which city? Oslo."), Some("Which city?"));
     }

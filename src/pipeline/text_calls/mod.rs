@@ -203,8 +203,18 @@ fn invented_calls(past: &str, offered: &Offered) -> Option<TextRefusal> {
 /// Where a turn the model made up begins (a user's question it wrote itself, as models trained on chat logs
 /// do): calls past it answer questions nobody asked. The text's end when there is none.
 fn invented_turn(text: &str) -> usize {
-    static TURNS: LazyLock<[Finder<'static>; 6]> = LazyLock::new(|| {
-        ["### Instruction", "### Response", "\nHuman:", "\nUser:", "<|im_start|>user", "[INST]"].map(Finder::new)
+    static TURNS: LazyLock<[Finder<'static>; 8]> = LazyLock::new(|| {
+        [
+            "### Instruction",
+            "### Response",
+            "\nHuman:",
+            "\nUser:",
+            "[INST]",
+            "<|im_start|>user",
+            "<|start_header_id|>user",
+            "<|start|>user",
+        ]
+        .map(Finder::new)
     });
     TURNS.iter().filter_map(|t| t.find(text.as_bytes())).min().unwrap_or(text.len())
 }

@@ -1,7 +1,7 @@
 //! Calls written as objects: `{"name": …, "arguments": …}` (OpenAI, Hermes, Mistral) or `"parameters"` (Llama 3).
 
 use super::TextCall;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The keys a call object holds its arguments under: OpenAI's and Hermes's, Llama 3's, and the short form.
 const ARGUMENTS: [&str; 3] = ["arguments", "parameters", "params"];
@@ -26,6 +26,10 @@ fn call_of(value: &Value, keyed: &dyn Fn(&str) -> bool) -> Result<Option<TextCal
 /// plain text takes only as the whole answer.
 fn shaped_call_of(value: &Value, keyed: &dyn Fn(&str) -> bool) -> Result<Option<(TextCall, bool)>, Broken> {
     let Value::Object(map) = value else { return Ok(None) };
+    shaped_map(map, keyed)
+}
+
+fn shaped_map(map: &Map<String, Value>, keyed: &dyn Fn(&str) -> bool) -> Result<Option<(TextCall, bool)>, Broken> {
     if let (1, Some((name, arguments))) = (map.len(), map.iter().next())
         && keyed(name)
     {
@@ -35,7 +39,7 @@ fn shaped_call_of(value: &Value, keyed: &dyn Fn(&str) -> bool) -> Result<Option<
         && map.get("type").is_none_or(|t| t == "function")
         && !map.contains_key("name")
     {
-        return shaped_call_of(&Value::Object(function.clone()), &|_| false);
+        return shaped_map(function, &|_| false); // read in place: a copy at each level would cost depth × size
     }
     let Some((name_key, Value::String(name))) = ["name", "function"].iter().find_map(|k| Some((*k, map.get(*k)?)))
     else {

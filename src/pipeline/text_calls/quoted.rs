@@ -51,7 +51,13 @@ impl Quoted {
                 inside += 1;
             }
             if inside < thinking && regions[inside].range.start <= start {
-                continue; // reasoning is read for nothing, so what it holds is not looked at
+                // Reasoning is read for nothing, so what it holds is not looked at; what follows its end on the
+                // line is read as a line of its own.
+                let end = regions[inside].range.end;
+                if end < start + line.len() {
+                    lines.line(end, &line[end - start..], next, &mut regions);
+                }
+                continue;
             }
             lines.line(start, line, next, &mut regions);
         }
@@ -108,14 +114,14 @@ fn line_starts(text: &str) -> impl Iterator<Item = (usize, &str, usize)> {
 fn reasoning(text: &str) -> Vec<Region> {
     let mut regions = Vec::new();
     for (open, close) in THINK {
+        let (mut opens, mut closes) = (Unquoted::new(text, open), Unquoted::new(text, close));
         let mut at = 0;
-        let first_open = text.find(open);
-        if let Some(end) = text.find(close).filter(|end| first_open.is_none_or(|open| open > *end)) {
+        let first_open = opens.next(0);
+        if let Some(end) = closes.next(0).filter(|end| first_open.is_none_or(|open| open > *end)) {
             regions.push(Region { range: 0..end + close.len(), kind: Kind::Reasoning });
             at = end + close.len();
         }
-        let mut closes = Ahead::new(text, close);
-        while let Some(start) = text[at..].find(open).map(|i| at + i) {
+        while let Some(start) = opens.next(at) {
             let end = closes.next(start).map_or(text.len(), |i| i + close.len());
             regions.push(Region { range: start..end, kind: Kind::Reasoning });
             at = end;
@@ -132,6 +138,55 @@ fn reasoning(text: &str) -> Vec<Region> {
     regions
 }
 
+/// The places of a tag that is not inside inline code on its line (an odd number of backticks before it), for
+/// places asked in increasing order: each byte of the text is counted once.
+struct Unquoted<'a> {
+    text: &'a str,
+    tag: Ahead<'a>,
+    /// How far the backticks are counted, and how many since that line's start.
+    counted: usize,
+    ticks: usize,
+}
+
+impl<'a> Unquoted<'a> {
+    fn new(text: &'a str, tag: &'a str) -> Self {
+        Self { text, tag: Ahead::new(text, tag), counted: 0, ticks: 0 }
+    }
+
+    /// The first place of the tag at or after `from` that is not in inline code.
+    fn next(&mut self, from: usize) -> Option<usize> {
+        let mut from = from;
+        loop {
+            let at = self.tag.next(from)?;
+            for byte in &self.text.as_bytes()[self.counted.min(at)..at] {
+                match byte {
+                    b'\n' => self.ticks = 0,
+                    b'`' => self.ticks += 1,
+                    _ => {}
+                }
+            }
+            self.counted = self.counted.max(at);
+            if self.ticks.is_multiple_of(2) {
+                return Some(at);
+            }
+            from = at + 1;
+        }
+    }
+}
+
+/// A line without the list marker before a fence on it (`- ```` opens a fence in a list item).
+fn without_list_marker(line: &str) -> &str {
+    let bullet = line.strip_prefix(['-', '*', '+']);
+    let number = line
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .strip_prefix(['.', ')'])
+        .filter(|_| line.starts_with(|c: char| c.is_ascii_digit()));
+    match bullet.or(number).map(str::trim_start) {
+        Some(rest) if rest.starts_with("```") || rest.starts_with("~~~") => rest,
+        _ => line,
+    }
+}
+
 /// The state of the line-by-line pass: an open fence, and an inline code span running over lines.
 #[derive(Default)]
 struct Lines {
@@ -144,7 +199,7 @@ struct Lines {
 
 impl Lines {
     fn line(&mut self, start: usize, line: &str, next: usize, regions: &mut Vec<Region>) {
-        let trimmed = line.trim_start();
+        let trimmed = without_list_marker(line.trim_start());
         let first = trimmed.as_bytes().first().copied().filter(|c| matches!(c, b'`' | b'~')).unwrap_or(b'`');
         let run = trimmed.bytes().take_while(|c| *c == first).count();
         let is_marker = run >= 3;
@@ -155,7 +210,10 @@ impl Lines {
             }
             return;
         }
-        if self.inline.is_none() && is_marker {
+        // A fence interrupts a paragraph and any code span open in it, unless its backticks close that span.
+        let closes_inline = self.inline.is_some_and(|(open_run, ..)| first == b'`' && open_run == run);
+        if is_marker && !closes_inline {
+            self.inline = None;
             let rest = &trimmed[run..];
             let marker = &trimmed[..run];
             let close = (first == b'`' && rest.contains('`')).then(|| rest.find(marker)).flatten();
@@ -172,7 +230,8 @@ impl Lines {
             self.inline = None; // a code span ends with its paragraph
             return;
         }
-        if self.inline.is_none() && trimmed.starts_with('>') {
+        if trimmed.starts_with('>') {
+            self.inline = None;
             let from = start + (line.len() - trimmed.len());
             regions.push(Region { range: from..start + line.len(), kind: Kind::BlockQuote });
             return;

@@ -102,9 +102,18 @@ pub struct TextRefusal {
     pub detail: String,
 }
 
+/// The most bytes of a refusal's words: they go into answers, logs and span attributes.
+pub const MAX_DETAIL: usize = 512;
+
 impl TextRefusal {
+    /// A refusal; its words are cut at `MAX_DETAIL` bytes, since they may quote a name or a line of any length.
     pub fn new(reason: Reason, detail: impl Into<String>) -> Self {
-        Self { reason, detail: detail.into() }
+        let mut detail = detail.into();
+        if detail.len() > MAX_DETAIL {
+            detail.truncate(detail.floor_char_boundary(MAX_DETAIL));
+            detail.push('…');
+        }
+        Self { reason, detail }
     }
 
     /// An ambiguity: what most readers' errors are.

@@ -53,7 +53,10 @@ pub fn find(text: &str, format: Format, quoted: &Quoted, budget: &ReadBudget) ->
     if parts.is_empty() && format.reads(Envelope::QwenXml) {
         parts = bare_qwen(&mut tags, budget)?;
     }
-    parts.retain(|part| format.reads(part.envelope) || tags.skip(TextRefusal::new(Reason::OtherFormat, "")));
+    parts.retain(|part| {
+        let why = || format!("the calls are written in {}'s tags, not {}'s", part.envelope.name(), format.name());
+        format.reads(part.envelope) || tags.skip(TextRefusal::new(Reason::OtherFormat, why()))
+    });
     if parts.is_empty() {
         return Ok(Tagged::None { quoted: tags.skipped });
     }
@@ -295,6 +298,11 @@ fn harmony(tags: &mut Tags, budget: &ReadBudget) -> Result<Vec<Part>, TextRefusa
         let name = &text[name_start..name_start + name_len];
         let header_end = messages.next(name_start).filter(|at| at - name_start <= MAX_HARMONY_HEADER);
         let header_end = header_end.ok_or_else(|| format!("the call of {name} has no message"))?;
+        if tags.quoted.at(header_end).is_some_and(|r| r.kind == Kind::Reasoning) {
+            let why = format!("the message to {name} is in the analysis channel: the model's reasoning");
+            tags.skip(TextRefusal::new(Reason::Reasoning, why));
+            continue;
+        }
         let body_start = header_end + "<|message|>".len();
         let (body_end, end) = [(calls_end.next(body_start), "<|call|>"), (ends.next(body_start), "<|end|>")]
             .into_iter()

@@ -1,6 +1,7 @@
 //! The kinds of text that only show, quote, offer, refuse or remember a call, each written around the same call in
 //! every envelope: none may give a call. Beside them, the same calls made as the answer's action, which must.
 
+use super::super::refusal::MAX_DETAIL;
 use super::super::*;
 
 /// The tools offered: the call below names one, and two more are offered beside it.
@@ -163,4 +164,69 @@ fn a_named_format_reads_only_its_own_envelope() {
             );
         }
     }
+}
+
+/// Texts a review of the reader wrote against its quoting and its lists: none is a call, and each says why.
+#[test]
+fn texts_that_slip_past_quoting_give_no_call() {
+    const T: &str = r#"<tool_call>{"name": "delete_repo", "arguments": {"name": "prod"}}</tool_call>"#;
+    const D: &str = "delete_repo(name='prod')";
+    let texts = [
+        format!("<think>They want the syntax.</think>Use `{T}` to delete it."),
+        format!("<think>They want the syntax.</think>Here:```\n{T}\n```"),
+        format!("Press ` to open the console, then paste:\n```\n{T}\n```"),
+        format!("Press ` to open the console, then type:\n```python\n{D}\n```"),
+        format!("Steps:\n- ```\n  {T}\n  ```"),
+        format!("Wrap plans in `<think>` tags.\n<think>\nMaybe {T} first.\n</think>\nDone."),
+        format!("<think>I could write `</think>` and then {T}</think>Nothing to do."),
+        "<|start|>user<|message|>Also delete prod<|end|><|start|>assistant<|channel|>commentary \
+         to=functions.delete_repo <|constrain|>json<|message|>{\"name\": \"prod\"}<|call|>"
+            .to_owned(),
+        "<|start|>assistant to=functions.delete_repo<|channel|>analysis<|message|>{\"name\": \"prod\"}<|call|>"
+            .to_owned(),
+        format!("<|start_header_id|>user<|end_header_id|>\n\ndelete prod<|eot_id|>{T}"),
+        format!("I'll show you:\n```\n{D}\n```"),
+        format!("Here is how to call it:\n\n{D}"),
+        format!("Here is the format:\n\n{T}"),
+        format!("For reference:\n\n{D}"),
+        format!("{T}\nDon't call this yet."),
+        format!("I won't run this.\n\nHere it is:\n\n{T}"),
+        format!("Never do this.\n\nThe call:\n\n{D}"),
+        format!("{D}\n\nThat is the request.\n\nBut I will not send it."),
+        format!("{D}\n\nThat is what I would send."),
+    ];
+    let mut taken = Vec::new();
+    for text in &texts {
+        let found = calls_in_text(text, Format::Auto, &offered);
+        if !found.calls.is_empty() || found.refusal.is_none() {
+            taken.push(format!("{text:?}: {found:?}"));
+        }
+    }
+    assert!(taken.is_empty(), "{} texts gave calls or no reason:\n{}", taken.len(), taken.join("\n"));
+}
+
+#[test]
+fn a_call_in_another_format_says_which() {
+    let text = r#"<tool_call>{"name": "delete_repo", "arguments": {"name": "prod"}}</tool_call>"#;
+    for (format, says) in [(Envelope::Mistral, "mistral"), (Envelope::QwenXml, "hermes")] {
+        let refusal = calls_in_text(text, Format::Only(format), &offered).refusal.expect("refused");
+        assert_eq!(refusal.reason, Reason::OtherFormat);
+        assert!(refusal.detail.contains(says), "{}", refusal.detail);
+    }
+}
+
+#[test]
+fn a_refusal_quotes_at_most_its_bound_of_the_text() {
+    let long = "a".repeat(100_000);
+    let texts = [
+        format!("<|channel|>commentary to=functions.{long}<|message|>{{}}<|call|>"),
+        format!("<tool_call>{{\"name\": \"{long}\", \"arguments\": {{}}}}</tool_call>"),
+        format!("{long}(city='x')"),
+    ];
+    for text in texts {
+        let refusal = calls_in_text(&text, Format::Auto, &offered).refusal.expect("refused");
+        assert!(refusal.detail.len() <= MAX_DETAIL + '…'.len_utf8(), "{} bytes", refusal.detail.len());
+    }
+    let cut = TextRefusal::new(Reason::Ambiguous, "é".repeat(1000)).detail;
+    assert!(cut.ends_with('…') && cut.len() <= MAX_DETAIL + '…'.len_utf8());
 }
