@@ -29,53 +29,57 @@ pub fn declares_action(sentence: &str) -> bool {
 const CLAUSES: [&str; 8] =
     ["based on", "according to", "given", "using", "with the", "in order to", "to answer", "to address"];
 
+/// Words that present what follows.
+const PRESENT: [&str; 9] =
+    ["here is", "here are", "here's", "heres", "here goes", "below is", "below are", "the following", "these are"];
+/// The speaker acting now.
+const ACTING: [&str; 17] = [
+    "i'll",
+    "i will",
+    "i am going to",
+    "i'm going to",
+    "let me",
+    "let's",
+    "let us",
+    "we'll",
+    "we will",
+    "i shall",
+    "i need to call",
+    "we need to call",
+    "i'm calling",
+    "i am calling",
+    "i'm now",
+    "i am now",
+    "now i'll",
+];
+/// A label a call stands under, `Function call:`.
+const LABELS: [&str; 20] = [
+    "tool call",
+    "tool calls",
+    "tools call",
+    "tools calls",
+    "function call",
+    "function calls",
+    "call",
+    "calls",
+    "answer",
+    "solution",
+    "response",
+    "action",
+    "actions",
+    "code",
+    "python",
+    "python code",
+    "json",
+    "function calls in python",
+    "tool_call",
+    "functions",
+];
+
 fn acts(s: &str, heading: bool, stepped: bool) -> bool {
     if s.is_empty() {
         return true;
     }
-    const PRESENT: [&str; 9] =
-        ["here is", "here are", "here's", "heres", "here goes", "below is", "below are", "the following", "these are"];
-    const ACTING: [&str; 17] = [
-        "i'll",
-        "i will",
-        "i am going to",
-        "i'm going to",
-        "let me",
-        "let's",
-        "let us",
-        "we'll",
-        "we will",
-        "i shall",
-        "i need to call",
-        "we need to call",
-        "i'm calling",
-        "i am calling",
-        "i'm now",
-        "i am now",
-        "now i'll",
-    ];
-    const LABELS: [&str; 20] = [
-        "tool call",
-        "tool calls",
-        "tools call",
-        "tools calls",
-        "function call",
-        "function calls",
-        "call",
-        "calls",
-        "answer",
-        "solution",
-        "response",
-        "action",
-        "actions",
-        "code",
-        "python",
-        "python code",
-        "json",
-        "function calls in python",
-        "tool_call",
-        "functions",
-    ];
     let starts = |list: &[&str]| list.iter().any(|p| s == *p || s.starts_with(&format!("{p} ")));
     if starts(&PRESENT) || starts(&ACTING) || LABELS.contains(&s) {
         return true;

@@ -172,9 +172,7 @@ fn accept(
     (tagged, loose): (bool, bool),
     offered: &Offered,
 ) -> Result<(), TextRefusal> {
-    if found.calls.len() > MAX_TEXT_CALLS {
-        return Err(TextRefusal::new(Reason::TooManyCalls, format!("the text holds more than {MAX_TEXT_CALLS} calls")));
-    }
+    TextRefusal::within_call_cap(found.calls.len())?;
     if let Some(call) = found.calls.iter().find(|c| !offered.has(&c.name)) {
         return Err(TextRefusal::new(Reason::NotOffered, format!("{} is not a tool offered", call.name)));
     }

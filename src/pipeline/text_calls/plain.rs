@@ -80,12 +80,7 @@ pub fn find(
                 found.wrap("code_fence");
             }
             found.calls.extend(block.calls);
-            if found.calls.len() > MAX_TEXT_CALLS {
-                return Err(TextRefusal::new(
-                    Reason::TooManyCalls,
-                    format!("the text holds more than {MAX_TEXT_CALLS} calls"),
-                ));
-            }
+            TextRefusal::within_call_cap(found.calls.len())?;
         }
     }
     if !found.calls.is_empty() {

@@ -1,6 +1,7 @@
 //! Why a text that showed a call gave none: a reason from a short fixed list, for logs, spans and metric labels,
 //! and a sentence for people.
 
+use super::MAX_TEXT_CALLS;
 use std::fmt;
 
 /// The reason a text gave no call, as a caller counts it. The names (`name()`) are stable: metric labels and
@@ -114,6 +115,14 @@ impl TextRefusal {
             detail.push('…');
         }
         Self { reason, detail }
+    }
+
+    /// Refuses a text once it holds more calls than one answer may make (`MAX_TEXT_CALLS`).
+    pub fn within_call_cap(calls: usize) -> Result<(), TextRefusal> {
+        match calls > MAX_TEXT_CALLS {
+            true => Err(Self::new(Reason::TooManyCalls, format!("the text holds more than {MAX_TEXT_CALLS} calls"))),
+            false => Ok(()),
+        }
     }
 
     /// An ambiguity: what most readers' errors are.

@@ -39,10 +39,7 @@ impl ReadBudget {
             None => {
                 self.left.set(0);
                 self.over.set(true);
-                Err(TextRefusal::new(
-                    Reason::OverBudget,
-                    format!("reading the text for calls would go over {READS_PER_BYTE} readings of it; it is not read"),
-                ))
+                Err(over_reads())
             }
         }
     }
@@ -75,12 +72,14 @@ impl ReadBudget {
         } else if self.lookups.get() == 0 {
             Some(self.lookups_spent())
         } else {
-            Some(TextRefusal::new(
-                Reason::OverBudget,
-                format!("reading the text for calls would go over {READS_PER_BYTE} readings of it; it is not read"),
-            ))
+            Some(over_reads())
         }
     }
+}
+
+fn over_reads() -> TextRefusal {
+    let why = format!("reading the text for calls would go over {READS_PER_BYTE} readings of it; it is not read");
+    TextRefusal::new(Reason::OverBudget, why)
 }
 
 /// The longest name asked about: longer ones name no tool (a registered name is at most 128 bytes, and a namespace

@@ -10,7 +10,7 @@ use super::objects;
 use super::quoted::{Kind, Quoted};
 use super::refusal::{Reason, TextRefusal};
 use super::scan::{Ahead, ReadBudget};
-use super::{Found, MAX_TEXT_CALLS, TextCall};
+use super::{Found, TextCall};
 use memchr::memmem::Finder;
 use serde_json::{Map, Value};
 use std::ops::Range;
@@ -95,7 +95,7 @@ impl Tags<'_> {
     /// Counts `part`'s calls, refusing the text once it holds more than one answer may make.
     fn push(&mut self, parts: &mut Vec<Part>, part: Part) -> Result<(), TextRefusal> {
         self.calls += part.calls.len();
-        too_many(self.calls)?;
+        TextRefusal::within_call_cap(self.calls)?;
         parts.push(part);
         Ok(())
     }
@@ -202,7 +202,7 @@ fn qwen_functions(body: &str) -> Result<Vec<TextCall>, TextRefusal> {
             return Err(format!("the call of {name} holds text that is not a parameter").into());
         }
         calls.push(TextCall { name: name.trim().to_owned(), arguments: Value::Object(arguments) });
-        too_many(calls.len())?;
+        TextRefusal::within_call_cap(calls.len())?;
         rest = tail.trim();
     }
     if !rest.is_empty() || calls.is_empty() {
@@ -273,7 +273,7 @@ fn python_tag(tags: &mut Tags, budget: &ReadBudget) -> Result<Vec<Part>, TextRef
             }
             _ => calls.append(&mut whole_value(piece, "<|python_tag|>", budget)?),
         }
-        too_many(calls.len())?;
+        TextRefusal::within_call_cap(calls.len())?;
         budget.spend(r.cost_from(0))?;
     }
     let end = text[body_end..].find("|>").filter(|_| body_end < text.len()).map_or(body_end, |i| body_end + i + 2);
@@ -349,14 +349,6 @@ impl<'a, const N: usize> Marks<'a, N> {
             }
         }
         self.last
-    }
-}
-
-/// Refuses, while reading, a tag that holds more calls than one answer may make.
-fn too_many(calls: usize) -> Result<(), TextRefusal> {
-    match calls > MAX_TEXT_CALLS {
-        true => Err(TextRefusal::new(Reason::TooManyCalls, format!("the text holds more than {MAX_TEXT_CALLS} calls"))),
-        false => Ok(()),
     }
 }
 

@@ -56,7 +56,7 @@ export async function readTextCalls(client, ai, options = {}, config = {}, posit
     if (text.trim() === "")
         return undefined;
     const context = contextFromConfig(config, options.context);
-    const model = options.format === undefined ? modelOf(ai) : undefined;
+    const model = options.format ? undefined : modelOf(ai);
     const asked = { context, tools: options.tools, timeoutMs: options.timeoutMs, format: options.format, model };
     const found = await client.callsFromText(text, asked);
     if (found.calls.length === 0)

@@ -83,7 +83,7 @@ export async function readTextCalls(
   const text = textOf(ai.content);
   if (text.trim() === "") return undefined;
   const context = contextFromConfig(config, options.context);
-  const model = options.format === undefined ? modelOf(ai) : undefined;
+  const model = options.format ? undefined : modelOf(ai);
   const asked = { context, tools: options.tools, timeoutMs: options.timeoutMs, format: options.format, model };
   const found = await client.callsFromText(text, asked);
   if (found.calls.length === 0) return undefined;
