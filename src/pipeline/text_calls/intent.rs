@@ -27,11 +27,12 @@ pub fn judge(text: &str, spans: &[Range<usize>], tagged: bool, quoted: &Quoted) 
         let sentence = last_sentence(&text[lead.clone()]);
         let earlier = last_paragraph(text, start..lead.start);
         let lead = &text[lead];
-        if let Some((reason, word)) = cues::first(lead, &[Scope::Lead])
+        let cue = cues::first(lead, &[Scope::Lead])
             .or_else(|| cues::first(sentence, &[Scope::Sentence]))
-            .or_else(|| cues::first(earlier, &[Scope::Before]))
-        {
-            return Err(refused(reason, word, lead));
+            .map(|cue| (cue, lead))
+            .or_else(|| cues::first(earlier, &[Scope::Before]).map(|cue| (cue, earlier)));
+        if let Some(((reason, word), around)) = cue {
+            return Err(refused(reason, word, around));
         }
         if !tagged && !declares_action(sentence) {
             return Err(TextRefusal::new(
