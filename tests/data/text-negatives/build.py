@@ -356,20 +356,7 @@ def check(_a):
             if d["kind"] not in {"explains", "refuses", "asks", "example", "hypothetical", "offers_options",
                                  "code", "docs_template", "past", "other"}:
                 errs.append("kind")
-            if not d["tools"]:
-                errs.append("no tools")
-            for t in d["tools"]:
-                if not NAME_RE.match(t["name"]):
-                    errs.append(f"name {t['name']!r}")
-                s = t.get("input_schema")
-                if not (isinstance(s, dict) and s.get("type") == "object"):
-                    errs.append(f"schema of {t['name']}")
-                if set(t) != {"name", "description", "input_schema"}:
-                    errs.append("tool keys")
-            if not any(norm(t["name"]) in norm(d["text"]) for t in d["tools"]):
-                errs.append("names no tool")
-            if len(d["text"].encode()) > MAX_TEXT:
-                errs.append("too long")
+            errs += tool_errors(d)
             if d["text"] in seen:
                 errs.append("duplicate text")
             if d["id"] in seen:
@@ -380,6 +367,26 @@ def check(_a):
                 print(f"{fn}:{i} {d['id']}: {'; '.join(errs)}")
     print(f"{n} records, {bad} with problems")
     return 1 if bad else 0
+
+
+def tool_errors(d):
+    """What is wrong with a record's tools and text: names, schemas, keys, a tool named, the length."""
+    errs = []
+    if not d["tools"]:
+        errs.append("no tools")
+    for t in d["tools"]:
+        if not NAME_RE.match(t.get("name", "")):
+            errs.append(f"name {t.get('name')!r}")
+        s = t.get("input_schema")
+        if not (isinstance(s, dict) and s.get("type") == "object"):
+            errs.append(f"schema of {t.get('name')}")
+        if set(t) != {"name", "description", "input_schema"}:
+            errs.append("tool keys")
+    if not any(norm(t["name"]) in norm(d["text"]) for t in d["tools"]):
+        errs.append("names no tool")
+    if len(d["text"].encode()) > MAX_TEXT:
+        errs.append("too long")
+    return errs
 
 
 def main():

@@ -100,20 +100,7 @@ def check_record(d):
         return errs
     if d["kind"] not in ALL_KINDS:
         errs.append("kind")
-    if not d["tools"]:
-        errs.append("no tools")
-    for t in d["tools"]:
-        if not B.NAME_RE.match(t.get("name", "")):
-            errs.append(f"name {t.get('name')!r}")
-        s = t.get("input_schema")
-        if not (isinstance(s, dict) and s.get("type") == "object"):
-            errs.append(f"schema of {t.get('name')}")
-        if set(t) != {"name", "description", "input_schema"}:
-            errs.append("tool keys")
-    if not any(B.norm(t["name"]) in B.norm(d["text"]) for t in d["tools"]):
-        errs.append("names no tool")
-    if len(d["text"].encode()) > B.MAX_TEXT:
-        errs.append("too long")
+    errs += B.tool_errors(d)
     if not d["text"].strip():
         errs.append("empty text")
     return errs

@@ -196,20 +196,7 @@ def check(_a):
                     errs.append(f"keys {sorted(d)}")
                 if d["kind"] not in KINDS:
                     errs.append("kind")
-                if not d["tools"]:
-                    errs.append("no tools")
-                for t in d["tools"]:
-                    if not B.NAME_RE.match(t["name"]):
-                        errs.append(f"name {t['name']!r}")
-                    s = t.get("input_schema")
-                    if not (isinstance(s, dict) and s.get("type") == "object"):
-                        errs.append(f"schema of {t['name']}")
-                    if set(t) != {"name", "description", "input_schema"}:
-                        errs.append("tool keys")
-                if not any(B.norm(t["name"]) in B.norm(d["text"]) for t in d["tools"]):
-                    errs.append("names no tool")
-                if len(d["text"].encode()) > B.MAX_TEXT:
-                    errs.append("too long")
+                errs += B.tool_errors(d)
                 mi = d["id"].split("/", 1)[1]
                 if mi in banned or mi in old:
                     errs.append("(model, item) already used")
